@@ -1,0 +1,371 @@
+#include "sc_db.h"
+
+#include "sc_error.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sc_db {
+    sqlite3 *db;      /* the connection */
+    char errmsg[512]; /* reason for the last error, "" if none */
+};
+
+/* Translates an SQLite result code into ours. */
+static int s_rc(int src)
+{
+    switch (src & 0xff) {
+    case SQLITE_OK:
+    case SQLITE_ROW:
+    case SQLITE_DONE: return 0;
+    case SQLITE_NOMEM: return -ENOMEM;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return SC_E_TIMEOUT;
+    case SQLITE_CONSTRAINT: return -EEXIST;
+    case SQLITE_RANGE:
+    case SQLITE_MISUSE: return -EINVAL;
+    default: return SC_E_DB;
+    }
+}
+
+static void s_copy(char *err, size_t errlen, const char *msg)
+{
+    if (err && errlen)
+        snprintf(err, errlen, "%s", msg);
+}
+
+/* Records the connection's current error with a prefix, returns the translated code. */
+static int s_fail(sc_db_t *self, int src, const char *what)
+{
+    snprintf(self->errmsg, sizeof(self->errmsg), "%s: %s", what,
+             self->db ? sqlite3_errmsg(self->db) : sqlite3_errstr(src));
+    return s_rc(src) ? s_rc(src) : SC_E_DB;
+}
+
+int sc_db_exec(sc_db_t *db, const char *sql, char *err, size_t errlen)
+{
+    char *msg = NULL;
+    int src;
+
+    if (!db || !sql)
+        return -EINVAL;
+    src = sqlite3_exec(db->db, sql, NULL, NULL, &msg);
+    if (src != SQLITE_OK) {
+        snprintf(db->errmsg, sizeof(db->errmsg), "%s", msg ? msg : sqlite3_errstr(src));
+        sqlite3_free(msg);
+        s_copy(err, errlen, db->errmsg);
+        return s_rc(src) ? s_rc(src) : SC_E_DB;
+    }
+    db->errmsg[0] = '\0';
+    return 0;
+}
+
+int sc_db_user_version(sc_db_t *db, int *ret_version)
+{
+    int64_t v;
+    int rc;
+
+    if (!db || !ret_version)
+        return -EINVAL;
+    rc = sc_db_query_int64(db, &v, "PRAGMA user_version", NULL);
+    if (rc < 0)
+        return rc;
+    *ret_version = (int)v;
+    return 0;
+}
+
+/* Applies migration i (version i -> i+1) in its own transaction. */
+static int s_migrate_one(sc_db_t *self, size_t i, const char *sql, char *err, size_t errlen)
+{
+    char bump[64];
+    int rc;
+
+    rc = sc_db_begin(self);
+    if (rc < 0)
+        goto fail;
+    if ((rc = sc_db_exec(self, sql, NULL, 0)) < 0)
+        goto fail_rollback;
+    snprintf(bump, sizeof(bump), "PRAGMA user_version = %zu", i + 1);
+    if ((rc = sc_db_exec(self, bump, NULL, 0)) < 0)
+        goto fail_rollback;
+    if ((rc = sc_db_commit(self)) < 0)
+        goto fail_rollback;
+    return 0;
+fail_rollback:
+    sqlite3_exec(self->db, "ROLLBACK", NULL, NULL, NULL);
+fail:
+    if (err && errlen)
+        snprintf(err, errlen, "migration %zu -> %zu failed: %s", i, i + 1, self->errmsg);
+    return rc < 0 && rc != -EEXIST ? rc : SC_E_DB;
+}
+
+int sc_db_open(const char *path, const char *const *migrations, size_t n_migrations,
+               sc_db_t **ret_db, char *err, size_t errlen)
+{
+    sc_db_t *self;
+    int src, rc, version;
+    int64_t sync;
+    sqlite3_stmt *st = NULL;
+
+    if (!path || !ret_db || (n_migrations && !migrations) || n_migrations > 100000) {
+        s_copy(err, errlen, "sc_db_open: bad arguments");
+        return -EINVAL;
+    }
+    if (!(self = calloc(1, sizeof(*self)))) {
+        s_copy(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    src = sqlite3_open_v2(path, &self->db,
+                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
+    if (src != SQLITE_OK) {
+        rc = s_fail(self, src, "open");
+        if (err && errlen)
+            snprintf(err, errlen, "cannot open database %s: %s", path,
+                     self->db ? sqlite3_errmsg(self->db) : sqlite3_errstr(src));
+        goto fail;
+    }
+    sqlite3_extended_result_codes(self->db, 1);
+    sqlite3_busy_timeout(self->db, SC_DB_BUSY_TIMEOUT_MS);
+    /* journal_mode returns a row ("wal", or "memory" for :memory:), so step it rather than
+     * exec'ing blindly; a failure here usually means the file is not a database. */
+    if ((rc = sc_db_prepare(self, &st, "PRAGMA journal_mode=WAL", NULL)) < 0 ||
+        (rc = sc_db_step(self, st)) < 0)
+        goto fail_msg;
+    sqlite3_finalize(st);
+    st = NULL;
+    if ((rc = sc_db_exec(self, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON", NULL, 0)) < 0)
+        goto fail_msg;
+    /* PRAGMAs ignore unknown values silently: check that FULL (2) really is in force. */
+    if ((rc = sc_db_query_int64(self, &sync, "PRAGMA synchronous", NULL)) < 0)
+        goto fail_msg;
+    if (sync != 2) {
+        snprintf(self->errmsg, sizeof(self->errmsg), "synchronous=FULL not accepted (is %lld)",
+                 (long long)sync);
+        rc = SC_E_DB;
+        goto fail_msg;
+    }
+    if ((rc = sc_db_user_version(self, &version)) < 0)
+        goto fail_msg;
+    if (version < 0 || (size_t)version > n_migrations) {
+        if (err && errlen)
+            snprintf(err, errlen,
+                     "database %s: schema version %d is newer than this program knows (%zu); "
+                     "upgrade the program or restore an older database",
+                     path, version, n_migrations);
+        snprintf(self->errmsg, sizeof(self->errmsg), "schema version %d is newer than %zu", version,
+                 n_migrations);
+        rc = SC_E_DB;
+        goto fail;
+    }
+    for (size_t i = (size_t)version; i < n_migrations; i++) {
+        if (!migrations[i]) {
+            s_copy(err, errlen, "sc_db_open: NULL migration");
+            rc = -EINVAL;
+            goto fail;
+        }
+        if ((rc = s_migrate_one(self, i, migrations[i], err, errlen)) < 0)
+            goto fail;
+    }
+    self->errmsg[0] = '\0';
+    *ret_db = self;
+    return 0;
+fail_msg:
+    if (err && errlen)
+        snprintf(err, errlen, "database %s: %s", path, self->errmsg);
+fail:
+    sqlite3_finalize(st);
+    sc_db_close(&self);
+    return rc;
+}
+
+void sc_db_close(sc_db_t **db)
+{
+    sc_db_t *self;
+
+    if (!db || !(self = *db))
+        return;
+    if (self->db) {
+        if (!sqlite3_get_autocommit(self->db))
+            sqlite3_exec(self->db, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_close_v2(self->db);
+    }
+    free(self);
+    *db = NULL;
+}
+
+sqlite3 *sc_db_handle(sc_db_t *db)
+{
+    return db ? db->db : NULL;
+}
+
+int sc_db_begin(sc_db_t *db)
+{
+    return sc_db_exec(db, "BEGIN IMMEDIATE", NULL, 0);
+}
+
+int sc_db_commit(sc_db_t *db)
+{
+    return sc_db_exec(db, "COMMIT", NULL, 0);
+}
+
+int sc_db_rollback(sc_db_t *db)
+{
+    if (!db)
+        return -EINVAL;
+    if (sqlite3_get_autocommit(db->db))
+        return 0;
+    return sc_db_exec(db, "ROLLBACK", NULL, 0);
+}
+
+bool sc_db_in_transaction(sc_db_t *db)
+{
+    return db && !sqlite3_get_autocommit(db->db);
+}
+
+const char *sc_db_errmsg(sc_db_t *db)
+{
+    return db ? db->errmsg : "no database";
+}
+
+int64_t sc_db_last_insert_rowid(sc_db_t *db)
+{
+    return db ? (int64_t)sqlite3_last_insert_rowid(db->db) : 0;
+}
+
+static int s_vprepare(sc_db_t *db, sqlite3_stmt **ret_stmt, const char *sql, const char *types,
+                      va_list ap)
+{
+    sqlite3_stmt *st = NULL;
+    int src, idx = 0, nparams;
+
+    if (!db || !ret_stmt || !sql)
+        return -EINVAL;
+    src = sqlite3_prepare_v2(db->db, sql, -1, &st, NULL);
+    if (src != SQLITE_OK)
+        return s_fail(db, src, "prepare");
+    if (!st) { /* only whitespace or comments */
+        snprintf(db->errmsg, sizeof(db->errmsg), "prepare: empty statement");
+        return -EINVAL;
+    }
+    nparams = sqlite3_bind_parameter_count(st);
+    for (const char *t = types ? types : ""; *t; t++) {
+        idx++;
+        if (idx > nparams) {
+            snprintf(db->errmsg, sizeof(db->errmsg),
+                     "bind: %zu values for %d parameters in \"%.200s\"", strlen(types), nparams,
+                     sql);
+            sqlite3_finalize(st);
+            return -EINVAL;
+        }
+        switch (*t) {
+        case 's': {
+            const char *s = va_arg(ap, const char *);
+            src = s ? sqlite3_bind_text(st, idx, s, -1, SQLITE_TRANSIENT)
+                    : sqlite3_bind_null(st, idx);
+            break;
+        }
+        case 'i': src = sqlite3_bind_int(st, idx, va_arg(ap, int)); break;
+        case 'l': src = sqlite3_bind_int64(st, idx, (sqlite3_int64)va_arg(ap, int64_t)); break;
+        case 'd': src = sqlite3_bind_double(st, idx, va_arg(ap, double)); break;
+        case 'b': {
+            const void *p = va_arg(ap, const void *);
+            int len = va_arg(ap, int);
+            src = p ? sqlite3_bind_blob(st, idx, p, len, SQLITE_TRANSIENT)
+                    : sqlite3_bind_null(st, idx);
+            break;
+        }
+        case 'n': src = sqlite3_bind_null(st, idx); break;
+        default:
+            snprintf(db->errmsg, sizeof(db->errmsg), "bind: unknown type '%c'", *t);
+            sqlite3_finalize(st);
+            return -EINVAL;
+        }
+        if (src != SQLITE_OK) {
+            int rc = s_fail(db, src, "bind");
+            sqlite3_finalize(st);
+            return rc;
+        }
+    }
+    if (idx != nparams) {
+        snprintf(db->errmsg, sizeof(db->errmsg), "bind: %d values for %d parameters in \"%.200s\"",
+                 idx, nparams, sql);
+        sqlite3_finalize(st);
+        return -EINVAL;
+    }
+    *ret_stmt = st;
+    return 0;
+}
+
+int sc_db_prepare(sc_db_t *db, sqlite3_stmt **ret_stmt, const char *sql, const char *types, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start(ap, types);
+    rc = s_vprepare(db, ret_stmt, sql, types, ap);
+    va_end(ap);
+    return rc;
+}
+
+int sc_db_step(sc_db_t *db, sqlite3_stmt *stmt)
+{
+    int src;
+
+    if (!db || !stmt)
+        return -EINVAL;
+    src = sqlite3_step(stmt);
+    if (src == SQLITE_ROW)
+        return 1;
+    if (src == SQLITE_DONE)
+        return 0;
+    return s_fail(db, src, "step");
+}
+
+int sc_db_run(sc_db_t *db, int *ret_changes, const char *sql, const char *types, ...)
+{
+    sqlite3_stmt *st = NULL;
+    va_list ap;
+    int rc;
+
+    va_start(ap, types);
+    rc = s_vprepare(db, &st, sql, types, ap);
+    va_end(ap);
+    if (rc < 0)
+        return rc;
+    while ((rc = sc_db_step(db, st)) == 1)
+        ;
+    sqlite3_finalize(st);
+    if (rc < 0)
+        return rc;
+    if (ret_changes)
+        *ret_changes = sqlite3_changes(db->db);
+    return 0;
+}
+
+int sc_db_query_int64(sc_db_t *db, int64_t *ret_value, const char *sql, const char *types, ...)
+{
+    sqlite3_stmt *st = NULL;
+    va_list ap;
+    int rc;
+    int64_t v = 0;
+
+    va_start(ap, types);
+    rc = s_vprepare(db, &st, sql, types, ap);
+    va_end(ap);
+    if (rc < 0)
+        return rc;
+    rc = sc_db_step(db, st);
+    if (rc == 1)
+        v = (int64_t)sqlite3_column_int64(st, 0);
+    else if (rc == 0) {
+        snprintf(db->errmsg, sizeof(db->errmsg), "no row");
+        rc = SC_E_NOT_FOUND;
+    }
+    sqlite3_finalize(st);
+    if (rc < 0)
+        return rc;
+    *ret_value = v;
+    return 0;
+}
