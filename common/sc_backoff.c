@@ -44,7 +44,7 @@ void sc_backoff_init(sc_backoff_t *b, int64_t initial_ms, int64_t max_ms)
 int64_t sc_backoff_next(sc_backoff_t *b, int64_t hint_ms)
 {
     int64_t base = b->current_ms;
-    int64_t half = base / 2;
+    int64_t half = base - base / 2; /* ceil(base / 2): never a zero delay */
     int64_t delay = half + (int64_t)(s_rand(b) % (uint64_t)(base - half + 1));
 
     /* Double for next time, without overflowing. */

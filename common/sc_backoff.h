@@ -24,7 +24,7 @@ typedef struct sc_backoff {
 void sc_backoff_init(sc_backoff_t *b, int64_t initial_ms, int64_t max_ms);
 
 /* The next delay: max(hint_ms, jittered exponential), capped at max_ms. The jittered value
- * lies in [current/2, current] ("equal jitter"); current then doubles, up to max_ms.
+ * lies in [ceil(current/2), current] ("equal jitter"); current then doubles, up to max_ms.
  * hint_ms <= 0 means no hint. A hint larger than max_ms is still capped at max_ms. */
 int64_t sc_backoff_next(sc_backoff_t *b, int64_t hint_ms);
 
