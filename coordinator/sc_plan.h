@@ -1,0 +1,216 @@
+/* sc_plan: the decision, as a pure function (DESIGN.md).
+ *
+ *   sc_plan(members, events with per-VM drain and approval state, policy, now) -> actions
+ *
+ * No I/O, no clocks, no logs: everything comes in through sc_plan_input_t. The daemon builds
+ * the input from the registry (sc_registry.h), membership and the store, calls sc_plan() every
+ * round, and carries out the actions (logging each decision first). The planner is stateless:
+ * an action whose effect is not yet visible in the input comes back the next round, so the
+ * daemon must move the state on as soon as it acts (PREPARE -> drain PREPARE_ORDERED, APPROVE ->
+ * approval INTENT, RECOVER -> RECOVER_ORDERED, MEMBER_GONE -> member gone) and must deduplicate
+ * ALERTs by (alert code, event, member).
+ *
+ * Event classes (policy keys in sc_policy.h):
+ *  - NO_DRAIN: Freeze with 0 <= Duration < freeze_threshold_s, or a type in
+ *    approve_without_drain: approve at once (unless pause); no drain, no recover, not busy.
+ *  - EVICT: Preempt, Terminate: drain at once whatever else is happening (no fault-domain or
+ *    min_healthy check, also under pause); approve when drained (not under pause); when the
+ *    event ends its VMs get MEMBER_GONE instead of RECOVER (cancelled: RECOVER).
+ *  - USER: EventSource User (Reboot/Redeploy/long Freeze): queued like PLATFORM, but once
+ *    user_event_deadline_s has passed since first seen, approved (if approve_user_events and
+ *    not pause) whatever its drain state or the rest of the cluster (an ALERT says so).
+ *  - PLATFORM: everything else: queued by NotBefore; drained when its fault domain's turn
+ *    comes; approved when every drained VM reported prepared, before NotBefore - margin.
+ *
+ * Safety rules (DESIGN.md):
+ *  1. One approval per event: APPROVE only Scheduled, ACTIVE events whose approval is NONE
+ *     (or FAILED with retry_at_ms <= now_ms), when every VM the policy drains is PREPARED.
+ *     All events approved in one round go in ONE APPROVE action (one POST).
+ *  2. Busy fault domains (members draining, drained, impacted, or needing/doing recover) never
+ *     span more than max_fault_domains, and at least min_healthy members stay healthy: a new
+ *     drain starts only if both hold afterwards. A forced event (Started without approval)
+ *     makes its VMs impacted: their FD is busy, so nothing new starts until it is over.
+ *     A member with an unknown fault domain (-1) counts as a domain of its own.
+ *  3. Nothing forgotten: when an event is over (ENDED or CANCELLED), every VM whose drain was
+ *     ever ordered (PREPARE_ORDERED, PREPARING, PREPARED, PREPARE_FAILED, PREPARE_INTERRUPTED)
+ *     gets RECOVER; for an ENDED event that Started, also its VMs still in NONE (impacted
+ *     without drain). Dead members get theirs when they come back (ALERT meanwhile).
+ *  4. Deadlines: a PLATFORM event whose drain is not complete by NotBefore - margin is never
+ *     approved (ALERT DEADLINE, left to Azure). When its turn comes after that point its
+ *     drain is still ordered (best effort: a drained VM loses less) but not approved.
+ *     A PREPARE_FAILED VM blocks its event's approval (ALERT), not the cluster: its FD is
+ *     free again once the event is over and the VM recovered.
+ *
+ * Drain progress of a VM on an admitted event: NONE -> PREPARE (once; PREPARE_INTERRUPTED is
+ * re-ordered). A dead member in NONE is skipped (not drained, not waited for, ALERT); a dead
+ * member already ordered/preparing is waited for.
+ */
+#ifndef SC_PLAN_H
+#define SC_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sc_event.h"
+#include "sc_policy.h"
+#include "sc_registry.h"
+
+#define SC_PLAN_NONE ((size_t)-1) /* "no member" / "no event" in an action */
+#define SC_PLAN_REASON_MAX 200    /* bytes of an action's reason, NUL included */
+#define SC_PLAN_MAX_MEMBERS SC_REGISTRY_MAX_MEMBERS
+#define SC_PLAN_MAX_EVENTS SC_REGISTRY_MAX_EVENTS
+
+/* One VM's drain for one event (stored by the daemon per (event, member)). */
+typedef enum {
+    SC_DRAIN_NONE,                /* nothing ordered */
+    SC_DRAIN_PREPARE_ORDERED,     /* PREPARE sent, not acknowledged */
+    SC_DRAIN_PREPARING,           /* prepare hook running */
+    SC_DRAIN_PREPARED,            /* prepare hook done (exit 0): drained */
+    SC_DRAIN_PREPARE_FAILED,      /* prepare hook failed or timed out */
+    SC_DRAIN_PREPARE_INTERRUPTED, /* the agent restarted during the hook */
+    SC_DRAIN_RECOVER_ORDERED,     /* RECOVER sent, not acknowledged */
+    SC_DRAIN_RECOVERING,          /* recover hook running */
+    SC_DRAIN_RECOVERED,           /* recover hook done */
+    SC_DRAIN_RECOVER_FAILED,      /* recover hook failed (ALERT; not retried) */
+    SC_DRAIN_MAX
+} sc_drain_state_t;
+
+/* The approval of one event. */
+typedef enum {
+    SC_APPROVAL_NONE,       /* not approved */
+    SC_APPROVAL_INTENT,     /* intent logged, POST in flight: never approved again meanwhile.
+                               After a restart the daemon turns a dangling INTENT into APPROVED
+                               (event Started or gone) or FAILED with retry_at = now. */
+    SC_APPROVAL_APPROVED,   /* POST answered 200: never again */
+    SC_APPROVAL_FAILED,     /* POST failed: retried when now_ms >= retry_at_ms */
+    SC_APPROVAL_NOT_NEEDED, /* will not be approved (left to Azure, or started on its own) */
+    SC_APPROVAL_MAX
+} sc_approval_state_t;
+
+/* A member as the planner sees it. */
+typedef struct sc_plan_member {
+    const char *name;  /* member name (borrowed) */
+    int fault_domain;  /* platformFaultDomain, -1 when unknown */
+    int update_domain; /* platformUpdateDomain, -1 when unknown */
+    bool alive;        /* heartbeats arriving */
+    bool gone;         /* left after Preempt/Terminate: ignored everywhere */
+    bool is_self;      /* the leader's own member (approves through its own IMDS) */
+} sc_plan_member_t;
+
+/* One VM in an event's Resources that is a member. */
+typedef struct sc_plan_vm {
+    size_t member;          /* index into sc_plan_input_t.members */
+    sc_drain_state_t drain; /* its drain for this event */
+} sc_plan_vm_t;
+
+/* One event as the planner sees it. */
+typedef struct sc_plan_event {
+    const sc_event_t *ev;         /* latest content (borrowed): id, type, source, status, ... */
+    sc_reg_phase_t phase;         /* ACTIVE, ENDED, CANCELLED (registry) */
+    sc_start_kind_t start_kind;   /* how it started (registry) */
+    int64_t first_seen_ms;        /* monotonic ms first seen (User deadline counts from it) */
+    sc_approval_state_t approval; /* approval state */
+    int64_t retry_at_ms;          /* FAILED: monotonic ms before which no new POST */
+    const sc_plan_vm_t *vms;      /* the members named in Resources, with their drain */
+    size_t n_vms;                 /* entries in vms */
+    const size_t *seen_by;        /* indexes of members whose latest document holds it */
+    size_t n_seen_by;             /* entries in seen_by */
+} sc_plan_event_t;
+
+typedef struct sc_plan_input {
+    const sc_plan_member_t *members; /* every member of the cluster list */
+    size_t n_members;                /* entries in members (<= SC_PLAN_MAX_MEMBERS) */
+    const sc_plan_event_t *events;   /* active events, and final ones not yet recovered */
+    size_t n_events;                 /* entries in events (<= SC_PLAN_MAX_EVENTS) */
+    const sc_policy_t *policy;       /* the policy */
+    int64_t now_wall_s;              /* unix seconds, only compared with NotBefore */
+    int64_t now_ms;                  /* monotonic ms, compared with first_seen / retry_at */
+} sc_plan_input_t;
+
+typedef enum {
+    SC_ACT_PREPARE,     /* order member to prepare (drain) for event */
+    SC_ACT_RECOVER,     /* order member to recover after event */
+    SC_ACT_APPROVE,     /* one POST through our own IMDS listing events[] */
+    SC_ACT_APPROVE_VIA, /* delegate one POST listing events[] to member's agent */
+    SC_ACT_ALERT,       /* tell the operator: alert, event, member (may be SC_PLAN_NONE) */
+    SC_ACT_MEMBER_GONE, /* member left for good (Preempt/Terminate ended) */
+    SC_ACT_MAX
+} sc_action_kind_t;
+
+typedef enum {
+    SC_ALERT_NONE,           /* not an alert */
+    SC_ALERT_DEADLINE,       /* drain not done by NotBefore - margin: left to Azure */
+    SC_ALERT_PREPARE_FAILED, /* a prepare hook failed: event not approved */
+    SC_ALERT_RECOVER_FAILED, /* a recover hook failed */
+    SC_ALERT_FORCED,         /* the event started without our approval */
+    SC_ALERT_MEMBER_DOWN,    /* a member to drain/recover is not alive */
+    SC_ALERT_NO_APPROVER,    /* no live member sees the event: cannot POST */
+    SC_ALERT_USER_DEADLINE,  /* User event approved at its deadline without a full drain */
+    SC_ALERT_TOO_WIDE,       /* the event alone spans more fault domains than allowed */
+    SC_ALERT_MAX
+} sc_alert_t;
+
+typedef struct sc_action {
+    sc_action_kind_t kind;           /* what to do */
+    size_t member;                   /* PREPARE, RECOVER, APPROVE_VIA, MEMBER_GONE; ALERT or NONE */
+    size_t event;                    /* PREPARE, RECOVER, ALERT (index into input events) or NONE */
+    size_t *events;                  /* APPROVE, APPROVE_VIA: indexes into input events (owned) */
+    size_t n_events;                 /* entries in events */
+    sc_alert_t alert;                /* ALERT: which one */
+    char reason[SC_PLAN_REASON_MAX]; /* why, for the decision log and humans */
+} sc_action_t;
+
+/* Member states for status (derived by the planner). */
+typedef enum {
+    SC_MEMBER_HEALTHY,    /* nothing going on */
+    SC_MEMBER_DRAINING,   /* prepare ordered/running, or failed on a live event */
+    SC_MEMBER_DRAINED,    /* prepared, event not started */
+    SC_MEMBER_IMPACTED,   /* in an event that Started and has not ended */
+    SC_MEMBER_RECOVERING, /* its event is over, recover pending or running */
+    SC_MEMBER_GONE,       /* left after Preempt/Terminate */
+    SC_MEMBER_STATE_MAX
+} sc_member_state_t;
+
+typedef struct sc_plan_output {
+    sc_action_t *actions;            /* in order: MEMBER_GONE, RECOVER, PREPARE, APPROVE(_VIA),
+                                        ALERT */
+    size_t n_actions;                /* entries in actions */
+    char **waiting_for;              /* per input event: what it waits for (owned strings) */
+    sc_member_state_t *member_state; /* per input member */
+    size_t n_events;                 /* entries in waiting_for (= input n_events) */
+    size_t n_members;                /* entries in member_state (= input n_members) */
+} sc_plan_output_t;
+
+/* The class of an event under the policy (see above). */
+typedef enum {
+    SC_CLASS_NO_DRAIN, /* short Freeze or approve_without_drain type */
+    SC_CLASS_EVICT,    /* Preempt, Terminate */
+    SC_CLASS_USER,     /* EventSource User */
+    SC_CLASS_PLATFORM, /* the rest */
+    SC_CLASS_MAX
+} sc_event_class_t;
+
+sc_event_class_t sc_plan_event_class(const sc_event_t *ev, const sc_policy_t *policy);
+/* "no_drain", "evict", "user", "platform". */
+const char *sc_event_class_name(sc_event_class_t c);
+
+/* Plans one round. On success *ret_out is filled (release with sc_plan_output_release()).
+ * -EINVAL for a NULL or inconsistent input (an index out of range, a NULL ev, a bad enum,
+ * too many members/events, no policy), naming nothing (it is the daemon's bug); -ENOMEM. */
+int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out);
+/* Frees what sc_plan() allocated and zeroes *out; takes NULL and zeroed outputs. */
+void sc_plan_output_release(sc_plan_output_t *out);
+
+/* Names for logs, JSON and the CLI ("prepare_ordered", "approved", "PREPARE", "deadline",
+ * "draining"...). Never NULL. */
+const char *sc_drain_state_name(sc_drain_state_t s);
+const char *sc_approval_state_name(sc_approval_state_t s);
+const char *sc_action_kind_name(sc_action_kind_t k);
+const char *sc_alert_name(sc_alert_t a);
+const char *sc_member_state_name(sc_member_state_t s);
+/* Parses the names above back (for the store); -EINVAL when unknown. */
+int sc_drain_state_from_name(const char *s, sc_drain_state_t *ret);
+int sc_approval_state_from_name(const char *s, sc_approval_state_t *ret);
+
+#endif
