@@ -1,0 +1,674 @@
+/* sc_registry: the merged event set (see sc_registry.h for the rules). */
+#include "sc_registry.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sc_error.h"
+
+typedef enum {
+    S_VOTE_PRESENT, /* the member's latest document holds the event */
+    S_VOTE_PENDING, /* a fresh document lacked it: becomes ABSENT after confirm_ms */
+    S_VOTE_ABSENT,  /* a later document of the member lacked it */
+} s_vote_kind_t;
+
+typedef struct s_member {
+    char *name;                       /* member name (owned) */
+    char boot_id[SC_BOOT_ID_MAX + 1]; /* boot id of the latest document, "" if unknown */
+    int64_t incarnation;              /* DocumentIncarnation of the latest document */
+    bool has_doc;                     /* a document was applied */
+    bool alive;                       /* reporting (set by apply_doc / set_alive) */
+} s_member_t;
+
+typedef struct s_vote {
+    s_member_t *member; /* the witness */
+    s_vote_kind_t kind; /* its vote */
+    int64_t since_ms;   /* PENDING: when the fresh document lacked the event */
+} s_vote_t;
+
+typedef struct s_event {
+    sc_reg_event_t pub; /* what callers see */
+    s_vote_t *votes;    /* one per witness */
+    size_t n_votes;     /* entries in votes */
+    const char **seen;  /* storage for pub.seen_by (capacity n_votes) */
+    const char **ever;  /* storage for pub.ever_seen_by (capacity n_votes) */
+    bool in_doc;        /* scratch: present in the document being applied */
+} s_event_t;
+
+struct sc_registry {
+    s_event_t **events;   /* in order of first appearance */
+    size_t n_events;      /* entries in events */
+    s_member_t **members; /* known members */
+    size_t n_members;     /* entries in members */
+    int64_t confirm_ms;   /* PENDING -> ABSENT delay */
+};
+
+/* ---- event content copies ---------------------------------------------------------------- */
+
+static void s_content_free(sc_event_t *ev)
+{
+    free(ev->type_raw);
+    free(ev->status_raw);
+    free(ev->resource_type);
+    for (size_t i = 0; i < ev->n_resources; i++)
+        free(ev->resources[i]);
+    free(ev->resources);
+    free(ev->not_before_raw);
+    free(ev->description);
+    free(ev->source_raw);
+    memset(ev, 0, sizeof(*ev));
+}
+
+static int s_strdup_opt(const char *s, char **ret)
+{
+    *ret = NULL;
+    if (!s)
+        return 0;
+    *ret = strdup(s);
+    return *ret ? 0 : -ENOMEM;
+}
+
+/* Deep copy of src into *dst (zeroed on failure). */
+static int s_content_copy(const sc_event_t *src, sc_event_t *dst)
+{
+    sc_event_t c = *src;
+
+    c.type_raw = c.status_raw = c.resource_type = c.not_before_raw = c.description = c.source_raw =
+        NULL;
+    c.resources = NULL;
+    c.n_resources = 0;
+    if (s_strdup_opt(src->type_raw, &c.type_raw) < 0 ||
+        s_strdup_opt(src->status_raw, &c.status_raw) < 0 ||
+        s_strdup_opt(src->resource_type, &c.resource_type) < 0 ||
+        s_strdup_opt(src->not_before_raw, &c.not_before_raw) < 0 ||
+        s_strdup_opt(src->description, &c.description) < 0 ||
+        s_strdup_opt(src->source_raw, &c.source_raw) < 0)
+        goto fail;
+    if (src->n_resources > 0) {
+        c.resources = calloc(src->n_resources, sizeof(char *));
+        if (!c.resources)
+            goto fail;
+        for (size_t i = 0; i < src->n_resources; i++) {
+            if (s_strdup_opt(src->resources[i], &c.resources[i]) < 0) {
+                c.n_resources = i;
+                goto fail;
+            }
+        }
+        c.n_resources = src->n_resources;
+    }
+    *dst = c;
+    return 0;
+fail:
+    s_content_free(&c);
+    memset(dst, 0, sizeof(*dst));
+    return -ENOMEM;
+}
+
+/* ---- members ----------------------------------------------------------------------------- */
+
+static bool s_name_valid(const char *s, size_t max)
+{
+    size_t len;
+
+    if (!s)
+        return false;
+    len = strnlen(s, max + 1);
+    if (len == 0 || len > max)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return false;
+    return true;
+}
+
+static s_member_t *s_member_find(const sc_registry_t *reg, const char *name)
+{
+    for (size_t i = 0; i < reg->n_members; i++)
+        if (strcmp(reg->members[i]->name, name) == 0)
+            return reg->members[i];
+    return NULL;
+}
+
+/* Finds or adds a member (dead until it reports). NULL with *rc set on failure. */
+static s_member_t *s_member_get(sc_registry_t *reg, const char *name, int *rc)
+{
+    s_member_t *m = s_member_find(reg, name), **grown;
+
+    if (m)
+        return m;
+    if (reg->n_members >= SC_REGISTRY_MAX_MEMBERS) {
+        *rc = SC_E_TOO_BIG;
+        return NULL;
+    }
+    grown = realloc(reg->members, (reg->n_members + 1) * sizeof(*grown));
+    if (!grown) {
+        *rc = -ENOMEM;
+        return NULL;
+    }
+    reg->members = grown;
+    m = calloc(1, sizeof(*m));
+    if (!m || !(m->name = strdup(name))) {
+        free(m);
+        *rc = -ENOMEM;
+        return NULL;
+    }
+    reg->members[reg->n_members++] = m;
+    return m;
+}
+
+/* ---- events ------------------------------------------------------------------------------ */
+
+static void s_event_free(s_event_t *e)
+{
+    if (!e)
+        return;
+    s_content_free(&e->pub.ev);
+    free(e->votes);
+    free(e->seen);
+    free(e->ever);
+    free(e);
+}
+
+static size_t s_event_index(const sc_registry_t *reg, const char *id)
+{
+    for (size_t i = 0; i < reg->n_events; i++)
+        if (sc_event_id_equal(reg->events[i]->pub.ev.id, id))
+            return i;
+    return SIZE_MAX;
+}
+
+static s_event_t *s_event_find(const sc_registry_t *reg, const char *id)
+{
+    size_t i = s_event_index(reg, id);
+
+    return i == SIZE_MAX ? NULL : reg->events[i];
+}
+
+/* Rebuilds pub.seen_by / pub.ever_seen_by from the votes (storage sized to n_votes). */
+static int s_event_refresh(s_event_t *e)
+{
+    size_t cap = e->n_votes ? e->n_votes : 1;
+    const char **seen = realloc(e->seen, cap * sizeof(*seen));
+
+    if (!seen)
+        return -ENOMEM;
+    e->seen = seen;
+    {
+        const char **ever = realloc(e->ever, cap * sizeof(*ever));
+
+        if (!ever)
+            return -ENOMEM;
+        e->ever = ever;
+    }
+    e->pub.n_seen_by = 0;
+    for (size_t i = 0; i < e->n_votes; i++) {
+        e->ever[i] = e->votes[i].member->name;
+        if (e->votes[i].kind == S_VOTE_PRESENT)
+            e->seen[e->pub.n_seen_by++] = e->votes[i].member->name;
+    }
+    e->pub.seen_by = e->seen;
+    e->pub.ever_seen_by = e->ever;
+    e->pub.n_ever_seen_by = e->n_votes;
+    return 0;
+}
+
+static s_vote_t *s_vote_find(s_event_t *e, const s_member_t *m)
+{
+    for (size_t i = 0; i < e->n_votes; i++)
+        if (e->votes[i].member == m)
+            return &e->votes[i];
+    return NULL;
+}
+
+/* Sets m's vote on e to PRESENT, adding m as a witness if needed. */
+static int s_vote_present(s_event_t *e, s_member_t *m)
+{
+    s_vote_t *v = s_vote_find(e, m), *grown;
+
+    if (v) {
+        v->kind = S_VOTE_PRESENT;
+        return 0;
+    }
+    grown = realloc(e->votes, (e->n_votes + 1) * sizeof(*grown));
+    if (!grown)
+        return -ENOMEM;
+    e->votes = grown;
+    e->votes[e->n_votes++] = (s_vote_t){.member = m, .kind = S_VOTE_PRESENT, .since_ms = 0};
+    return 0;
+}
+
+static int s_changes_add(sc_registry_changes_t *ch, sc_reg_change_kind_t kind, const s_event_t *e)
+{
+    sc_reg_change_t *grown;
+
+    if (!ch)
+        return 0;
+    grown = realloc(ch->items, (ch->n + 1) * sizeof(*grown));
+    if (!grown)
+        return -ENOMEM;
+    ch->items = grown;
+    memset(&grown[ch->n], 0, sizeof(grown[ch->n]));
+    grown[ch->n].kind = kind;
+    memcpy(grown[ch->n].id, e->pub.ev.id, sizeof(grown[ch->n].id));
+    grown[ch->n].start_kind = e->pub.start_kind;
+    ch->n++;
+    return 0;
+}
+
+static int s_make_final(s_event_t *e, int64_t now_ms, sc_registry_changes_t *ch)
+{
+    bool started = e->pub.ev.status == SC_EVENT_STARTED;
+
+    e->pub.phase = started ? SC_REG_ENDED : SC_REG_CANCELLED;
+    e->pub.ended_ms = now_ms;
+    return s_changes_add(ch, started ? SC_CHG_ENDED : SC_CHG_CANCELLED, e);
+}
+
+/* Ages PENDING votes and decides whether active events disappeared. */
+static int s_evaluate(sc_registry_t *reg, int64_t now_ms, sc_registry_changes_t *ch)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < reg->n_events; i++) {
+        s_event_t *e = reg->events[i];
+        bool live_present = false, absent = false;
+
+        if (e->pub.phase != SC_REG_ACTIVE)
+            continue;
+        for (size_t j = 0; j < e->n_votes; j++) {
+            s_vote_t *v = &e->votes[j];
+
+            if (v->kind == S_VOTE_PENDING && now_ms - v->since_ms >= reg->confirm_ms)
+                v->kind = S_VOTE_ABSENT;
+            if (v->kind == S_VOTE_ABSENT)
+                absent = true;
+            else if (v->member->alive)
+                live_present = true;
+        }
+        if (!live_present && absent && (rc = s_make_final(e, now_ms, ch)) < 0)
+            return rc;
+        if ((rc = s_event_refresh(e)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* A new event from content ev, first reported by m. */
+static int s_event_add(sc_registry_t *reg, const sc_event_t *ev, s_event_t **ret)
+{
+    s_event_t *e = calloc(1, sizeof(*e)), **grown;
+
+    if (!e)
+        return -ENOMEM;
+    if (s_content_copy(ev, &e->pub.ev) < 0)
+        goto fail;
+    grown = realloc(reg->events, (reg->n_events + 1) * sizeof(*grown));
+    if (!grown)
+        goto fail;
+    reg->events = grown;
+    reg->events[reg->n_events++] = e;
+    *ret = e;
+    return 0;
+fail:
+    s_event_free(e);
+    return -ENOMEM;
+}
+
+/* ---- public API -------------------------------------------------------------------------- */
+
+int sc_registry_new(int64_t confirm_ms, sc_registry_t **ret_reg)
+{
+    sc_registry_t *reg;
+
+    if (!ret_reg)
+        return -EINVAL;
+    reg = calloc(1, sizeof(*reg));
+    if (!reg)
+        return -ENOMEM;
+    reg->confirm_ms = confirm_ms > 0 ? confirm_ms : SC_REGISTRY_CONFIRM_MS_DEFAULT;
+    *ret_reg = reg;
+    return 0;
+}
+
+void sc_registry_destroy(sc_registry_t **preg)
+{
+    sc_registry_t *reg;
+
+    if (!preg || !(reg = *preg))
+        return;
+    for (size_t i = 0; i < reg->n_events; i++)
+        s_event_free(reg->events[i]);
+    free(reg->events);
+    for (size_t i = 0; i < reg->n_members; i++) {
+        free(reg->members[i]->name);
+        free(reg->members[i]);
+    }
+    free(reg->members);
+    free(reg);
+    *preg = NULL;
+}
+
+void sc_registry_changes_release(sc_registry_changes_t *changes)
+{
+    if (!changes)
+        return;
+    free(changes->items);
+    changes->items = NULL;
+    changes->n = 0;
+}
+
+/* Applies one reported event of member m's document. */
+static int s_apply_event(sc_registry_t *reg, s_member_t *m, const sc_event_t *d, int64_t now_ms,
+                         sc_registry_changes_t *ch)
+{
+    s_event_t *e = s_event_find(reg, d->id);
+    bool d_started = sc_event_is_started(d);
+    int rc;
+
+    if (!e) {
+        if ((rc = s_event_add(reg, d, &e)) < 0)
+            return rc;
+        e->pub.phase = SC_REG_ACTIVE;
+        e->pub.first_seen_ms = now_ms;
+        e->pub.last_seen_ms = now_ms;
+        e->in_doc = true;
+        if (d_started) {
+            e->pub.start_kind = SC_START_DIRECT;
+            e->pub.started_ms = now_ms;
+        }
+        if ((rc = s_vote_present(e, m)) < 0)
+            return rc;
+        return s_changes_add(ch, d_started ? SC_CHG_NEW_STARTED : SC_CHG_NEW, e);
+    }
+    if (e->pub.phase != SC_REG_ACTIVE)
+        return 0; /* final: a lagging member; nothing more happens to it */
+    e->in_doc = true;
+    e->pub.last_seen_ms = now_ms;
+    if ((rc = s_vote_present(e, m)) < 0)
+        return rc;
+    if (sc_event_is_started(&e->pub.ev) && !d_started)
+        return 0; /* a member lagging behind the start: keep the newer view */
+    if (sc_event_equal(&e->pub.ev, d))
+        return 0;
+    {
+        sc_event_t copy;
+        bool was_started = sc_event_is_started(&e->pub.ev);
+
+        if ((rc = s_content_copy(d, &copy)) < 0)
+            return rc;
+        memcpy(copy.id, e->pub.ev.id, sizeof(copy.id)); /* keep the id as first seen */
+        s_content_free(&e->pub.ev);
+        e->pub.ev = copy;
+        if (!was_started && d_started) {
+            e->pub.start_kind = e->pub.approved ? SC_START_APPROVED : SC_START_FORCED;
+            e->pub.started_ms = now_ms;
+            return s_changes_add(ch, SC_CHG_STARTED, e);
+        }
+        return s_changes_add(ch, SC_CHG_UPDATED, e);
+    }
+}
+
+int sc_registry_apply_doc(sc_registry_t *reg, const char *member, const char *boot_id,
+                          const sc_doc_t *doc, int64_t now_ms, sc_registry_changes_t *ret_changes)
+{
+    sc_registry_changes_t ch = {0};
+    s_member_t *m;
+    size_t n_new = 0;
+    bool fresh;
+    int rc = 0;
+
+    if (!reg || !doc || !s_name_valid(member, SC_MEMBER_NAME_MAX) ||
+        (boot_id && *boot_id && !s_name_valid(boot_id, SC_BOOT_ID_MAX)) ||
+        (doc->n_events && !doc->events) || doc->n_events > SC_DOC_MAX_EVENTS)
+        return -EINVAL;
+    for (size_t i = 0; i < doc->n_events; i++) {
+        if (!sc_event_id_valid(doc->events[i].id))
+            return -EINVAL;
+        if (!s_event_find(reg, doc->events[i].id))
+            n_new++;
+    }
+    if (reg->n_events + n_new > SC_REGISTRY_MAX_EVENTS)
+        return SC_E_TOO_BIG;
+    if (!(m = s_member_get(reg, member, &rc)))
+        return rc;
+
+    /* A restarted agent (new boot id) or IMDS (incarnation backwards) sends a fresh view. */
+    fresh = m->has_doc && ((boot_id && *boot_id && m->boot_id[0] && strcmp(boot_id, m->boot_id)) ||
+                           doc->incarnation < m->incarnation);
+    m->alive = true;
+    m->has_doc = true;
+    m->incarnation = doc->incarnation;
+    if (boot_id && *boot_id)
+        memcpy(m->boot_id, boot_id, strlen(boot_id) + 1);
+
+    for (size_t i = 0; i < reg->n_events; i++)
+        reg->events[i]->in_doc = false;
+    for (size_t i = 0; i < doc->n_events; i++)
+        if ((rc = s_apply_event(reg, m, &doc->events[i], now_ms, &ch)) < 0)
+            goto out;
+    for (size_t i = 0; i < reg->n_events; i++) {
+        s_event_t *e = reg->events[i];
+        s_vote_t *v;
+
+        if (e->in_doc || e->pub.phase != SC_REG_ACTIVE || !(v = s_vote_find(e, m)))
+            continue;
+        if (v->kind == S_VOTE_PRESENT) {
+            v->kind = fresh ? S_VOTE_PENDING : S_VOTE_ABSENT;
+            v->since_ms = now_ms;
+        }
+    }
+    rc = s_evaluate(reg, now_ms, &ch);
+out:
+    if (rc < 0 || !ret_changes)
+        sc_registry_changes_release(&ch);
+    else
+        *ret_changes = ch;
+    return rc;
+}
+
+int sc_registry_set_alive(sc_registry_t *reg, const char *member, bool alive, int64_t now_ms,
+                          sc_registry_changes_t *ret_changes)
+{
+    sc_registry_changes_t ch = {0};
+    s_member_t *m;
+    int rc = 0;
+
+    if (!reg || !s_name_valid(member, SC_MEMBER_NAME_MAX))
+        return -EINVAL;
+    if (!(m = s_member_get(reg, member, &rc)))
+        return rc;
+    m->alive = alive;
+    rc = s_evaluate(reg, now_ms, &ch);
+    if (rc < 0 || !ret_changes)
+        sc_registry_changes_release(&ch);
+    else
+        *ret_changes = ch;
+    return rc;
+}
+
+int sc_registry_forget_member(sc_registry_t *reg, const char *member, int64_t now_ms,
+                              sc_registry_changes_t *ret_changes)
+{
+    sc_registry_changes_t ch = {0};
+    s_member_t *m;
+    size_t mi = 0;
+    int rc = 0;
+
+    if (!reg || !member)
+        return -EINVAL;
+    if (!(m = s_member_find(reg, member)))
+        return SC_E_NOT_FOUND;
+    for (size_t i = 0; i < reg->n_events; i++) {
+        s_event_t *e = reg->events[i];
+        s_vote_t *v = s_vote_find(e, m);
+
+        if (!v)
+            continue;
+        memmove(v, v + 1, (size_t)(e->votes + e->n_votes - (v + 1)) * sizeof(*v));
+        e->n_votes--;
+        /* the member alone kept it: nobody is left who could ever report its end */
+        if (e->n_votes == 0 && e->pub.phase == SC_REG_ACTIVE &&
+            (rc = s_make_final(e, now_ms, &ch)) < 0)
+            goto out;
+        if ((rc = s_event_refresh(e)) < 0)
+            goto out;
+    }
+    while (reg->members[mi] != m)
+        mi++;
+    memmove(&reg->members[mi], &reg->members[mi + 1],
+            (reg->n_members - mi - 1) * sizeof(reg->members[0]));
+    reg->n_members--;
+    free(m->name);
+    free(m);
+    rc = s_evaluate(reg, now_ms, &ch);
+out:
+    if (rc < 0 || !ret_changes)
+        sc_registry_changes_release(&ch);
+    else
+        *ret_changes = ch;
+    return rc;
+}
+
+int sc_registry_tick(sc_registry_t *reg, int64_t now_ms, sc_registry_changes_t *ret_changes)
+{
+    sc_registry_changes_t ch = {0};
+    int rc;
+
+    if (!reg)
+        return -EINVAL;
+    rc = s_evaluate(reg, now_ms, &ch);
+    if (rc < 0 || !ret_changes)
+        sc_registry_changes_release(&ch);
+    else
+        *ret_changes = ch;
+    return rc;
+}
+
+int sc_registry_mark_approved(sc_registry_t *reg, const char *event_id)
+{
+    s_event_t *e;
+
+    if (!reg || !event_id)
+        return -EINVAL;
+    if (!(e = s_event_find(reg, event_id)))
+        return SC_E_NOT_FOUND;
+    e->pub.approved = true;
+    return 0;
+}
+
+int sc_registry_remove_event(sc_registry_t *reg, const char *event_id)
+{
+    size_t i;
+
+    if (!reg || !event_id)
+        return -EINVAL;
+    if ((i = s_event_index(reg, event_id)) == SIZE_MAX)
+        return SC_E_NOT_FOUND;
+    s_event_free(reg->events[i]);
+    memmove(&reg->events[i], &reg->events[i + 1], (reg->n_events - i - 1) * sizeof(reg->events[0]));
+    reg->n_events--;
+    return 0;
+}
+
+int sc_registry_restore_event(sc_registry_t *reg, const sc_reg_restore_t *r)
+{
+    s_event_t *e;
+    size_t idx;
+    int rc = 0;
+
+    if (!reg || !r || !r->ev || !sc_event_id_valid(r->ev->id) || r->phase < 0 ||
+        r->phase >= SC_REG_PHASE_MAX || r->start_kind < 0 || r->start_kind >= SC_START_MAX ||
+        (r->n_witnesses && !r->witnesses) || r->n_witnesses > SC_REGISTRY_MAX_MEMBERS)
+        return -EINVAL;
+    for (size_t i = 0; i < r->n_witnesses; i++)
+        if (!s_name_valid(r->witnesses[i], SC_MEMBER_NAME_MAX))
+            return -EINVAL;
+    idx = s_event_index(reg, r->ev->id);
+    if (idx == SIZE_MAX && reg->n_events >= SC_REGISTRY_MAX_EVENTS)
+        return SC_E_TOO_BIG;
+    if (idx != SIZE_MAX) {
+        s_event_free(reg->events[idx]);
+        memmove(&reg->events[idx], &reg->events[idx + 1],
+                (reg->n_events - idx - 1) * sizeof(reg->events[0]));
+        reg->n_events--;
+    }
+    if ((rc = s_event_add(reg, r->ev, &e)) < 0)
+        return rc;
+    e->pub.phase = r->phase;
+    e->pub.start_kind = r->start_kind;
+    e->pub.approved = r->approved;
+    e->pub.first_seen_ms = r->first_seen_ms;
+    e->pub.last_seen_ms = r->last_seen_ms;
+    e->pub.started_ms = r->started_ms;
+    e->pub.ended_ms = r->ended_ms;
+    for (size_t i = 0; i < r->n_witnesses; i++) {
+        s_member_t *m = s_member_get(reg, r->witnesses[i], &rc);
+
+        if (!m || (rc = s_vote_present(e, m)) < 0)
+            return rc;
+    }
+    return s_event_refresh(e);
+}
+
+size_t sc_registry_count(const sc_registry_t *reg)
+{
+    return reg ? reg->n_events : 0;
+}
+
+const sc_reg_event_t *sc_registry_event_at(const sc_registry_t *reg, size_t i)
+{
+    return reg && i < reg->n_events ? &reg->events[i]->pub : NULL;
+}
+
+const sc_reg_event_t *sc_registry_find(const sc_registry_t *reg, const char *event_id)
+{
+    s_event_t *e;
+
+    if (!reg || !event_id)
+        return NULL;
+    e = s_event_find(reg, event_id);
+    return e ? &e->pub : NULL;
+}
+
+bool sc_reg_event_seen_by(const sc_reg_event_t *e, const char *member)
+{
+    if (!e || !member)
+        return false;
+    for (size_t i = 0; i < e->n_seen_by; i++)
+        if (strcmp(e->seen_by[i], member) == 0)
+            return true;
+    return false;
+}
+
+bool sc_registry_member_alive(const sc_registry_t *reg, const char *member)
+{
+    const s_member_t *m;
+
+    if (!reg || !member)
+        return false;
+    m = s_member_find(reg, member);
+    return m && m->alive;
+}
+
+const char *sc_reg_phase_name(sc_reg_phase_t p)
+{
+    static const char *const names[SC_REG_PHASE_MAX] = {"Active", "Ended", "Cancelled"};
+
+    return p >= 0 && p < SC_REG_PHASE_MAX ? names[p] : "Unknown";
+}
+
+const char *sc_start_kind_name(sc_start_kind_t k)
+{
+    static const char *const names[SC_START_MAX] = {"None", "Approved", "Forced", "Direct"};
+
+    return k >= 0 && k < SC_START_MAX ? names[k] : "Unknown";
+}
+
+const char *sc_reg_change_name(sc_reg_change_kind_t k)
+{
+    static const char *const names[SC_CHG_MAX] = {"New",     "NewStarted", "Updated",
+                                                  "Started", "Ended",      "Cancelled"};
+
+    return k >= 0 && k < SC_CHG_MAX ? names[k] : "Unknown";
+}
