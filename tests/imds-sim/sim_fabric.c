@@ -1,0 +1,1819 @@
+/* sim_fabric: the simulated fabric of one availability set.
+ *
+ * Life of an event (IMDS.md, "Life of an event"):
+ *
+ *               approve (POST, + --approval-delay) or NotBefore passes
+ *   Scheduled ─────────────────────────────────────────────────────▶ Started ──▶ Completed
+ *       │                                                              ▲   (removed from the
+ *       └──▶ Cancelled (DELETE /control/events/<id>; removed)           │    documents after
+ *                                            host failure (Status: Started, Reboot)
+ *                                                                           --complete-after)
+ *
+ * On start every VM in Resources is impacted for DurationInSeconds (simulated; -1 means
+ * --unknown-impact, 0 means an impact that begins and ends at once). During a Reboot,
+ * Redeploy, Preempt or Terminate impact that VM's IMDS closes every connection unanswered.
+ *
+ * Every VM sees every active event of the set, except the --own-events-only VMs which see
+ * only the events naming them. A VM's DocumentIncarnation grows by one whenever an event it
+ * sees appears, changes status or disappears, and at no other time.
+ *
+ * One mutex guards everything here; the HTTP thread and the ticker both take it. */
+#include "sim.h"
+
+#include "sc_log.h"
+#include "sc_time.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- tables */
+
+typedef enum { EV_FREEZE, EV_REBOOT, EV_REDEPLOY, EV_PREEMPT, EV_TERMINATE, EV_TYPE_MAX } ev_type_t;
+
+static const char *const s_type_name[EV_TYPE_MAX] = {"Freeze", "Reboot", "Redeploy", "Preempt",
+                                                     "Terminate"};
+/* Minimum notice by type (IMDS.md), simulated seconds. */
+static const int s_default_notice[EV_TYPE_MAX] = {900, 900, 600, 30, 300};
+/* DurationInSeconds shown when the event gives none. */
+static const int s_default_duration[EV_TYPE_MAX] = {5, -1, -1, -1, -1};
+/* Whether the VM's IMDS stops answering during the impact. */
+static const bool s_type_blocks[EV_TYPE_MAX] = {false, true, true, true, true};
+static const char *const s_default_desc[EV_TYPE_MAX] = {
+    "Virtual machine is being paused because of a memory-preserving Live Migration operation.",
+    "Virtual machine is going to be restarted as part of planned maintenance.",
+    "Virtual machine is going to be redeployed to another host.",
+    "Spot virtual machine is being evicted.",
+    "Virtual machine is being deleted.",
+};
+
+typedef enum { ST_SCHEDULED, ST_STARTED, ST_COMPLETED, ST_CANCELLED, ST_MAX } ev_status_t;
+static const char *const s_status_name[ST_MAX] = {"Scheduled", "Started", "Completed", "Cancelled"};
+
+/* Scheduled Events api-versions and what each added (IMDS.md). */
+enum { V_2017_03, V_2017_08, V_2017_11, V_2019_01, V_2019_04, V_2019_08, V_2020_07, V_MAX };
+static const char *const s_versions[V_MAX] = {"2017-03-01", "2017-08-01", "2017-11-01",
+                                              "2019-01-01", "2019-04-01", "2019-08-01",
+                                              "2020-07-01"};
+/* The first version that knows each EventType: older clients are not shown it. */
+static const int s_type_min_version[EV_TYPE_MAX] = {V_2017_03, V_2017_03, V_2017_03, V_2017_11,
+                                                    V_2019_01};
+/* Instance metadata api-versions accepted for /metadata/instance/compute. */
+static const char *const s_compute_versions[] = {
+    "2017-03-01", "2017-04-02", "2017-08-01", "2017-12-01", "2018-02-01", "2018-04-02",
+    "2018-10-01", "2019-02-01", "2019-03-11", "2019-04-30", "2019-06-01", "2019-06-04",
+    "2019-08-01", "2019-08-15", "2019-11-01", "2020-06-01", "2020-07-15", "2020-09-01",
+    "2020-10-01", "2020-12-01", "2021-01-01", "2021-02-01", "2021-03-01", "2021-05-01",
+    "2021-08-01", "2021-10-01", "2021-11-01", "2021-11-15", "2021-12-13", "2023-07-01"};
+
+typedef enum {
+    FAULT_NONE,
+    FAULT_STATUS,
+    FAULT_TIMEOUT,
+    FAULT_GARBAGE,
+    FAULT_EMPTY,
+    FAULT_RESET
+} fault_t;
+static const char *const s_fault_name[] = {"none",    "status", "timeout",
+                                           "garbage", "empty",  "reset"};
+
+/* ---------------------------------------------------------------- state */
+
+#define SIM_HOOK_QUEUE 16
+
+typedef struct {
+    bool start; /* phase start (true) or end */
+    int event;  /* index into f->events */
+} hook_job_t;
+
+typedef struct {
+    char name[SIM_MAX_NAME];          /* e.g. vm_3 */
+    char vmid[37];                    /* GUID for instance/compute */
+    int fd;                           /* fault domain */
+    int ud;                           /* update domain */
+    bool own_only;                    /* sees only the events naming it */
+    int64_t incarnation;              /* DocumentIncarnation */
+    bool enabled;                     /* the service answered a first request and is not idle */
+    int64_t last_req_ms;              /* monotonic ms of the last request */
+    int64_t *recent;                  /* the last rate_limit accepted requests (monotonic ms) */
+    int recent_pos;                   /* next slot in recent */
+    int impacts;                      /* blocking impacts in progress */
+    fault_t fault;                    /* injected fault */
+    int fault_status;                 /* HTTP status for FAULT_STATUS */
+    int fault_count;                  /* requests left to fail */
+    pid_t hook_pid;                   /* running --on-impact child or 0 */
+    hook_job_t hooks[SIM_HOOK_QUEUE]; /* waiting --on-impact runs, FIFO */
+    int hook_head, hook_len;          /* queue position and length */
+    uint64_t requests;                /* IMDS requests seen */
+} sim_vm_t;
+
+typedef struct {
+    int vm;       /* who approved */
+    int64_t wall; /* when (wall ms) */
+} approval_t;
+
+typedef struct {
+    char id[37];              /* EventId (lower-case GUID) */
+    ev_type_t type;           /* EventType */
+    bool user;                /* EventSource User (else Platform) */
+    char *description;        /* Description */
+    ev_status_t status;       /* lifecycle state */
+    int *res;                 /* Resources (VM indices) */
+    int nres;                 /* how many */
+    int fd;                   /* the fault domain of all Resources, or -1 when mixed */
+    int duration;             /* DurationInSeconds as shown */
+    int64_t impact_ms;        /* real length of the impact */
+    int64_t created_ms;       /* monotonic */
+    int64_t notbefore_ms;     /* monotonic, when NotBefore passes */
+    int64_t notbefore_wall_s; /* NotBefore, Unix seconds */
+    bool approved;            /* a VM approved it while Scheduled */
+    int64_t start_due_ms;     /* approved: starts then (monotonic), 0 = not yet */
+    int64_t started_ms;       /* monotonic, 0 = not started */
+    const char *how;          /* approved | not_before | host_failure */
+    bool impact_running;      /* impact begun and not ended */
+    int64_t impact_start_wall, impact_end_wall; /* wall ms, 0 = not yet */
+    int64_t complete_ms;                        /* monotonic, when it disappears */
+    int64_t ended_wall;                         /* wall ms of completion / cancellation */
+    approval_t *appr;                           /* approvals, first per VM */
+    int nappr;                                  /* how many */
+    int rollout;                                /* rollout index or -1 */
+} sim_event_t;
+
+typedef struct {
+    char id[32];       /* rollout-N */
+    ev_type_t type;    /* EventType of every step */
+    bool user;         /* EventSource */
+    double notice_s;   /* NoticeSeconds (simulated) */
+    int duration;      /* DurationInSeconds */
+    char *description; /* Description or NULL for the default */
+    int *fds;          /* fault domains in order */
+    int nfds;          /* how many */
+    int next;          /* index of the next fault domain to schedule */
+    int64_t gap_ms;    /* real pause between one completion and the next event */
+    int64_t due_ms;    /* monotonic time to create the next event, 0 = waiting */
+    int *events;       /* event indices created so far */
+    int nevents;       /* how many */
+} rollout_t;
+
+struct sim_fabric {
+    const sim_opts_t *o;  /* options (borrowed) */
+    pthread_mutex_t lock; /* guards everything below */
+    sim_timeline_t *tl;   /* the timeline */
+    sim_vm_t *vms;        /* the set */
+    int nvms;             /* how many */
+    sim_event_t **events; /* every event ever created */
+    int nevents;          /* how many */
+    rollout_t **rollouts; /* every maintenance rollout */
+    int nrollouts;        /* how many */
+    int64_t t0_mono;      /* monotonic ms at start */
+    int64_t t0_wall;      /* wall ms at start */
+    uint64_t rng;         /* xorshift64* state, from --seed */
+    char **hook_argv;     /* --on-impact split on whitespace, NULL-terminated */
+    int hook_argc;        /* words in hook_argv */
+    int hooks_waiting;    /* queued --on-impact runs over all VMs */
+};
+
+/* ---------------------------------------------------------------- helpers */
+
+static uint64_t s_rand(sim_fabric_t *f)
+{
+    uint64_t x = f->rng;
+
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    f->rng = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+static void s_guid(sim_fabric_t *f, char out[37])
+{
+    uint64_t a = s_rand(f), b = s_rand(f);
+
+    snprintf(out, 37, "%08x-%04x-4%03x-%04x-%012llx", (unsigned)(a >> 32),
+             (unsigned)((a >> 16) & 0xffff), (unsigned)(a & 0xfff),
+             (unsigned)(0x8000 | ((b >> 48) & 0x3fff)),
+             (unsigned long long)(b & 0xffffffffffffULL));
+}
+
+/* Simulated seconds → real milliseconds. */
+static int64_t s_real_ms(const sim_fabric_t *f, double sim_s)
+{
+    return (int64_t)llround(sim_s * 1000.0 / f->o->time_scale);
+}
+
+static int64_t s_wall_of(const sim_fabric_t *f, int64_t mono)
+{
+    return f->t0_wall + (mono - f->t0_mono);
+}
+
+static double s_sim_of(const sim_fabric_t *f, int64_t mono)
+{
+    return ((double)f->t0_wall + (double)(mono - f->t0_mono) * f->o->time_scale) / 1000.0;
+}
+
+static json_object *s_num3(double v)
+{
+    char buf[48];
+
+    snprintf(buf, sizeof(buf), "%.3f", v);
+    return json_object_new_double_s(v, buf);
+}
+
+static json_object *s_wall_json(int64_t wall_ms)
+{
+    return wall_ms ? s_num3((double)wall_ms / 1000.0) : json_object_new_null();
+}
+
+/* A timeline entry for now with its kind; the caller adds fields and calls s_emit. */
+static json_object *s_fact(sim_fabric_t *f, int64_t now, const char *kind)
+{
+    json_object *o = json_object_new_object();
+
+    json_object_object_add(o, "wall", s_num3((double)s_wall_of(f, now) / 1000.0));
+    json_object_object_add(o, "sim", s_num3(s_sim_of(f, now)));
+    json_object_object_add(o, "kind", json_object_new_string(kind));
+    return o;
+}
+
+static void s_add_str(json_object *o, const char *k, const char *v)
+{
+    json_object_object_add(o, k, json_object_new_string(v));
+}
+
+static void s_add_int(json_object *o, const char *k, int64_t v)
+{
+    json_object_object_add(o, k, json_object_new_int64(v));
+}
+
+static void s_emit(sim_fabric_t *f, json_object *o)
+{
+    sim_timeline_add(f->tl, o);
+}
+
+static char *s_dump(json_object *o, size_t *ret_len)
+{
+    const char *t =
+        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    char *out = strdup(t ? t : "null");
+
+    *ret_len = out ? strlen(out) : 0;
+    return out;
+}
+
+static void s_answer_json(sim_answer_t *ans, int status, json_object *o)
+{
+    ans->kind = SIM_ANS_RESPOND;
+    ans->status = status;
+    ans->content_type = "application/json; charset=utf-8";
+    ans->body = s_dump(o, &ans->body_len);
+    json_object_put(o);
+}
+
+static void s_answer_error(sim_answer_t *ans, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void s_answer_error(sim_answer_t *ans, int status, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    json_object *o = json_object_new_object();
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    s_add_str(o, "error", msg);
+    s_answer_json(ans, status, o);
+}
+
+static bool s_is_active(const sim_event_t *ev)
+{
+    return ev->status == ST_SCHEDULED || ev->status == ST_STARTED;
+}
+
+static bool s_names(const sim_event_t *ev, int vm)
+{
+    for (int i = 0; i < ev->nres; i++)
+        if (ev->res[i] == vm)
+            return true;
+    return false;
+}
+
+static bool s_sees(const sim_fabric_t *f, int vm, const sim_event_t *ev)
+{
+    return !f->vms[vm].own_only || s_names(ev, vm);
+}
+
+/* The visible list of every VM that sees ev changed. */
+static void s_touch(sim_fabric_t *f, const sim_event_t *ev)
+{
+    for (int i = 0; i < f->nvms; i++)
+        if (s_sees(f, i, ev))
+            f->vms[i].incarnation++;
+}
+
+static int s_vm_find(const sim_fabric_t *f, const char *name, size_t len)
+{
+    size_t plen = strlen(f->o->prefix);
+    long idx = 0;
+
+    /* Names are prefix + index: parse rather than search (1,000 VMs at 1 req/s each). */
+    if (len <= plen || len >= SIM_MAX_NAME || strncmp(name, f->o->prefix, plen) != 0)
+        return -1;
+    if (name[plen] == '0' && len != plen + 1)
+        return -1;
+    for (size_t i = plen; i < len; i++) {
+        if (!isdigit((unsigned char)name[i]))
+            return -1;
+        idx = idx * 10 + (name[i] - '0');
+        if (idx >= f->nvms)
+            return -1;
+    }
+    return (int)idx;
+}
+
+static sim_event_t *s_event_find(sim_fabric_t *f, const char *id, int *ret_idx)
+{
+    for (int i = f->nevents - 1; i >= 0; i--)
+        if (strcasecmp(f->events[i]->id, id) == 0) {
+            if (ret_idx)
+                *ret_idx = i;
+            return f->events[i];
+        }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- --on-impact */
+
+static void s_hook_spawn(sim_fabric_t *f, int vmi)
+{
+    sim_vm_t *vm = &f->vms[vmi];
+    hook_job_t job = vm->hooks[vm->hook_head];
+    sim_event_t *ev = f->events[job.event];
+    char *argv[64];
+    char type[16], phase[8];
+    int n = 0;
+    pid_t pid;
+
+    vm->hook_head = (vm->hook_head + 1) % SIM_HOOK_QUEUE;
+    vm->hook_len--;
+    f->hooks_waiting--;
+    for (int i = 0; i < f->hook_argc; i++)
+        argv[n++] = f->hook_argv[i];
+    snprintf(phase, sizeof(phase), "%s", job.start ? "start" : "end");
+    snprintf(type, sizeof(type), "%s", s_type_name[ev->type]);
+    argv[n++] = phase;
+    argv[n++] = vm->name;
+    argv[n++] = type;
+    argv[n++] = ev->id;
+    argv[n] = NULL;
+    /* fork + execvp, no shell: the command is split on whitespace. Never waited for here;
+     * sim_fabric_tick reaps it, then runs this VM's next queued phase, so a VM's start and
+     * end always run in order and never at the same time. */
+    pid = fork();
+    if (pid == 0) {
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    if (pid < 0) {
+        sc_log_err("on-impact fork failed", "vm=%s errno=%d", vm->name, errno);
+        return;
+    }
+    vm->hook_pid = pid;
+}
+
+static void s_hook_queue(sim_fabric_t *f, int vmi, bool start, int event)
+{
+    sim_vm_t *vm = &f->vms[vmi];
+
+    if (!f->hook_argv)
+        return;
+    if (vm->hook_len == SIM_HOOK_QUEUE) {
+        sc_log_warn("on-impact queue full: phase dropped", "vm=%s", vm->name);
+        return;
+    }
+    vm->hooks[(vm->hook_head + vm->hook_len) % SIM_HOOK_QUEUE] = (hook_job_t){start, event};
+    vm->hook_len++;
+    f->hooks_waiting++;
+    if (!vm->hook_pid)
+        s_hook_spawn(f, vmi);
+}
+
+static void s_hook_reap(sim_fabric_t *f)
+{
+    pid_t pid;
+    int st;
+
+    while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+        for (int i = 0; i < f->nvms; i++) {
+            if (f->vms[i].hook_pid != pid)
+                continue;
+            f->vms[i].hook_pid = 0;
+            if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                sc_log_warn("on-impact command failed", "vm=%s status=%d", f->vms[i].name, st);
+            if (f->vms[i].hook_len)
+                s_hook_spawn(f, i);
+            break;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- lifecycle */
+
+static void s_rollout_step_done(sim_fabric_t *f, sim_event_t *ev, int64_t now);
+
+static void s_impact_end(sim_fabric_t *f, sim_event_t *ev, int ei, int64_t now)
+{
+    if (!ev->impact_running)
+        return;
+    ev->impact_running = false;
+    ev->impact_end_wall = s_wall_of(f, now);
+    for (int i = 0; i < ev->nres; i++) {
+        sim_vm_t *vm = &f->vms[ev->res[i]];
+        json_object *o = s_fact(f, now, "impact_end");
+
+        s_add_str(o, "vm", vm->name);
+        s_add_str(o, "event", ev->id);
+        s_add_str(o, "event_type", s_type_name[ev->type]);
+        s_add_int(o, "fault_domain", vm->fd);
+        s_emit(f, o);
+        if (s_type_blocks[ev->type])
+            vm->impacts--;
+        s_hook_queue(f, ev->res[i], false, ei);
+    }
+}
+
+static void s_start(sim_fabric_t *f, sim_event_t *ev, int ei, const char *how, int64_t now)
+{
+    json_object *o;
+
+    ev->status = ST_STARTED;
+    ev->started_ms = now;
+    ev->how = how;
+    s_touch(f, ev);
+    o = s_fact(f, now, "started");
+    s_add_str(o, "event", ev->id);
+    s_add_str(o, "how", how);
+    s_add_str(o, "event_type", s_type_name[ev->type]);
+    if (ev->fd >= 0)
+        s_add_int(o, "fault_domain", ev->fd);
+    s_emit(f, o);
+
+    ev->impact_running = true;
+    ev->impact_start_wall = s_wall_of(f, now);
+    for (int i = 0; i < ev->nres; i++) {
+        sim_vm_t *vm = &f->vms[ev->res[i]];
+
+        o = s_fact(f, now, "impact_start");
+        s_add_str(o, "vm", vm->name);
+        s_add_str(o, "event", ev->id);
+        s_add_str(o, "event_type", s_type_name[ev->type]);
+        s_add_int(o, "fault_domain", vm->fd);
+        s_emit(f, o);
+        if (s_type_blocks[ev->type])
+            vm->impacts++;
+        s_hook_queue(f, ev->res[i], true, ei);
+    }
+    {
+        int64_t complete = s_real_ms(f, f->o->complete_after_s);
+
+        ev->complete_ms = now + (complete > ev->impact_ms ? complete : ev->impact_ms);
+    }
+    if (ev->impact_ms == 0)
+        s_impact_end(f, ev, ei, now);
+}
+
+static void s_finish(sim_fabric_t *f, sim_event_t *ev, int ei, ev_status_t st, int64_t now)
+{
+    json_object *o;
+
+    s_impact_end(f, ev, ei, now);
+    s_touch(f, ev);
+    ev->status = st;
+    ev->ended_wall = s_wall_of(f, now);
+    o = s_fact(f, now, st == ST_COMPLETED ? "completed" : "cancelled");
+    s_add_str(o, "event", ev->id);
+    s_add_str(o, "event_type", s_type_name[ev->type]);
+    if (ev->fd >= 0)
+        s_add_int(o, "fault_domain", ev->fd);
+    s_emit(f, o);
+    if (ev->rollout >= 0)
+        s_rollout_step_done(f, ev, now);
+}
+
+/* Creates an event. res is copied. rc 0, or -ENOSPC (too many events), -ENOMEM. */
+static int s_event_create(sim_fabric_t *f, ev_type_t type, bool user, double notice_s, int duration,
+                          const char *desc, const int *res, int nres, bool host_failure,
+                          int rollout, int64_t now, sim_event_t **ret_ev)
+{
+    sim_event_t *ev;
+    sim_event_t **grown;
+    int64_t nb_wall_ms;
+    json_object *o, *arr;
+
+    if (f->nevents >= SIM_MAX_EVENTS)
+        return -ENOSPC;
+    if (!(grown = realloc(f->events, sizeof(*grown) * (size_t)(f->nevents + 1))))
+        return -ENOMEM;
+    f->events = grown;
+    if (!(ev = calloc(1, sizeof(*ev))))
+        return -ENOMEM;
+    ev->res = malloc(sizeof(int) * (size_t)nres);
+    ev->appr = calloc((size_t)f->nvms, sizeof(*ev->appr));
+    ev->description = strdup(desc ? desc : s_default_desc[type]);
+    if (!ev->res || !ev->appr || !ev->description) {
+        free(ev->res);
+        free(ev->appr);
+        free(ev->description);
+        free(ev);
+        return -ENOMEM;
+    }
+    memcpy(ev->res, res, sizeof(int) * (size_t)nres);
+    ev->nres = nres;
+    ev->fd = f->vms[res[0]].fd;
+    for (int i = 1; i < nres; i++)
+        if (f->vms[res[i]].fd != ev->fd)
+            ev->fd = -1;
+    s_guid(f, ev->id);
+    ev->type = type;
+    ev->user = user;
+    ev->duration = duration;
+    ev->impact_ms = duration > 0    ? s_real_ms(f, duration)
+                    : duration == 0 ? 0
+                                    : s_real_ms(f, f->o->unknown_duration_s);
+    ev->created_ms = now;
+    /* NotBefore is the real wall-clock second at which the event starts (rounded up, so the
+     * event never starts before the time the document shows). */
+    nb_wall_ms = s_wall_of(f, now) + s_real_ms(f, notice_s);
+    ev->notbefore_wall_s = (nb_wall_ms + 999) / 1000;
+    ev->notbefore_ms = f->t0_mono + ev->notbefore_wall_s * 1000 - f->t0_wall;
+    ev->status = ST_SCHEDULED;
+    ev->rollout = rollout;
+    f->events[f->nevents++] = ev;
+
+    s_touch(f, ev);
+    o = s_fact(f, now, "created");
+    s_add_str(o, "event", ev->id);
+    s_add_str(o, "event_type", s_type_name[type]);
+    s_add_str(o, "source", user ? "User" : "Platform");
+    arr = json_object_new_array();
+    for (int i = 0; i < nres; i++)
+        json_object_array_add(arr, json_object_new_string(f->vms[res[i]].name));
+    json_object_object_add(o, "resources", arr);
+    if (ev->fd >= 0)
+        s_add_int(o, "fault_domain", ev->fd);
+    if (host_failure) {
+        s_add_str(o, "not_before", "");
+    } else {
+        char nb[64];
+
+        s_add_str(o, "not_before", sc_time_rfc1123(ev->notbefore_wall_s, nb, sizeof(nb)));
+    }
+    s_add_int(o, "duration", duration);
+    if (rollout >= 0)
+        s_add_str(o, "rollout", f->rollouts[rollout]->id);
+    s_emit(f, o);
+    if (host_failure)
+        s_start(f, ev, f->nevents - 1, "host_failure", now);
+    *ret_ev = ev;
+    return 0;
+}
+
+static int s_rollout_create_next(sim_fabric_t *f, int ri, int64_t now, sim_event_t **ret_ev)
+{
+    rollout_t *r = f->rollouts[ri];
+    int *res = malloc(sizeof(int) * (size_t)f->nvms);
+    int nres = 0, rc;
+    sim_event_t *ev;
+
+    if (!res)
+        return -ENOMEM;
+    for (int i = 0; i < f->nvms; i++)
+        if (f->vms[i].fd == r->fds[r->next])
+            res[nres++] = i;
+    rc = s_event_create(f, r->type, r->user, r->notice_s, r->duration, r->description, res, nres,
+                        false, ri, now, &ev);
+    free(res);
+    if (rc < 0)
+        return rc;
+    r->events[r->nevents++] = f->nevents - 1;
+    r->next++;
+    r->due_ms = 0;
+    *ret_ev = ev;
+    return 0;
+}
+
+static void s_rollout_step_done(sim_fabric_t *f, sim_event_t *ev, int64_t now)
+{
+    rollout_t *r = f->rollouts[ev->rollout];
+
+    /* The next fault domain's event appears only after the previous one is over. */
+    if (r->next < r->nfds)
+        r->due_ms = now + r->gap_ms;
+}
+
+void sim_fabric_tick(sim_fabric_t *f)
+{
+    int64_t now;
+
+    pthread_mutex_lock(&f->lock);
+    now = sc_mono_ms();
+    for (int i = 0; i < f->nevents; i++) {
+        sim_event_t *ev = f->events[i];
+
+        if (ev->status == ST_SCHEDULED) {
+            if (ev->start_due_ms && now >= ev->start_due_ms)
+                s_start(f, ev, i, "approved", now);
+            else if (now >= ev->notbefore_ms)
+                s_start(f, ev, i, "not_before", now);
+        }
+        if (ev->status == ST_STARTED) {
+            if (ev->impact_running && now >= ev->started_ms + ev->impact_ms)
+                s_impact_end(f, ev, i, now);
+            if (now >= ev->complete_ms)
+                s_finish(f, ev, i, ST_COMPLETED, now);
+        }
+    }
+    for (int i = 0; i < f->nrollouts; i++) {
+        rollout_t *r = f->rollouts[i];
+        sim_event_t *ev;
+
+        if (r->due_ms && now >= r->due_ms && s_rollout_create_next(f, i, now, &ev) < 0) {
+            sc_log_err("rollout could not create its next event", "rollout=%s", r->id);
+            r->due_ms = 0;
+        }
+    }
+    s_hook_reap(f);
+    pthread_mutex_unlock(&f->lock);
+}
+
+/* ---------------------------------------------------------------- IMDS */
+
+static int s_version_index(const char *v)
+{
+    for (int i = 0; i < V_MAX; i++)
+        if (strcmp(v, s_versions[i]) == 0)
+            return i;
+    return -1;
+}
+
+static json_object *s_newest_versions(void)
+{
+    json_object *a = json_object_new_array();
+
+    for (int i = V_MAX - 1; i >= V_MAX - 3; i--)
+        json_object_array_add(a, json_object_new_string(s_versions[i]));
+    return a;
+}
+
+static void s_bad_version(sim_answer_t *ans, const char *v)
+{
+    json_object *o = json_object_new_object();
+
+    if (!v)
+        s_add_str(o, "error",
+                  "Bad request. api-version was not specified in the request. "
+                  "For more information refer to aka.ms/azureimds");
+    else
+        s_add_str(o, "error",
+                  "Bad request. api-version is invalid or was not specified in the "
+                  "request. For more information refer to aka.ms/azureimds");
+    json_object_object_add(o, "newest-versions", s_newest_versions());
+    s_answer_json(ans, 400, o);
+}
+
+static json_object *s_event_doc(const sim_fabric_t *f, const sim_event_t *ev, int version)
+{
+    json_object *e = json_object_new_object();
+    json_object *res = json_object_new_array();
+    char nb[64];
+
+    s_add_str(e, "EventId", ev->id);
+    s_add_str(e, "EventStatus", s_status_name[ev->status]);
+    s_add_str(e, "EventType", s_type_name[ev->type]);
+    s_add_str(e, "ResourceType", "VirtualMachine");
+    for (int i = 0; i < ev->nres; i++) {
+        char name[SIM_MAX_NAME + 1];
+
+        /* 2017-03-01 named IaaS VMs with a leading underscore. */
+        snprintf(name, sizeof(name), "%s%s", version == V_2017_03 ? "_" : "",
+                 f->vms[ev->res[i]].name);
+        json_object_array_add(res, json_object_new_string(name));
+    }
+    json_object_object_add(e, "Resources", res);
+    if (ev->status == ST_STARTED) {
+        nb[0] = '\0';
+    } else if (version == V_2017_03) {
+        time_t t = (time_t)ev->notbefore_wall_s;
+        struct tm tm;
+
+        gmtime_r(&t, &tm);
+        strftime(nb, sizeof(nb), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    } else {
+        sc_time_rfc1123(ev->notbefore_wall_s, nb, sizeof(nb));
+    }
+    s_add_str(e, "NotBefore", nb);
+    if (version >= V_2019_04)
+        s_add_str(e, "Description", ev->description);
+    if (version >= V_2019_08)
+        s_add_str(e, "EventSource", ev->user ? "User" : "Platform");
+    if (version >= V_2020_07)
+        s_add_int(e, "DurationInSeconds", ev->duration);
+    return e;
+}
+
+static void s_scheduled_get(sim_fabric_t *f, int vmi, int version, sim_answer_t *ans)
+{
+    sim_vm_t *vm = &f->vms[vmi];
+    json_object *o = json_object_new_object();
+    json_object *evs = json_object_new_array();
+
+    s_add_int(o, "DocumentIncarnation", vm->incarnation);
+    for (int i = 0; i < f->nevents; i++) {
+        const sim_event_t *ev = f->events[i];
+
+        if (s_is_active(ev) && s_sees(f, vmi, ev) && version >= s_type_min_version[ev->type])
+            json_object_array_add(evs, s_event_doc(f, ev, version));
+    }
+    json_object_object_add(o, "Events", evs);
+    s_answer_json(ans, 200, o);
+}
+
+static void s_compute_get(sim_fabric_t *f, int vmi, sim_answer_t *ans)
+{
+    sim_vm_t *vm = &f->vms[vmi];
+    json_object *o = json_object_new_object();
+    char buf[256];
+
+    s_add_str(o, "azEnvironment", "AzurePublicCloud");
+    s_add_str(o, "location", "imdssim");
+    s_add_str(o, "name", vm->name);
+    s_add_str(o, "osType", "Linux");
+    snprintf(buf, sizeof(buf), "%d", vm->fd);
+    s_add_str(o, "platformFaultDomain", buf);
+    snprintf(buf, sizeof(buf), "%d", vm->ud);
+    s_add_str(o, "platformUpdateDomain", buf);
+    s_add_str(o, "resourceGroupName", "imds-sim");
+    snprintf(buf, sizeof(buf),
+             "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/imds-sim/"
+             "providers/Microsoft.Compute/virtualMachines/%s",
+             vm->name);
+    s_add_str(o, "resourceId", buf);
+    s_add_str(o, "subscriptionId", "00000000-0000-0000-0000-000000000000");
+    s_add_str(o, "vmId", vm->vmid);
+    s_add_str(o, "vmScaleSetName", "");
+    s_add_str(o, "vmSize", "Standard_D2s_v5");
+    s_add_str(o, "zone", "");
+    s_answer_json(ans, 200, o);
+}
+
+/* Parses a JSON object body. NULL with *ret_why on failure. */
+static json_object *s_parse_object(const sim_request_t *req, const char **ret_why)
+{
+    json_tokener *tok;
+    json_object *o;
+
+    if (req->body_too_big) {
+        *ret_why = "body larger than 64 KiB";
+        return NULL;
+    }
+    if (!req->body || req->body_len == 0) {
+        *ret_why = "empty body";
+        return NULL;
+    }
+    if (!(tok = json_tokener_new_ex(16))) {
+        *ret_why = "out of memory";
+        return NULL;
+    }
+    o = json_tokener_parse_ex(tok, req->body, (int)req->body_len);
+    if (!o || json_tokener_get_error(tok) != json_tokener_success) {
+        json_object_put(o);
+        *ret_why = "body is not JSON";
+        o = NULL;
+    } else {
+        size_t end = json_tokener_get_parse_end(tok);
+
+        while (end < req->body_len && isspace((unsigned char)req->body[end]))
+            end++;
+        if (end != req->body_len) {
+            json_object_put(o);
+            *ret_why = "trailing bytes after the JSON value";
+            o = NULL;
+        } else if (!json_object_is_type(o, json_type_object)) {
+            json_object_put(o);
+            *ret_why = "body is not a JSON object";
+            o = NULL;
+        }
+    }
+    json_tokener_free(tok);
+    return o;
+}
+
+static void s_approve(sim_fabric_t *f, int vmi, sim_event_t *ev, int ei, int64_t now)
+{
+    bool seen = false;
+
+    for (int i = 0; i < ev->nappr; i++)
+        if (ev->appr[i].vm == vmi)
+            seen = true;
+    if (!seen && ev->nappr < f->nvms)
+        ev->appr[ev->nappr++] = (approval_t){vmi, s_wall_of(f, now)};
+    if (ev->status != ST_SCHEDULED || ev->approved)
+        return;
+    ev->approved = true;
+    {
+        json_object *o = s_fact(f, now, "approved");
+
+        s_add_str(o, "vm", f->vms[vmi].name);
+        s_add_str(o, "event", ev->id);
+        if (ev->fd >= 0)
+            s_add_int(o, "fault_domain", ev->fd);
+        s_emit(f, o);
+    }
+    if (f->o->approval_delay_s <= 0)
+        s_start(f, ev, ei, "approved", now);
+    else
+        ev->start_due_ms = now + s_real_ms(f, f->o->approval_delay_s);
+}
+
+static void s_scheduled_post(sim_fabric_t *f, int vmi, const sim_request_t *req, sim_answer_t *ans,
+                             int64_t now)
+{
+    const char *why = NULL;
+    json_object *body = s_parse_object(req, &why), *reqs, *ids = NULL, *o;
+    sim_event_t *found[SIM_MAX_START_REQUESTS];
+    int idx[SIM_MAX_START_REQUESTS];
+    size_t n = 0;
+    char msg[160];
+
+    if (!body)
+        goto bad;
+    if (!json_object_object_get_ex(body, "StartRequests", &reqs) ||
+        !json_object_is_type(reqs, json_type_array)) {
+        why = "body has no StartRequests array";
+        goto bad;
+    }
+    n = json_object_array_length(reqs);
+    if (n > SIM_MAX_START_REQUESTS) {
+        why = "more than 100 StartRequests";
+        goto bad;
+    }
+    ids = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+        json_object *r = json_object_array_get_idx(reqs, i), *id;
+        const char *s;
+
+        if (!json_object_is_type(r, json_type_object) ||
+            !json_object_object_get_ex(r, "EventId", &id) ||
+            !json_object_is_type(id, json_type_string)) {
+            why = "a StartRequests entry has no string EventId";
+            goto bad;
+        }
+        s = json_object_get_string(id);
+        if (strlen(s) > 64) {
+            why = "EventId longer than 64 characters";
+            goto bad;
+        }
+        json_object_array_add(ids, json_object_new_string(s));
+        found[i] = s_event_find(f, s, &idx[i]);
+        if (found[i] && (!s_is_active(found[i]) || !s_sees(f, vmi, found[i])))
+            found[i] = NULL;
+        if (!found[i] && !f->o->unknown_event_ok) {
+            snprintf(msg, sizeof(msg), "unknown EventId %s", s);
+            why = msg;
+            goto bad;
+        }
+    }
+    o = s_fact(f, now, "post");
+    s_add_str(o, "vm", f->vms[vmi].name);
+    json_object_object_add(o, "events", ids);
+    s_add_int(o, "status", 200);
+    s_emit(f, o);
+    for (size_t i = 0; i < n; i++)
+        if (found[i])
+            s_approve(f, vmi, found[i], idx[i], now);
+    json_object_put(body);
+    ans->kind = SIM_ANS_RESPOND;
+    ans->status = 200;
+    return;
+bad:
+    o = s_fact(f, now, "post");
+    s_add_str(o, "vm", f->vms[vmi].name);
+    if (ids)
+        json_object_object_add(o, "events", ids);
+    s_add_int(o, "status", 400);
+    s_add_str(o, "why", why);
+    s_emit(f, o);
+    json_object_put(body);
+    s_answer_error(ans, 400, "Bad request. %s", why);
+}
+
+/* Records a get (or a post that never reached the body) answered with status. */
+static void s_log_request(sim_fabric_t *f, int vmi, bool post, int status, const char *path,
+                          const char *why, int64_t now)
+{
+    json_object *o = s_fact(f, now, post ? "post" : "get");
+
+    s_add_str(o, "vm", f->vms[vmi].name);
+    s_add_int(o, "status", status);
+    if (path)
+        s_add_str(o, "path", path);
+    if (why)
+        s_add_str(o, "why", why);
+    s_emit(f, o);
+}
+
+/* Answers an injected fault. */
+static void s_fault_answer(sim_fabric_t *f, int vmi, const sim_request_t *req, sim_answer_t *ans,
+                           int64_t now)
+{
+    sim_vm_t *vm = &f->vms[vmi];
+    bool post = strcmp(req->method, "POST") == 0;
+    fault_t fault = vm->fault;
+    int status = 0;
+
+    if (--vm->fault_count == 0)
+        vm->fault = FAULT_NONE;
+    switch (fault) {
+    case FAULT_STATUS:
+        status = vm->fault_status;
+        s_answer_error(ans, status,
+                       status == 429   ? "Too many requests"
+                       : status == 410 ? "Gone"
+                       : status >= 500 ? "Internal server error"
+                                       : "Injected fault");
+        break;
+    case FAULT_TIMEOUT:
+        ans->kind = SIM_ANS_HOLD;
+        ans->delay_until_ms = now + (int64_t)(f->o->fault_timeout_s * 1000.0);
+        break;
+    case FAULT_GARBAGE: {
+        /* A document cut in half followed by a few random bytes: never valid JSON. */
+        static const char head[] = "{\"DocumentIncarnation\": 7, \"Events\": [{\"EventId\": \"";
+        size_t n = sizeof(head) - 1;
+
+        ans->kind = SIM_ANS_RESPOND;
+        status = ans->status = 200;
+        ans->content_type = "application/json; charset=utf-8";
+        if ((ans->body = malloc(n + 16))) {
+            memcpy(ans->body, head, n);
+            for (int i = 0; i < 16; i++)
+                ans->body[n + (size_t)i] = (char)(0x80 | (s_rand(f) & 0x7f));
+            ans->body_len = n + 16;
+        }
+        break;
+    }
+    case FAULT_EMPTY:
+        ans->kind = SIM_ANS_RESPOND;
+        status = ans->status = 200;
+        break;
+    case FAULT_RESET:
+    case FAULT_NONE: ans->kind = SIM_ANS_CLOSE; break;
+    }
+    {
+        json_object *o = s_fact(f, now, post ? "post" : "get");
+
+        s_add_str(o, "vm", vm->name);
+        s_add_int(o, "status", status);
+        s_add_str(o, "fault", fault == FAULT_STATUS ? "status" : s_fault_name[fault]);
+        s_emit(f, o);
+    }
+}
+
+void sim_fabric_imds(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *ans)
+{
+    const char *slash = strchr(req->url + 1, '/');
+    const char *path;
+    bool post = strcmp(req->method, "POST") == 0;
+    bool sched, compute;
+    int vmi, version = -1;
+    sim_vm_t *vm;
+    int64_t now;
+
+    memset(ans, 0, sizeof(*ans));
+    if (!slash) {
+        s_answer_error(ans, 404, "Not found: use /<vm>/metadata/scheduledevents");
+        return;
+    }
+    path = slash;
+    sched = strcmp(path, "/metadata/scheduledevents") == 0;
+    compute = strcmp(path, "/metadata/instance/compute") == 0;
+
+    pthread_mutex_lock(&f->lock);
+    now = sc_mono_ms();
+    vmi = s_vm_find(f, req->url + 1, (size_t)(slash - req->url - 1));
+    if (vmi < 0) {
+        s_answer_error(ans, 404, "Not found: no VM named %.*s in this set",
+                       (int)(slash - req->url - 1 > 64 ? 64 : slash - req->url - 1), req->url + 1);
+        goto out;
+    }
+    vm = &f->vms[vmi];
+    vm->requests++;
+    /* A VM rebooting, being redeployed or deleted has no IMDS to talk to. */
+    if (vm->impacts > 0) {
+        ans->kind = SIM_ANS_CLOSE;
+        s_log_request(f, vmi, post, 0, NULL, "impact", now);
+        goto out;
+    }
+    if (!req->resumed && vm->fault != FAULT_NONE && vm->fault_count > 0) {
+        s_fault_answer(f, vmi, req, ans, now);
+        goto out;
+    }
+    if (req->forwarded) {
+        s_answer_error(ans, 400, "Bad request. X-Forwarded-For header is not allowed");
+        s_log_request(f, vmi, post, 400, NULL, "X-Forwarded-For", now);
+        goto out;
+    }
+    if (!req->metadata || strcasecmp(req->metadata, "true") != 0) {
+        s_answer_error(ans, 400, "Bad request. Required metadata header not specified");
+        s_log_request(f, vmi, post, 400, NULL, "Metadata header", now);
+        goto out;
+    }
+    if (!req->resumed && f->o->rate_limit > 0) {
+        int64_t *slot = &vm->recent[vm->recent_pos];
+
+        if (*slot && now - *slot < 1000) {
+            s_answer_error(ans, 429, "Too many requests");
+            s_log_request(f, vmi, post, 429, NULL, "rate limit", now);
+            goto out;
+        }
+        *slot = now;
+        vm->recent_pos = (vm->recent_pos + 1) % f->o->rate_limit;
+    }
+    if (!sched && !compute) {
+        s_answer_error(ans, 404, "Not found: %s is not simulated",
+                       strlen(path) > 80 ? "this path" : path);
+        s_log_request(f, vmi, post, 404, NULL, "path", now);
+        goto out;
+    }
+    if ((compute && strcmp(req->method, "GET") != 0) ||
+        (sched && strcmp(req->method, "GET") != 0 && !post)) {
+        s_answer_error(ans, 405, "Method not allowed");
+        s_log_request(f, vmi, post, 405, NULL, "method", now);
+        goto out;
+    }
+    if (sched) {
+        version = req->api_version ? s_version_index(req->api_version) : -1;
+    } else if (req->api_version) {
+        for (size_t i = 0; i < sizeof(s_compute_versions) / sizeof(*s_compute_versions); i++)
+            if (strcmp(req->api_version, s_compute_versions[i]) == 0)
+                version = 0;
+    }
+    if (version < 0) {
+        s_bad_version(ans, req->api_version);
+        s_log_request(f, vmi, post, 400, NULL, "api-version", now);
+        goto out;
+    }
+    /* The service disables itself after --idle-disable without a request; re-enabled, its
+     * DocumentIncarnation starts again from 1 (seen in the field). */
+    if (vm->enabled && f->o->idle_disable_s > 0 &&
+        now - vm->last_req_ms >= s_real_ms(f, f->o->idle_disable_s)) {
+        vm->enabled = false;
+        vm->incarnation = 1;
+    }
+    vm->last_req_ms = now;
+    if (!vm->enabled) {
+        vm->enabled = true;
+        if (!req->resumed && f->o->first_call_delay_s > 0) {
+            ans->kind = SIM_ANS_DELAY;
+            ans->delay_until_ms = now + s_real_ms(f, f->o->first_call_delay_s);
+            goto out;
+        }
+    }
+    if (compute) {
+        s_compute_get(f, vmi, ans);
+        s_log_request(f, vmi, false, 200, "compute", NULL, now);
+    } else if (post) {
+        s_scheduled_post(f, vmi, req, ans, now);
+    } else {
+        json_object *o;
+
+        s_scheduled_get(f, vmi, version, ans);
+        o = s_fact(f, now, "get");
+        s_add_str(o, "vm", vm->name);
+        s_add_int(o, "status", 200);
+        s_add_int(o, "incarnation", vm->incarnation);
+        s_emit(f, o);
+    }
+out:
+    pthread_mutex_unlock(&f->lock);
+}
+
+/* ---------------------------------------------------------------- control API */
+
+static json_object *s_event_state(const sim_fabric_t *f, const sim_event_t *ev)
+{
+    json_object *e = s_event_doc(f, ev, V_2020_07), *a;
+
+    /* The state view: the 2020-07-01 document fields plus the fabric's own. */
+    json_object_object_add(e, "EventStatus", json_object_new_string(s_status_name[ev->status]));
+    json_object_object_add(e, "not_before_wall", json_object_new_int64(ev->notbefore_wall_s));
+    if (ev->status != ST_STARTED) {
+        char nb[64];
+
+        json_object_object_add(
+            e, "NotBefore",
+            json_object_new_string(
+                ev->started_ms ? "" : sc_time_rfc1123(ev->notbefore_wall_s, nb, sizeof(nb))));
+    }
+    json_object_object_add(e, "fault_domain",
+                           ev->fd >= 0 ? json_object_new_int(ev->fd) : json_object_new_null());
+    json_object_object_add(e, "created_wall", s_wall_json(s_wall_of(f, ev->created_ms)));
+    json_object_object_add(e, "started_wall",
+                           ev->started_ms ? s_wall_json(s_wall_of(f, ev->started_ms))
+                                          : json_object_new_null());
+    json_object_object_add(e, "started_how",
+                           ev->how ? json_object_new_string(ev->how) : json_object_new_null());
+    json_object_object_add(e, "ended_wall", s_wall_json(ev->ended_wall));
+    json_object_object_add(e, "rollout",
+                           ev->rollout >= 0 ? json_object_new_string(f->rollouts[ev->rollout]->id)
+                                            : json_object_new_null());
+    a = json_object_new_array();
+    for (int i = 0; i < ev->nappr; i++) {
+        json_object *x = json_object_new_object();
+
+        s_add_str(x, "vm", f->vms[ev->appr[i].vm].name);
+        json_object_object_add(x, "wall", s_wall_json(ev->appr[i].wall));
+        json_object_array_add(a, x);
+    }
+    json_object_object_add(e, "approvals", a);
+    a = json_object_new_array();
+    if (ev->impact_start_wall) {
+        for (int i = 0; i < ev->nres; i++) {
+            json_object *x = json_object_new_object();
+
+            s_add_str(x, "vm", f->vms[ev->res[i]].name);
+            s_add_int(x, "fault_domain", f->vms[ev->res[i]].fd);
+            json_object_object_add(x, "start_wall", s_wall_json(ev->impact_start_wall));
+            json_object_object_add(x, "end_wall", s_wall_json(ev->impact_end_wall));
+            json_object_array_add(a, x);
+        }
+    }
+    json_object_object_add(e, "impacts", a);
+    return e;
+}
+
+static void s_control_state(sim_fabric_t *f, sim_answer_t *ans, int64_t now)
+{
+    json_object *o = json_object_new_object(), *a;
+
+    json_object_object_add(o, "wall", s_num3((double)s_wall_of(f, now) / 1000.0));
+    json_object_object_add(o, "sim", s_num3(s_sim_of(f, now)));
+    json_object_object_add(o, "time_scale", json_object_new_double(f->o->time_scale));
+    a = json_object_new_array();
+    for (int i = 0; i < f->nvms; i++) {
+        sim_vm_t *vm = &f->vms[i];
+        json_object *x = json_object_new_object();
+
+        s_add_str(x, "name", vm->name);
+        s_add_int(x, "fault_domain", vm->fd);
+        s_add_int(x, "update_domain", vm->ud);
+        s_add_int(x, "incarnation", vm->incarnation);
+        json_object_object_add(x, "enabled", json_object_new_boolean(vm->enabled));
+        json_object_object_add(x, "impacted", json_object_new_boolean(vm->impacts > 0));
+        json_object_object_add(x, "own_events_only", json_object_new_boolean(vm->own_only));
+        s_add_int(x, "requests", (int64_t)vm->requests);
+        if (vm->fault != FAULT_NONE) {
+            s_add_str(x, "fault", s_fault_name[vm->fault]);
+            s_add_int(x, "fault_count", vm->fault_count);
+        }
+        json_object_array_add(a, x);
+    }
+    json_object_object_add(o, "vms", a);
+    a = json_object_new_array();
+    for (int i = 0; i < f->nevents; i++)
+        json_object_array_add(a, s_event_state(f, f->events[i]));
+    json_object_object_add(o, "events", a);
+    a = json_object_new_array();
+    for (int i = 0; i < f->nrollouts; i++) {
+        rollout_t *r = f->rollouts[i];
+        json_object *x = json_object_new_object(), *l = json_object_new_array();
+
+        s_add_str(x, "RolloutId", r->id);
+        s_add_str(x, "EventType", s_type_name[r->type]);
+        for (int j = 0; j < r->nfds; j++)
+            json_object_array_add(l, json_object_new_int(r->fds[j]));
+        json_object_object_add(x, "FaultDomains", l);
+        l = json_object_new_array();
+        for (int j = 0; j < r->nevents; j++)
+            json_object_array_add(l, json_object_new_string(f->events[r->events[j]]->id));
+        json_object_object_add(x, "EventIds", l);
+        json_object_object_add(
+            x, "done",
+            json_object_new_boolean(r->next == r->nfds &&
+                                    !s_is_active(f->events[r->events[r->nevents - 1]])));
+        json_object_array_add(a, x);
+    }
+    json_object_object_add(o, "rollouts", a);
+    s_answer_json(ans, 200, o);
+}
+
+/* Reads the fields common to events and rollouts. 0 or -1 with *ret_why. */
+typedef struct {
+    ev_type_t type;
+    bool user;
+    double notice_s;
+    int duration;
+    const char *description;
+} ev_spec_t;
+
+static int s_parse_type(json_object *v, ev_type_t *ret, const char **ret_why)
+{
+    if (!v || !json_object_is_type(v, json_type_string)) {
+        *ret_why = "EventType must be a string: Freeze, Reboot, Redeploy, Preempt or Terminate";
+        return -1;
+    }
+    for (int i = 0; i < EV_TYPE_MAX; i++)
+        if (strcmp(json_object_get_string(v), s_type_name[i]) == 0) {
+            *ret = (ev_type_t)i;
+            return 0;
+        }
+    *ret_why = "EventType must be Freeze, Reboot, Redeploy, Preempt or Terminate";
+    return -1;
+}
+
+static int s_parse_spec(json_object *body, ev_spec_t *spec, const char **ret_why)
+{
+    json_object *v;
+
+    if (s_parse_type(json_object_object_get_ex(body, "EventType", &v) ? v : NULL, &spec->type,
+                     ret_why) < 0)
+        return -1;
+    spec->user = false;
+    if (json_object_object_get_ex(body, "EventSource", &v)) {
+        const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+
+        if (strcmp(s, "User") == 0)
+            spec->user = true;
+        else if (strcmp(s, "Platform") != 0) {
+            *ret_why = "EventSource must be \"Platform\" or \"User\"";
+            return -1;
+        }
+    }
+    spec->notice_s = s_default_notice[spec->type];
+    if (json_object_object_get_ex(body, "NoticeSeconds", &v)) {
+        if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double)) {
+            *ret_why = "NoticeSeconds must be a number";
+            return -1;
+        }
+        spec->notice_s = json_object_get_double(v);
+        if (!(spec->notice_s >= 0 && spec->notice_s <= SIM_MAX_NOTICE_S)) {
+            *ret_why = "NoticeSeconds must be between 0 and 604800";
+            return -1;
+        }
+    }
+    spec->duration = s_default_duration[spec->type];
+    if (json_object_object_get_ex(body, "DurationInSeconds", &v)) {
+        int64_t d = json_object_get_int64(v);
+
+        if (!json_object_is_type(v, json_type_int) || d < -1 || d > SIM_MAX_DURATION_S) {
+            *ret_why = "DurationInSeconds must be an integer between -1 and 86400";
+            return -1;
+        }
+        spec->duration = (int)d;
+    }
+    spec->description = NULL;
+    if (json_object_object_get_ex(body, "Description", &v)) {
+        if (!json_object_is_type(v, json_type_string) ||
+            strlen(json_object_get_string(v)) > SIM_MAX_DESCRIPTION) {
+            *ret_why = "Description must be a string of at most 1024 bytes";
+            return -1;
+        }
+        spec->description = json_object_get_string(v);
+    }
+    return 0;
+}
+
+/* Rejects keys other than the allowed ones, naming the first. */
+static int s_check_keys(json_object *body, const char *const *allowed, char *why, size_t whylen)
+{
+    json_object_object_foreach(body, key, val)
+    {
+        bool ok = false;
+
+        (void)val;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(key, *a) == 0)
+                ok = true;
+        if (!ok) {
+            snprintf(why, whylen, "unknown field \"%.64s\"", key);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void s_control_create(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *ans,
+                             int64_t now)
+{
+    static const char *const allowed[] = {"EventType",   "Resources",     "FaultDomain",
+                                          "EventSource", "NoticeSeconds", "DurationInSeconds",
+                                          "Description", "Status",        NULL};
+    const char *why = NULL;
+    char whybuf[160];
+    json_object *body = s_parse_object(req, &why), *v, *res = NULL, *fdv = NULL;
+    ev_spec_t spec;
+    int *idx = NULL, n = 0, rc;
+    bool host_failure = false;
+    sim_event_t *ev;
+
+    if (!body)
+        goto bad;
+    if (s_check_keys(body, allowed, whybuf, sizeof(whybuf)) < 0) {
+        why = whybuf;
+        goto bad;
+    }
+    if (s_parse_spec(body, &spec, &why) < 0)
+        goto bad;
+    if (json_object_object_get_ex(body, "Status", &v)) {
+        const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+
+        if (strcmp(s, "Started") == 0)
+            host_failure = true;
+        else if (strcmp(s, "Scheduled") != 0) {
+            why = "Status must be \"Scheduled\" or \"Started\" (host failure)";
+            goto bad;
+        }
+        if (host_failure && spec.type != EV_REBOOT) {
+            why = "a host failure (Status \"Started\") is a Reboot";
+            goto bad;
+        }
+    }
+    json_object_object_get_ex(body, "Resources", &res);
+    json_object_object_get_ex(body, "FaultDomain", &fdv);
+    if (!res == !fdv) {
+        why = "give either Resources or FaultDomain";
+        goto bad;
+    }
+    if (!(idx = malloc(sizeof(int) * (size_t)f->nvms))) {
+        why = "out of memory";
+        goto bad;
+    }
+    if (res) {
+        size_t len = json_object_is_type(res, json_type_array) ? json_object_array_length(res) : 0;
+
+        if (len == 0 || len > (size_t)f->nvms) {
+            why = "Resources must be a non-empty array of VM names of this set";
+            goto bad;
+        }
+        for (size_t i = 0; i < len; i++) {
+            json_object *s = json_object_array_get_idx(res, i);
+            const char *name =
+                json_object_is_type(s, json_type_string) ? json_object_get_string(s) : "";
+            int vi = s_vm_find(f, name, strlen(name));
+
+            if (vi < 0) {
+                snprintf(whybuf, sizeof(whybuf), "Resources: no VM named \"%.48s\" in this set",
+                         name);
+                why = whybuf;
+                goto bad;
+            }
+            for (int j = 0; j < n; j++)
+                if (idx[j] == vi) {
+                    snprintf(whybuf, sizeof(whybuf), "Resources: \"%.48s\" named twice", name);
+                    why = whybuf;
+                    goto bad;
+                }
+            idx[n++] = vi;
+        }
+    } else {
+        int64_t fd = json_object_get_int64(fdv);
+
+        if (!json_object_is_type(fdv, json_type_int) || fd < 0 || fd >= f->o->fault_domains) {
+            why = "FaultDomain must be an integer from 0 to fault-domains - 1";
+            goto bad;
+        }
+        for (int i = 0; i < f->nvms; i++)
+            if (f->vms[i].fd == fd)
+                idx[n++] = i;
+        if (n == 0) {
+            why = "that fault domain has no VM";
+            goto bad;
+        }
+    }
+    if (host_failure && !json_object_object_get_ex(body, "Description", &v))
+        spec.description = "Virtual machine is being restarted because of a host failure.";
+    if (!spec.description && spec.user && (spec.type == EV_REBOOT || spec.type == EV_REDEPLOY))
+        spec.description = spec.type == EV_REBOOT
+                               ? "Virtual machine is going to be restarted as requested by "
+                                 "authorized user."
+                               : "Virtual machine is going to be redeployed as requested by "
+                                 "authorized user.";
+    rc = s_event_create(f, spec.type, spec.user, spec.notice_s, spec.duration, spec.description,
+                        idx, n, host_failure, -1, now, &ev);
+    if (rc < 0) {
+        why = rc == -ENOSPC ? "too many events (4096)" : "out of memory";
+        free(idx);
+        json_object_put(body);
+        s_answer_error(ans, rc == -ENOSPC ? 507 : 500, "%s", why);
+        return;
+    }
+    free(idx);
+    json_object_put(body);
+    s_answer_json(ans, 200, s_event_state(f, ev));
+    return;
+bad:
+    free(idx);
+    json_object_put(body);
+    s_answer_error(ans, 400, "POST /control/events: %s", why);
+}
+
+static void s_control_maintenance(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *ans,
+                                  int64_t now)
+{
+    static const char *const allowed[] = {"EventType",         "EventSource", "NoticeSeconds",
+                                          "DurationInSeconds", "Description", "FaultDomains",
+                                          "GapSeconds",        NULL};
+    const char *why = NULL;
+    char whybuf[160];
+    json_object *body = s_parse_object(req, &why), *v, *out, *ids;
+    ev_spec_t spec;
+    rollout_t *r = NULL;
+    rollout_t **grown;
+    sim_event_t *ev;
+    double gap = 0;
+
+    if (!body)
+        goto bad;
+    if (s_check_keys(body, allowed, whybuf, sizeof(whybuf)) < 0) {
+        why = whybuf;
+        goto bad;
+    }
+    if (s_parse_spec(body, &spec, &why) < 0)
+        goto bad;
+    if (json_object_object_get_ex(body, "GapSeconds", &v)) {
+        gap = json_object_get_double(v);
+        if ((!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double)) ||
+            !(gap >= 0 && gap <= SIM_MAX_NOTICE_S)) {
+            why = "GapSeconds must be a number between 0 and 604800";
+            goto bad;
+        }
+    }
+    if (f->nrollouts >= 256) {
+        why = "too many rollouts (256)";
+        goto bad;
+    }
+    if (!(r = calloc(1, sizeof(*r))) ||
+        !(r->fds = calloc((size_t)f->o->fault_domains, sizeof(int))) ||
+        !(r->events = calloc((size_t)f->o->fault_domains, sizeof(int)))) {
+        why = "out of memory";
+        goto bad;
+    }
+    if (json_object_object_get_ex(body, "FaultDomains", &v)) {
+        size_t len = json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
+
+        if (len == 0 || len > (size_t)f->o->fault_domains) {
+            why = "FaultDomains must be a non-empty array of distinct fault domains";
+            goto bad;
+        }
+        for (size_t i = 0; i < len; i++) {
+            json_object *x = json_object_array_get_idx(v, i);
+            int64_t fd = json_object_get_int64(x);
+
+            if (!json_object_is_type(x, json_type_int) || fd < 0 || fd >= f->o->fault_domains) {
+                why = "FaultDomains: every entry must be a fault domain number";
+                goto bad;
+            }
+            for (int j = 0; j < r->nfds; j++)
+                if (r->fds[j] == fd) {
+                    why = "FaultDomains: a fault domain is named twice";
+                    goto bad;
+                }
+            r->fds[r->nfds++] = (int)fd;
+        }
+    } else {
+        for (int fd = 0; fd < f->o->fault_domains && fd < f->nvms; fd++)
+            r->fds[r->nfds++] = fd;
+    }
+    for (int j = 0; j < r->nfds; j++)
+        if (r->fds[j] >= f->nvms) {
+            why = "FaultDomains: a fault domain has no VM";
+            goto bad;
+        }
+    if (spec.description && !(r->description = strdup(spec.description))) {
+        why = "out of memory";
+        goto bad;
+    }
+    if (!(grown = realloc(f->rollouts, sizeof(*grown) * (size_t)(f->nrollouts + 1)))) {
+        why = "out of memory";
+        goto bad;
+    }
+    f->rollouts = grown;
+    snprintf(r->id, sizeof(r->id), "rollout-%d", f->nrollouts + 1);
+    r->type = spec.type;
+    r->user = spec.user;
+    r->notice_s = spec.notice_s;
+    r->duration = spec.duration;
+    r->gap_ms = s_real_ms(f, gap);
+    f->rollouts[f->nrollouts++] = r;
+    json_object_put(body);
+    if (s_rollout_create_next(f, f->nrollouts - 1, now, &ev) < 0) {
+        s_answer_error(ans, 507, "could not create the first event (too many events)");
+        return;
+    }
+    out = json_object_new_object();
+    s_add_str(out, "RolloutId", r->id);
+    ids = json_object_new_array();
+    json_object_array_add(ids, json_object_new_string(ev->id));
+    json_object_object_add(out, "EventIds", ids);
+    s_answer_json(ans, 200, out);
+    return;
+bad:
+    if (r) {
+        free(r->fds);
+        free(r->events);
+        free(r->description);
+        free(r);
+    }
+    json_object_put(body);
+    s_answer_error(ans, 400, "POST /control/maintenance: %s", why);
+}
+
+static void s_control_faults(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *ans)
+{
+    static const char *const allowed[] = {"vm", "answer", "count", NULL};
+    const char *why = NULL;
+    char whybuf[160];
+    json_object *body = s_parse_object(req, &why), *v, *a;
+    fault_t fault = FAULT_NONE;
+    int status = 0, vmi = -1;
+    int64_t count = 1;
+    const char *name;
+
+    if (!body)
+        goto bad;
+    if (s_check_keys(body, allowed, whybuf, sizeof(whybuf)) < 0) {
+        why = whybuf;
+        goto bad;
+    }
+    if (!json_object_object_get_ex(body, "vm", &v) || !json_object_is_type(v, json_type_string)) {
+        why = "vm must be a VM name or \"*\"";
+        goto bad;
+    }
+    name = json_object_get_string(v);
+    if (strcmp(name, "*") != 0 && (vmi = s_vm_find(f, name, strlen(name))) < 0) {
+        snprintf(whybuf, sizeof(whybuf), "no VM named \"%.48s\" in this set", name);
+        why = whybuf;
+        goto bad;
+    }
+    if (!json_object_object_get_ex(body, "answer", &a)) {
+        why = "answer is missing";
+        goto bad;
+    }
+    if (json_object_is_type(a, json_type_int)) {
+        int64_t s = json_object_get_int64(a);
+
+        if (s < 400 || s > 599) {
+            why = "answer: an HTTP status must be 400-599";
+            goto bad;
+        }
+        fault = FAULT_STATUS;
+        status = (int)s;
+    } else if (json_object_is_type(a, json_type_string)) {
+        const char *s = json_object_get_string(a);
+
+        for (int i = FAULT_TIMEOUT; i <= FAULT_RESET; i++)
+            if (strcmp(s, s_fault_name[i]) == 0)
+                fault = (fault_t)i;
+    }
+    if (fault == FAULT_NONE) {
+        why = "answer must be an HTTP status (e.g. 500, 429, 410) or \"timeout\", \"garbage\", "
+              "\"empty\" or \"reset\"";
+        goto bad;
+    }
+    if (json_object_object_get_ex(body, "count", &v)) {
+        count = json_object_get_int64(v);
+        if (!json_object_is_type(v, json_type_int) || count < 0 || count > SIM_MAX_FAULT_COUNT) {
+            why = "count must be an integer from 0 to 1000000";
+            goto bad;
+        }
+    }
+    for (int i = 0; i < f->nvms; i++) {
+        if (vmi >= 0 && i != vmi)
+            continue;
+        f->vms[i].fault = count ? fault : FAULT_NONE;
+        f->vms[i].fault_status = status;
+        f->vms[i].fault_count = (int)count;
+    }
+    {
+        json_object *o = json_object_new_object();
+
+        s_add_str(o, "vm", name);
+        json_object_object_add(o, "answer", json_object_get(a));
+        s_add_int(o, "count", count);
+        json_object_put(body);
+        s_answer_json(ans, 200, o);
+    }
+    return;
+bad:
+    json_object_put(body);
+    s_answer_error(ans, 400, "POST /control/faults: %s", why);
+}
+
+void sim_fabric_control(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *ans)
+{
+    const char *p = req->url + strlen("/control");
+    const char *m = req->method;
+    int64_t now;
+
+    memset(ans, 0, sizeof(*ans));
+    pthread_mutex_lock(&f->lock);
+    now = sc_mono_ms();
+    if (strcmp(p, "/state") == 0) {
+        if (strcmp(m, "GET") != 0)
+            goto method;
+        s_control_state(f, ans, now);
+    } else if (strcmp(p, "/timeline") == 0) {
+        uint64_t since = 0;
+
+        if (strcmp(m, "GET") != 0)
+            goto method;
+        if (req->query_since) {
+            char *end;
+
+            errno = 0;
+            since = strtoull(req->query_since, &end, 10);
+            if (errno || *end || end == req->query_since) {
+                s_answer_error(ans, 400, "since must be a timeline seq number");
+                goto out;
+            }
+        }
+        ans->kind = SIM_ANS_RESPOND;
+        ans->status = 200;
+        ans->content_type = "application/json; charset=utf-8";
+        if (!(ans->body = sim_timeline_array(f->tl, since, &ans->body_len)))
+            s_answer_error(ans, 500, "out of memory");
+    } else if (strcmp(p, "/events") == 0) {
+        if (strcmp(m, "POST") != 0)
+            goto method;
+        s_control_create(f, req, ans, now);
+    } else if (strncmp(p, "/events/", 8) == 0) {
+        int ei;
+        sim_event_t *ev = s_event_find(f, p + 8, &ei);
+
+        if (!ev) {
+            s_answer_error(ans, 404, "no event %.64s", p + 8);
+        } else if (strcmp(m, "GET") == 0) {
+            s_answer_json(ans, 200, s_event_state(f, ev));
+        } else if (strcmp(m, "DELETE") == 0) {
+            if (ev->status != ST_SCHEDULED) {
+                s_answer_error(ans, 409, "event %s is %s: only a Scheduled event can be cancelled",
+                               ev->id, s_status_name[ev->status]);
+            } else {
+                s_finish(f, ev, ei, ST_CANCELLED, now);
+                s_answer_json(ans, 200, s_event_state(f, ev));
+            }
+        } else {
+            goto method;
+        }
+    } else if (strcmp(p, "/maintenance") == 0) {
+        if (strcmp(m, "POST") != 0)
+            goto method;
+        s_control_maintenance(f, req, ans, now);
+    } else if (strcmp(p, "/faults") == 0) {
+        if (strcmp(m, "POST") != 0)
+            goto method;
+        s_control_faults(f, req, ans);
+    } else {
+        s_answer_error(ans, 404,
+                       "no such control path: use /control/events, /control/events/<id>, "
+                       "/control/maintenance, /control/faults, /control/state, /control/timeline");
+    }
+    goto out;
+method:
+    s_answer_error(ans, 405, "method %s not allowed on %.64s", m, req->url);
+out:
+    pthread_mutex_unlock(&f->lock);
+}
+
+/* ---------------------------------------------------------------- life */
+
+static int s_split_hook(sim_fabric_t *f, const char *cmd)
+{
+    char *copy = strdup(cmd), *save = NULL, *w;
+
+    if (!copy)
+        return -ENOMEM;
+    if (!(f->hook_argv = calloc(60, sizeof(char *)))) {
+        free(copy);
+        return -ENOMEM;
+    }
+    for (w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (f->hook_argc == 59) {
+            free(copy);
+            return -E2BIG;
+        }
+        if (!(f->hook_argv[f->hook_argc++] = strdup(w))) {
+            free(copy);
+            return -ENOMEM;
+        }
+    }
+    free(copy);
+    return f->hook_argc ? 0 : -EINVAL;
+}
+
+int sim_fabric_new(const sim_opts_t *o, sim_fabric_t **ret_fabric, const char **ret_why)
+{
+    sim_fabric_t *f = calloc(1, sizeof(*f));
+    int rc = -ENOMEM;
+
+    *ret_why = "out of memory";
+    if (!f)
+        return -ENOMEM;
+    pthread_mutex_init(&f->lock, NULL);
+    f->o = o;
+    f->nvms = o->vms;
+    f->rng = o->seed * 0x9E3779B97F4A7C15ULL + 0x1234567ULL;
+    if (!f->rng)
+        f->rng = 1;
+    f->t0_mono = sc_mono_ms();
+    f->t0_wall = sc_wall_ms();
+    if (!(f->vms = calloc((size_t)o->vms, sizeof(*f->vms))))
+        goto fail;
+    for (int i = 0; i < o->vms; i++) {
+        sim_vm_t *vm = &f->vms[i];
+
+        snprintf(vm->name, sizeof(vm->name), "%s%d", o->prefix, i);
+        s_guid(f, vm->vmid);
+        vm->fd = i % o->fault_domains;
+        vm->ud = i % o->update_domains;
+        vm->incarnation = 1;
+        if (o->rate_limit > 0 && !(vm->recent = calloc((size_t)o->rate_limit, sizeof(int64_t))))
+            goto fail;
+    }
+    if (o->own_events) {
+        char *copy = strdup(o->own_events), *save = NULL, *w;
+
+        if (!copy)
+            goto fail;
+        for (w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+            int vi = s_vm_find(f, w, strlen(w));
+
+            if (vi < 0) {
+                free(copy);
+                *ret_why = "--own-events-only names a VM that is not in the set";
+                rc = -EINVAL;
+                goto fail;
+            }
+            f->vms[vi].own_only = true;
+        }
+        free(copy);
+    }
+    if (o->on_impact && (rc = s_split_hook(f, o->on_impact)) < 0) {
+        *ret_why = "--on-impact: give a command (at most 59 words)";
+        goto fail;
+    }
+    if ((rc = sim_timeline_new(o->timeline_path, o->timeline_keep, &f->tl)) < 0) {
+        *ret_why = "--timeline: cannot open the file for appending";
+        goto fail;
+    }
+    *ret_fabric = f;
+    return 0;
+fail:
+    sim_fabric_destroy(&f);
+    return rc;
+}
+
+void sim_fabric_destroy(sim_fabric_t **fabric)
+{
+    sim_fabric_t *f = fabric ? *fabric : NULL;
+
+    if (!f)
+        return;
+    for (int i = 0; i < f->nevents; i++) {
+        free(f->events[i]->res);
+        free(f->events[i]->appr);
+        free(f->events[i]->description);
+        free(f->events[i]);
+    }
+    free(f->events);
+    for (int i = 0; i < f->nrollouts; i++) {
+        free(f->rollouts[i]->fds);
+        free(f->rollouts[i]->events);
+        free(f->rollouts[i]->description);
+        free(f->rollouts[i]);
+    }
+    free(f->rollouts);
+    if (f->vms)
+        for (int i = 0; i < f->nvms; i++)
+            free(f->vms[i].recent);
+    free(f->vms);
+    if (f->hook_argv)
+        for (int i = 0; i < f->hook_argc; i++)
+            free(f->hook_argv[i]);
+    free(f->hook_argv);
+    sim_timeline_destroy(&f->tl);
+    pthread_mutex_destroy(&f->lock);
+    free(f);
+    *fabric = NULL;
+}
