@@ -1,0 +1,77 @@
+/* sc_dlog: the coordinator's decision log.
+ *
+ * Every decision (member state, event seen / started / ended, prepare and recover ordered, hook
+ * progress, approval intent and answer, alert) is an entry appended to this log, then applied
+ * to the store (sc_store_apply), and only then carried out. Each entry carries the term of the
+ * leader that wrote it and a log index (1, 2, 3, ... without gaps), so the election issue can
+ * replicate it as is: a follower appends the leader's entries with sc_dlog_append_entry() and
+ * applies them in index order, ending with the same store.
+ *
+ * The log is a table ("dlog") of the store's SQLite database, append-only (triggers refuse
+ * UPDATE of its content and DELETE); only the "applied" flag changes. The table is created by
+ * the store's migrations. */
+#ifndef SC_DLOG_H
+#define SC_DLOG_H
+
+#include "sc_db.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest data / reason accepted in one entry. */
+#define SC_DLOG_DATA_MAX (1u << 20)
+#define SC_DLOG_REASON_MAX 1024
+/* Most entries sc_dlog_read returns at once. */
+#define SC_DLOG_READ_MAX 100000
+
+typedef enum {
+    SC_DLOG_TERM,            /* {"term":T}: a leader took term T */
+    SC_DLOG_MEMBER,          /* {"name","fault_domain","update_domain","state"} */
+    SC_DLOG_EVENT_SEEN,      /* {"event":{IMDS event},"seen_by":[names]}: new or changed */
+    SC_DLOG_EVENT_STARTED,   /* {"event_id","how":"approved"|"not_before"|"host_failure"} */
+    SC_DLOG_EVENT_ENDED,     /* {"event_id","how":"completed"|"cancelled"} */
+    SC_DLOG_PREPARE_ORDERED, /* {"event_id","vms":[...]} drain ordered */
+    SC_DLOG_RECOVER_ORDERED, /* {"event_id","vms":[...]} */
+    SC_DLOG_HOOK_PROGRESS,   /* {"event_id","vm","phase","state","exit_status"} drain acked */
+    SC_DLOG_APPROVAL_INTENT, /* {"event_ids":[...],"body","via":null|vm} before the POST */
+    SC_DLOG_APPROVAL_ANSWER, /* {"intent":INDEX,"rc","http_status","message"} after it */
+    SC_DLOG_ALERT,           /* {"event_id"?,"message"} */
+    SC_DLOG_KIND_MAX
+} sc_dlog_kind_t;
+
+typedef struct sc_dlog_entry {
+    int64_t index;       /* position in the log, from 1 */
+    int64_t term;        /* term of the leader that decided it */
+    sc_dlog_kind_t kind; /* what was decided */
+    char *data;          /* JSON object, the decision's content */
+    char *reason;        /* why, for humans ("" allowed) */
+    int64_t wall_ms;     /* when, wall clock, for humans */
+    bool applied;        /* applied to the store */
+} sc_dlog_entry_t;
+
+/* "term", "member", "event_seen", ... ; "unknown" for out of range. */
+const char *sc_dlog_kind_name(sc_dlog_kind_t kind);
+/* Parses a name as written by sc_dlog_kind_name. 0 or -EINVAL. */
+int sc_dlog_kind_parse(const char *name, sc_dlog_kind_t *ret_kind);
+
+/* Appends a new entry at the next index. data must be a JSON object (checked), reason any
+ * text; term must not be older than the newest entry's (SC_E_STALE_TERM). *ret_index (may be
+ * NULL) gets its index. Runs in the caller's transaction if one is open. */
+int sc_dlog_append(sc_db_t *db, int64_t term, sc_dlog_kind_t kind, const char *data,
+                   const char *reason, int64_t wall_ms, int64_t *ret_index);
+/* Appends an entry received from a leader: e->index must be exactly last + 1 (-EINVAL
+ * otherwise; -EEXIST when that index is already there), e->term not older than the last. */
+int sc_dlog_append_entry(sc_db_t *db, const sc_dlog_entry_t *e);
+/* Marks an entry applied. SC_E_NOT_FOUND when absent. */
+int sc_dlog_mark_applied(sc_db_t *db, int64_t index);
+/* Index and term of the newest entry; both 0 for an empty log. */
+int sc_dlog_last(sc_db_t *db, int64_t *ret_index, int64_t *ret_term);
+/* Reads at most max entries with index >= from, in order (only_unapplied: those not applied
+ * yet). *ret_entries is the caller's (sc_dlog_entries_free), NULL when *ret_n is 0. */
+int sc_dlog_read(sc_db_t *db, int64_t from, size_t max, bool only_unapplied,
+                 sc_dlog_entry_t **ret_entries, size_t *ret_n);
+/* Frees n entries read by sc_dlog_read; takes NULL. */
+void sc_dlog_entries_free(sc_dlog_entry_t *entries, size_t n);
+
+#endif

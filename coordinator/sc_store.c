@@ -1,0 +1,674 @@
+#include "sc_store.h"
+
+#include "sc_error.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sc_store {
+    sc_db_t *db; /* the database */
+};
+
+/* migrations[i] takes the schema from version i to i + 1. Never edit a released one. */
+static const char *const s_migrations[SC_STORE_SCHEMA_VERSION] = {
+    /* 0 -> 1: the tables. */
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE members(name TEXT PRIMARY KEY, endpoint TEXT, fault_domain INTEGER,"
+    "  update_domain INTEGER, state TEXT NOT NULL DEFAULT 'healthy', updated_ms INTEGER);"
+    "CREATE TABLE events(event_id TEXT PRIMARY KEY COLLATE NOCASE, event_type TEXT,"
+    "  status TEXT, source TEXT, resource_type TEXT, resources TEXT, not_before INTEGER,"
+    "  not_before_raw TEXT, description TEXT, duration_s INTEGER, doc TEXT, seen_by TEXT,"
+    "  first_seen_ms INTEGER, last_changed_ms INTEGER, approved_ms INTEGER, approved_by TEXT,"
+    "  started_ms INTEGER, started_how TEXT, ended_ms INTEGER, ended_how TEXT);"
+    "CREATE TABLE drains(event_id TEXT NOT NULL COLLATE NOCASE, vm TEXT NOT NULL,"
+    "  phase TEXT NOT NULL CHECK (phase IN ('prepare', 'recover')), ordered_ms INTEGER,"
+    "  started_ms INTEGER, finished_ms INTEGER, result TEXT, exit_status INTEGER,"
+    "  PRIMARY KEY (event_id, vm, phase));"
+    "CREATE TABLE approvals(id INTEGER PRIMARY KEY, event_ids TEXT NOT NULL,"
+    "  body TEXT NOT NULL, via TEXT, by TEXT, intent_ms INTEGER NOT NULL, answered_ms INTEGER,"
+    "  rc INTEGER, http_status INTEGER, answer TEXT);"
+    "CREATE TABLE dlog(idx INTEGER PRIMARY KEY, term INTEGER NOT NULL, kind TEXT NOT NULL,"
+    "  data TEXT NOT NULL, reason TEXT NOT NULL, wall_ms INTEGER NOT NULL,"
+    "  applied INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TRIGGER dlog_append_only_u BEFORE UPDATE OF idx, term, kind, data, reason, wall_ms"
+    "  ON dlog BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END;"
+    "CREATE TRIGGER dlog_append_only_d BEFORE DELETE ON dlog"
+    "  BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END;",
+    /* 1 -> 2: lookups by VM (status per member) and unanswered approvals (restart). */
+    "CREATE INDEX drains_by_vm ON drains(vm);"
+    "CREATE INDEX approvals_unanswered ON approvals(id) WHERE answered_ms IS NULL;",
+};
+
+int sc_store_open(const char *path, sc_store_t **ret_store, char *err, size_t errlen)
+{
+    sc_store_t *self;
+    int rc;
+
+    if (!path || !ret_store)
+        return -EINVAL;
+    if (!(self = calloc(1, sizeof(*self))))
+        return -ENOMEM;
+    rc = sc_db_open(path, s_migrations, SC_STORE_SCHEMA_VERSION, &self->db, err, errlen);
+    if (rc < 0) {
+        free(self);
+        return rc;
+    }
+    *ret_store = self;
+    return 0;
+}
+
+void sc_store_close(sc_store_t **store)
+{
+    if (!store || !*store)
+        return;
+    sc_db_close(&(*store)->db);
+    free(*store);
+    *store = NULL;
+}
+
+sc_db_t *sc_store_db(sc_store_t *store)
+{
+    return store ? store->db : NULL;
+}
+
+int sc_store_term(sc_store_t *store, int64_t *ret_term)
+{
+    int64_t t = 0;
+    int rc;
+
+    if (!store || !ret_term)
+        return -EINVAL;
+    rc = sc_db_query_int64(store->db, &t,
+                           "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'term'", NULL);
+    if (rc == SC_E_NOT_FOUND)
+        t = 0;
+    else if (rc < 0)
+        return rc;
+    *ret_term = t;
+    return 0;
+}
+
+int sc_store_next_term(sc_store_t *store, int64_t wall_ms, int64_t *ret_term)
+{
+    char data[64];
+    int64_t t;
+    int rc;
+
+    if (!store || !ret_term)
+        return -EINVAL;
+    rc = sc_store_term(store, &t);
+    if (rc < 0)
+        return rc;
+    snprintf(data, sizeof(data), "{\"term\":%lld}", (long long)(t + 1));
+    rc = sc_store_decide(store, t + 1, SC_DLOG_TERM, data, "leader of a new term", wall_ms, NULL);
+    if (rc < 0)
+        return rc;
+    *ret_term = t + 1;
+    return 0;
+}
+
+/* ---- applying entries ---------------------------------------------------------------- */
+
+static const char *s_str(json_object *o, const char *key)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+        return NULL;
+    return json_object_get_string(v);
+}
+
+static bool s_int(json_object *o, const char *key, int64_t *ret)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+        return false;
+    *ret = json_object_get_int64(v);
+    return true;
+}
+
+static json_object *s_arr(json_object *o, const char *key)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_array))
+        return NULL;
+    return v;
+}
+
+static int s_apply_member(sc_store_t *self, json_object *d, int64_t wall)
+{
+    const char *name = s_str(d, "name"), *state = s_str(d, "state"), *ep = s_str(d, "endpoint");
+    int64_t fd = -1, ud = -1;
+    bool has_fd = s_int(d, "fault_domain", &fd), has_ud = s_int(d, "update_domain", &ud);
+    int rc;
+
+    if (!name)
+        return -EINVAL;
+    rc = sc_db_run(self->db, NULL,
+                   "INSERT INTO members(name, state, updated_ms) VALUES (?, 'healthy', ?) "
+                   "ON CONFLICT(name) DO NOTHING",
+                   "sl", name, wall);
+    if (rc >= 0 && ep)
+        rc = sc_db_run(self->db, NULL, "UPDATE members SET endpoint = ? WHERE name = ?", "ss", ep,
+                       name);
+    if (rc >= 0 && has_fd)
+        rc = sc_db_run(self->db, NULL, "UPDATE members SET fault_domain = ? WHERE name = ?", "ls",
+                       fd, name);
+    if (rc >= 0 && has_ud)
+        rc = sc_db_run(self->db, NULL, "UPDATE members SET update_domain = ? WHERE name = ?", "ls",
+                       ud, name);
+    if (rc >= 0 && state)
+        rc =
+            sc_db_run(self->db, NULL, "UPDATE members SET state = ?, updated_ms = ? WHERE name = ?",
+                      "sls", state, wall, name);
+    return rc;
+}
+
+static int s_apply_event_seen(sc_store_t *self, json_object *d, int64_t wall)
+{
+    json_object *ev, *seen = s_arr(d, "seen_by"), *res;
+    const char *id, *nbraw;
+    int64_t dur = 0, nb = 0;
+    bool has_dur, has_nb;
+    int rc;
+
+    if (!json_object_object_get_ex(d, "event", &ev) || !json_object_is_type(ev, json_type_object))
+        return -EINVAL;
+    if (!(id = s_str(ev, "EventId")))
+        return -EINVAL;
+    res = s_arr(ev, "Resources");
+    has_dur = s_int(ev, "DurationInSeconds", &dur);
+    has_nb = s_int(d, "not_before", &nb);
+    nbraw = s_str(ev, "NotBefore");
+    rc = sc_db_run(self->db, NULL,
+                   "INSERT INTO events(event_id, first_seen_ms) VALUES (?, ?) "
+                   "ON CONFLICT(event_id) DO NOTHING",
+                   "sl", id, wall);
+    if (rc < 0)
+        return rc;
+    return sc_db_run(
+        self->db, NULL,
+        "UPDATE events SET event_type = ?, status = ?, source = ?, resource_type = ?, "
+        "resources = ?, not_before = ?, not_before_raw = ?, description = ?, duration_s = ?, "
+        "doc = ?, seen_by = coalesce(?, seen_by), last_changed_ms = ? WHERE event_id = ?",
+        "sssssssssssls", s_str(ev, "EventType"), s_str(ev, "EventStatus"), s_str(ev, "EventSource"),
+        s_str(ev, "ResourceType"),
+        res ? json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN) : "[]",
+        has_nb ? json_object_to_json_string(json_object_object_get(d, "not_before")) : NULL, nbraw,
+        s_str(ev, "Description"),
+        has_dur ? json_object_to_json_string(json_object_object_get(ev, "DurationInSeconds"))
+                : NULL,
+        json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN),
+        seen ? json_object_to_json_string_ext(seen, JSON_C_TO_STRING_PLAIN) : NULL, wall, id);
+}
+
+static int s_apply_orders(sc_store_t *self, json_object *d, const char *phase, int64_t wall)
+{
+    const char *id = s_str(d, "event_id");
+    json_object *vms = s_arr(d, "vms");
+    int rc = 0;
+
+    if (!id || !vms)
+        return -EINVAL;
+    for (size_t i = 0; i < json_object_array_length(vms) && rc >= 0; i++) {
+        json_object *v = json_object_array_get_idx(vms, i);
+        if (!json_object_is_type(v, json_type_string))
+            return -EINVAL;
+        rc = sc_db_run(self->db, NULL,
+                       "INSERT INTO drains(event_id, vm, phase, ordered_ms) VALUES (?, ?, ?, ?) "
+                       "ON CONFLICT(event_id, vm, phase) DO UPDATE SET "
+                       "ordered_ms = coalesce(ordered_ms, excluded.ordered_ms)",
+                       "sssl", id, json_object_get_string(v), phase, wall);
+    }
+    return rc;
+}
+
+static int s_apply_progress(sc_store_t *self, json_object *d, int64_t wall)
+{
+    const char *id = s_str(d, "event_id"), *vm = s_str(d, "vm"), *phase = s_str(d, "phase");
+    const char *state = s_str(d, "state");
+    int64_t es = -1;
+    bool has_es = s_int(d, "exit_status", &es);
+    int rc;
+
+    if (!id || !vm || !phase || !state ||
+        (strcmp(phase, "prepare") != 0 && strcmp(phase, "recover") != 0))
+        return -EINVAL;
+    rc = sc_db_run(self->db, NULL,
+                   "INSERT INTO drains(event_id, vm, phase) VALUES (?, ?, ?) "
+                   "ON CONFLICT(event_id, vm, phase) DO NOTHING",
+                   "sss", id, vm, phase);
+    if (rc < 0)
+        return rc;
+    if (strcmp(state, "started") == 0)
+        return sc_db_run(self->db, NULL,
+                         "UPDATE drains SET started_ms = coalesce(started_ms, ?) "
+                         "WHERE event_id = ? AND vm = ? AND phase = ?",
+                         "lsss", wall, id, vm, phase);
+    if (has_es)
+        return sc_db_run(self->db, NULL,
+                         "UPDATE drains SET finished_ms = ?, result = ?, exit_status = ?, "
+                         "started_ms = coalesce(started_ms, ?) "
+                         "WHERE event_id = ? AND vm = ? AND phase = ?",
+                         "lsllsss", wall, state, es, wall, id, vm, phase);
+    return sc_db_run(self->db, NULL,
+                     "UPDATE drains SET finished_ms = ?, result = ?, "
+                     "started_ms = coalesce(started_ms, ?) "
+                     "WHERE event_id = ? AND vm = ? AND phase = ?",
+                     "lslsss", wall, state, wall, id, vm, phase);
+}
+
+static int s_apply_intent(sc_store_t *self, int64_t index, json_object *d, int64_t wall)
+{
+    json_object *ids = s_arr(d, "event_ids");
+    const char *body = s_str(d, "body");
+
+    if (!ids || !body)
+        return -EINVAL;
+    return sc_db_run(self->db, NULL,
+                     "INSERT INTO approvals(id, event_ids, body, via, by, intent_ms) "
+                     "VALUES (?, ?, ?, ?, ?, ?)",
+                     "lssssl", index, json_object_to_json_string_ext(ids, JSON_C_TO_STRING_PLAIN),
+                     body, s_str(d, "via"), s_str(d, "by"), wall);
+}
+
+static int s_apply_answer(sc_store_t *self, json_object *d, int64_t wall)
+{
+    int64_t intent, arc = 0, http = 0;
+    int changes = 0, rc;
+
+    if (!s_int(d, "intent", &intent) || !s_int(d, "rc", &arc))
+        return -EINVAL;
+    s_int(d, "http_status", &http);
+    rc = sc_db_run(self->db, &changes,
+                   "UPDATE approvals SET answered_ms = ?, rc = ?, http_status = ?, answer = ? "
+                   "WHERE id = ?",
+                   "lllsl", wall, arc, http, s_str(d, "message"), intent);
+    if (rc < 0)
+        return rc;
+    if (!changes)
+        return -EINVAL;
+    if (arc != 0)
+        return 0;
+    /* A successful answer approves every event the intent listed. */
+    return sc_db_run(self->db, NULL,
+                     "UPDATE events SET approved_ms = coalesce(approved_ms, ?), "
+                     "approved_by = coalesce(approved_by, (SELECT coalesce(via, by) FROM approvals "
+                     "WHERE id = ?)) WHERE event_id IN (SELECT value FROM json_each("
+                     "(SELECT event_ids FROM approvals WHERE id = ?)))",
+                     "lll", wall, intent, intent);
+}
+
+static int s_apply_data(sc_store_t *self, const sc_dlog_entry_t *e, json_object *d)
+{
+    const char *id, *how;
+    int64_t t;
+
+    switch (e->kind) {
+    case SC_DLOG_TERM:
+        if (!s_int(d, "term", &t))
+            return -EINVAL;
+        return sc_db_run(self->db, NULL,
+                         "INSERT INTO meta(key, value) VALUES ('term', ?) ON CONFLICT(key) DO "
+                         "UPDATE SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS "
+                         "INTEGER))",
+                         "l", t);
+    case SC_DLOG_MEMBER: return s_apply_member(self, d, e->wall_ms);
+    case SC_DLOG_EVENT_SEEN: return s_apply_event_seen(self, d, e->wall_ms);
+    case SC_DLOG_EVENT_STARTED:
+        if (!(id = s_str(d, "event_id")) || !(how = s_str(d, "how")))
+            return -EINVAL;
+        return sc_db_run(self->db, NULL,
+                         "UPDATE events SET status = 'Started', started_ms = coalesce(started_ms, "
+                         "?), started_how = coalesce(started_how, ?) WHERE event_id = ?",
+                         "lss", e->wall_ms, how, id);
+    case SC_DLOG_EVENT_ENDED:
+        if (!(id = s_str(d, "event_id")) || !(how = s_str(d, "how")))
+            return -EINVAL;
+        return sc_db_run(self->db, NULL,
+                         "UPDATE events SET ended_ms = coalesce(ended_ms, ?), "
+                         "ended_how = coalesce(ended_how, ?) WHERE event_id = ?",
+                         "lss", e->wall_ms, how, id);
+    case SC_DLOG_PREPARE_ORDERED: return s_apply_orders(self, d, "prepare", e->wall_ms);
+    case SC_DLOG_RECOVER_ORDERED: return s_apply_orders(self, d, "recover", e->wall_ms);
+    case SC_DLOG_HOOK_PROGRESS: return s_apply_progress(self, d, e->wall_ms);
+    case SC_DLOG_APPROVAL_INTENT: return s_apply_intent(self, e->index, d, e->wall_ms);
+    case SC_DLOG_APPROVAL_ANSWER: return s_apply_answer(self, d, e->wall_ms);
+    case SC_DLOG_ALERT: return 0;
+    default: return -EINVAL;
+    }
+}
+
+int sc_store_apply(sc_store_t *store, const sc_dlog_entry_t *e)
+{
+    json_object *d;
+    int rc;
+
+    if (!store || !e || !e->data)
+        return -EINVAL;
+    d = json_tokener_parse(e->data);
+    if (!d || !json_object_is_type(d, json_type_object)) {
+        json_object_put(d);
+        return -EINVAL;
+    }
+    rc = s_apply_data(store, e, d);
+    json_object_put(d);
+    if (rc < 0)
+        return rc;
+    return sc_dlog_mark_applied(store->db, e->index);
+}
+
+int sc_store_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const char *data,
+                    const char *reason, int64_t wall_ms, int64_t *ret_index)
+{
+    sc_dlog_entry_t e = {0};
+    bool own_txn;
+    int rc;
+
+    if (!store)
+        return -EINVAL;
+    own_txn = !sc_db_in_transaction(store->db);
+    if (own_txn && (rc = sc_db_begin(store->db)) < 0)
+        return rc;
+    rc = sc_dlog_append(store->db, term, kind, data, reason, wall_ms, &e.index);
+    if (rc >= 0) {
+        e.term = term;
+        e.kind = kind;
+        e.data = (char *)(uintptr_t)data; /* read only */
+        e.reason = (char *)(uintptr_t)reason;
+        e.wall_ms = wall_ms;
+        rc = sc_store_apply(store, &e);
+    }
+    if (rc < 0) {
+        if (own_txn)
+            sc_db_rollback(store->db);
+        return rc;
+    }
+    if (own_txn && (rc = sc_db_commit(store->db)) < 0) {
+        sc_db_rollback(store->db);
+        return rc;
+    }
+    if (ret_index)
+        *ret_index = e.index;
+    return 0;
+}
+
+int sc_store_apply_pending(sc_store_t *store)
+{
+    sc_dlog_entry_t *v = NULL;
+    size_t n = 0;
+    int rc;
+
+    if (!store)
+        return -EINVAL;
+    rc = sc_dlog_read(store->db, 1, SC_DLOG_READ_MAX, true, &v, &n);
+    for (size_t i = 0; rc >= 0 && i < n; i++)
+        rc = sc_store_apply(store, &v[i]);
+    sc_dlog_entries_free(v, n);
+    return rc < 0 ? rc : 0;
+}
+
+/* ---- reading ------------------------------------------------------------------------- */
+
+const char *sc_store_drain_state(const char *prepare_result, bool prepare_ordered,
+                                 bool prepare_started, const char *recover_result,
+                                 bool recover_ordered)
+{
+    if (recover_result && strcmp(recover_result, "started") != 0)
+        return strcmp(recover_result, "done") == 0 ? "recovered" : "recover_failed";
+    if (recover_ordered)
+        return "recovering";
+    if (prepare_result)
+        return strcmp(prepare_result, "done") == 0 ? "prepared" : "prepare_failed";
+    if (prepare_started)
+        return "preparing";
+    if (prepare_ordered)
+        return "ordered";
+    return "pending";
+}
+
+static void s_put_text(json_object *o, const char *key, sqlite3_stmt *st, int col)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    json_object_object_add(o, key, t ? json_object_new_string((const char *)t) : NULL);
+}
+
+static void s_put_int(json_object *o, const char *key, sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        json_object_object_add(o, key, NULL);
+    else
+        json_object_object_add(o, key, json_object_new_int64(sqlite3_column_int64(st, col)));
+}
+
+static void s_put_json(json_object *o, const char *key, sqlite3_stmt *st, int col)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    json_object_object_add(o, key, t ? json_tokener_parse((const char *)t) : NULL);
+}
+
+static int s_members_json(sc_db_t *db, json_object *arr)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sc_db_prepare(db, &st,
+                           "SELECT name, endpoint, fault_domain, update_domain, state FROM "
+                           "members ORDER BY name",
+                           NULL);
+    if (rc < 0)
+        return rc;
+    while ((rc = sc_db_step(db, st)) == 1) {
+        json_object *m = json_object_new_object();
+        s_put_text(m, "name", st, 0);
+        s_put_text(m, "endpoint", st, 1);
+        s_put_int(m, "fault_domain", st, 2);
+        s_put_int(m, "update_domain", st, 3);
+        s_put_text(m, "state", st, 4);
+        json_object_array_add(arr, m);
+    }
+    sqlite3_finalize(st);
+    return rc < 0 ? rc : 0;
+}
+
+static int s_drains_json(sc_db_t *db, const char *event_id, json_object *ev)
+{
+    sqlite3_stmt *st = NULL;
+    json_object *detail = json_object_new_object(), *states = json_object_new_object();
+    json_object *res;
+    int rc;
+
+    json_object_object_add(ev, "drains", states);
+    json_object_object_add(ev, "drain_detail", detail);
+    /* Every VM in Resources shows up, drained or not. */
+    if (json_object_object_get_ex(ev, "resources", &res) &&
+        json_object_is_type(res, json_type_array))
+        for (size_t i = 0; i < json_object_array_length(res); i++)
+            json_object_object_add(states,
+                                   json_object_get_string(json_object_array_get_idx(res, i)),
+                                   json_object_new_string("pending"));
+    rc = sc_db_prepare(db, &st,
+                       "SELECT vm, phase, ordered_ms, started_ms, finished_ms, result, exit_status "
+                       "FROM drains WHERE event_id = ? ORDER BY vm, phase DESC",
+                       "s", event_id);
+    if (rc < 0)
+        return rc;
+    while ((rc = sc_db_step(db, st)) == 1) {
+        const char *vm = (const char *)sqlite3_column_text(st, 0);
+        const char *phase = (const char *)sqlite3_column_text(st, 1);
+        json_object *per, *ph = json_object_new_object();
+
+        if (!json_object_object_get_ex(detail, vm, &per)) {
+            per = json_object_new_object();
+            json_object_object_add(detail, vm, per);
+        }
+        s_put_int(ph, "ordered_ms", st, 2);
+        s_put_int(ph, "started_ms", st, 3);
+        s_put_int(ph, "finished_ms", st, 4);
+        s_put_text(ph, "result", st, 5);
+        s_put_int(ph, "exit_status", st, 6);
+        json_object_object_add(per, phase, ph);
+    }
+    sqlite3_finalize(st);
+    if (rc < 0)
+        return rc;
+    json_object_object_foreach(detail, vm, per)
+    {
+        json_object *p = NULL, *r = NULL, *v;
+        const char *pres = NULL, *rres = NULL;
+        bool pord = false, pstart = false, rord = false;
+
+        json_object_object_get_ex(per, "prepare", &p);
+        json_object_object_get_ex(per, "recover", &r);
+        if (p) {
+            pres = json_object_get_string(json_object_object_get(p, "result"));
+            pord = json_object_object_get_ex(p, "ordered_ms", &v) && v;
+            pstart = json_object_object_get_ex(p, "started_ms", &v) && v;
+        }
+        if (r) {
+            rres = json_object_get_string(json_object_object_get(r, "result"));
+            rord = true;
+        }
+        json_object_object_add(
+            states, vm,
+            json_object_new_string(sc_store_drain_state(pres, pord, pstart, rres, rord)));
+    }
+    return 0;
+}
+
+static int s_events_json(sc_db_t *db, json_object *arr, bool include_ended, int64_t since)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sc_db_prepare(
+        db, &st,
+        "SELECT event_id, event_type, status, source, resources, not_before, duration_s, "
+        "description, seen_by, first_seen_ms, approved_ms, approved_by, started_ms, started_how, "
+        "ended_ms, ended_how, doc FROM events WHERE ? OR ended_ms IS NULL OR ended_ms >= ? "
+        "ORDER BY first_seen_ms, event_id",
+        "il", include_ended ? 1 : 0, since);
+    if (rc < 0)
+        return rc;
+    while ((rc = sc_db_step(db, st)) == 1) {
+        json_object *e = json_object_new_object();
+        s_put_text(e, "EventId", st, 0);
+        s_put_text(e, "type", st, 1);
+        s_put_text(e, "status", st, 2);
+        s_put_text(e, "source", st, 3);
+        s_put_json(e, "resources", st, 4);
+        s_put_int(e, "not_before", st, 5);
+        s_put_int(e, "duration_s", st, 6);
+        s_put_text(e, "description", st, 7);
+        s_put_json(e, "seen_by", st, 8);
+        s_put_int(e, "first_seen_ms", st, 9);
+        s_put_int(e, "approved_ms", st, 10);
+        s_put_text(e, "approved_by", st, 11);
+        s_put_int(e, "started_ms", st, 12);
+        s_put_text(e, "started_how", st, 13);
+        s_put_int(e, "ended_ms", st, 14);
+        s_put_text(e, "ended_how", st, 15);
+        s_put_json(e, "event", st, 16);
+        json_object_array_add(arr, e);
+    }
+    sqlite3_finalize(st);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < json_object_array_length(arr) && rc >= 0; i++) {
+        json_object *e = json_object_array_get_idx(arr, i);
+        rc = s_drains_json(db, json_object_get_string(json_object_object_get(e, "EventId")), e);
+    }
+    return rc;
+}
+
+static int s_approvals_json(sc_db_t *db, json_object *arr)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sc_db_prepare(db, &st,
+                           "SELECT id, event_ids, body, via, by, intent_ms, answered_ms, rc, "
+                           "http_status, answer FROM approvals ORDER BY id",
+                           NULL);
+    if (rc < 0)
+        return rc;
+    while ((rc = sc_db_step(db, st)) == 1) {
+        json_object *a = json_object_new_object();
+        s_put_int(a, "id", st, 0);
+        s_put_json(a, "event_ids", st, 1);
+        s_put_text(a, "body", st, 2);
+        s_put_text(a, "via", st, 3);
+        s_put_text(a, "by", st, 4);
+        s_put_int(a, "intent_ms", st, 5);
+        s_put_int(a, "answered_ms", st, 6);
+        s_put_int(a, "rc", st, 7);
+        s_put_int(a, "http_status", st, 8);
+        s_put_text(a, "answer", st, 9);
+        json_object_array_add(arr, a);
+    }
+    sqlite3_finalize(st);
+    return rc < 0 ? rc : 0;
+}
+
+int sc_store_snapshot(sc_store_t *store, bool include_ended, int64_t now_ms, int64_t keep_ended_ms,
+                      json_object **ret_json)
+{
+    json_object *o, *members, *events, *approvals;
+    int64_t term;
+    int rc;
+
+    if (!store || !ret_json)
+        return -EINVAL;
+    if ((rc = sc_store_term(store, &term)) < 0)
+        return rc;
+    o = json_object_new_object();
+    members = json_object_new_array();
+    events = json_object_new_array();
+    approvals = json_object_new_array();
+    json_object_object_add(o, "term", json_object_new_int64(term));
+    json_object_object_add(o, "members", members);
+    json_object_object_add(o, "events", events);
+    json_object_object_add(o, "approvals", approvals);
+    rc = s_members_json(store->db, members);
+    if (rc >= 0)
+        rc = s_events_json(store->db, events, include_ended, now_ms - keep_ended_ms);
+    if (rc >= 0)
+        rc = s_approvals_json(store->db, approvals);
+    if (rc < 0) {
+        json_object_put(o);
+        return rc;
+    }
+    *ret_json = o;
+    return 0;
+}
+
+int sc_store_history_json(sqlite3 *db, size_t max, json_object **ret_json)
+{
+    sqlite3_stmt *st = NULL;
+    json_object *arr;
+    int src;
+
+    if (!db || !ret_json)
+        return -EINVAL;
+    src = sqlite3_prepare_v2(db,
+                             "SELECT idx, term, kind, data, reason, wall_ms FROM (SELECT * FROM "
+                             "dlog ORDER BY idx DESC LIMIT ?) ORDER BY idx",
+                             -1, &st, NULL);
+    if (src != SQLITE_OK)
+        return SC_E_DB;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)max);
+    arr = json_object_new_array();
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        json_object *e = json_object_new_object();
+        s_put_int(e, "index", st, 0);
+        s_put_int(e, "term", st, 1);
+        s_put_text(e, "kind", st, 2);
+        s_put_json(e, "data", st, 3);
+        s_put_text(e, "reason", st, 4);
+        s_put_int(e, "wall_ms", st, 5);
+        json_object_array_add(arr, e);
+    }
+    sqlite3_finalize(st);
+    if (src != SQLITE_DONE) {
+        json_object_put(arr);
+        return SC_E_DB;
+    }
+    *ret_json = arr;
+    return 0;
+}

@@ -1,0 +1,84 @@
+/* sc_store: the coordinator's SQLite state.
+ *
+ * One database file (<state-dir>/coordinator.db) in WAL mode with synchronous=FULL, its schema
+ * versioned by PRAGMA user_version with numbered migrations (sc_db). Tables:
+ *   meta       key/value (the current term)
+ *   members    name, endpoint, fault and update domain, state
+ *   events     every field of every event any agent reported, first seen, approved at/by,
+ *              started at and how, ended at and how
+ *   drains     per event x VM x phase (prepare, recover): ordered, started, finished, result
+ *   approvals  every approval: request body, EventIds, via whom, intent time, answer
+ *   dlog       the decision log (sc_dlog.h), append-only, with the reason of each decision
+ *
+ * Every table but meta/dlog is a projection of the decision log: sc_store_decide() appends a
+ * decision and applies it in one transaction, so what the store says always matches the log
+ * and a restart resumes from it. The store does not log. */
+#ifndef SC_STORE_H
+#define SC_STORE_H
+
+#include "sc_db.h"
+#include "sc_dlog.h"
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The schema version this code writes (number of migrations). */
+#define SC_STORE_SCHEMA_VERSION 2
+
+typedef struct sc_store sc_store_t;
+
+/* Opens (creating and migrating) the store at path (":memory:" works). On error returns
+ * SC_E_DB / -ENOMEM / -EINVAL with a reason in err. *ret_store is the caller's. */
+int sc_store_open(const char *path, sc_store_t **ret_store, char *err, size_t errlen);
+/* Closes and nulls; takes NULL. */
+void sc_store_close(sc_store_t **store);
+/* The database (borrowed). */
+sc_db_t *sc_store_db(sc_store_t *store);
+
+/* The persisted term (0 when none yet). */
+int sc_store_term(sc_store_t *store, int64_t *ret_term);
+/* Persists and returns term + 1 (a leader starting a new term), writing a TERM decision. */
+int sc_store_next_term(sc_store_t *store, int64_t wall_ms, int64_t *ret_term);
+
+/* Appends a decision to the log and applies it to the tables, in one transaction (or in the
+ * caller's, if one is open). *ret_index (may be NULL) gets the entry's index. */
+int sc_store_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const char *data,
+                    const char *reason, int64_t wall_ms, int64_t *ret_index);
+/* Applies one entry to the tables (not to the log) and marks it applied. -EINVAL for data of
+ * the wrong shape. */
+int sc_store_apply(sc_store_t *store, const sc_dlog_entry_t *e);
+/* Applies, in order, every entry of the log not applied yet (after a crash or replication). */
+int sc_store_apply_pending(sc_store_t *store);
+
+/* Per-VM drain state as shown to users, from the drains rows of one VM and one event:
+ * "pending", "ordered", "preparing", "prepared", "prepare_failed", "recovering",
+ * "recovered", "recover_failed". Borrowed static string. */
+const char *sc_store_drain_state(const char *prepare_result, bool prepare_ordered,
+                                 bool prepare_started, const char *recover_result,
+                                 bool recover_ordered);
+
+/* A snapshot of the tables as JSON:
+ *   {"term":T,
+ *    "members":[{"name","endpoint","fault_domain","update_domain","state"}],
+ *    "events":[{"EventId","type","status","source","resources":[...],"not_before",
+ *               "duration_s","description","seen_by":[...],"first_seen_ms","approved_ms",
+ *               "approved_by","started_ms","started_how","ended_ms","ended_how",
+ *               "event":{IMDS shape},
+ *               "drains":{"vm":"prepared",...},
+ *               "drain_detail":{"vm":{"prepare":{"ordered_ms","started_ms","finished_ms",
+ *                                                 "result","exit_status"},"recover":{...}}}}],
+ *    "approvals":[{"id","event_ids":[...],"body","via","by","intent_ms","answered_ms","rc",
+ *                  "http_status","answer"}]}
+ * include_ended false leaves out events that ended more than keep_ended_ms ago.
+ * *ret_json is the caller's (json_object_put). */
+int sc_store_snapshot(sc_store_t *store, bool include_ended, int64_t now_ms, int64_t keep_ended_ms,
+                      json_object **ret_json);
+
+/* The decision log as a JSON array of {"index","term","kind","data":{...},"reason",
+ * "wall_ms"}, the last max entries. Works on any sqlite3 connection to a store database
+ * (schedcoordctl history opens it read-only while the daemon is down). */
+int sc_store_history_json(sqlite3 *db, size_t max, json_object **ret_json);
+
+#endif

@@ -1,0 +1,246 @@
+/* The coordinator's store: migrations from empty, decisions applied to the tables, a restart
+ * (close + reopen of the same file) restoring everything, a crash between log and apply. */
+#include "sc_dlog.h"
+#include "sc_error.h"
+#include "sc_store.h"
+#include "sc_test.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char s_path[1024];
+
+static void s_fresh_path(const char *name)
+{
+    const char *tmp = getenv("SC_TMP");
+    char dir[900];
+    snprintf(dir, sizeof(dir), "%s", tmp ? tmp : "/tmp");
+    for (char *p = dir + 1; *p; p++) { /* mkdir -p */
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(dir, 0700);
+            *p = '/';
+        }
+    }
+    mkdir(dir, 0700);
+    snprintf(s_path, sizeof(s_path), "%s/%s.db", dir, name);
+    unlink(s_path);
+    char x[1100];
+    snprintf(x, sizeof(x), "%s-wal", s_path);
+    unlink(x);
+    snprintf(x, sizeof(x), "%s-shm", s_path);
+    unlink(x);
+}
+
+static json_object *s_get(json_object *o, const char *path)
+{
+    /* "a.b.0.c" */
+    char buf[256], *save = NULL;
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *p = strtok_r(buf, ".", &save); p && o; p = strtok_r(NULL, ".", &save)) {
+        if (json_object_is_type(o, json_type_array))
+            o = json_object_array_get_idx(o, (size_t)atoi(p));
+        else if (!json_object_object_get_ex(o, p, &o))
+            return NULL;
+    }
+    return o;
+}
+
+static const char *s_gets(json_object *o, const char *path)
+{
+    json_object *v = s_get(o, path);
+    return v ? json_object_get_string(v) : NULL;
+}
+
+SC_TEST(migrates_from_empty)
+{
+    sc_store_t *s = NULL;
+    char err[256] = "";
+    int v = -1;
+    s_fresh_path("migrate");
+    SC_CHECK_INT(sc_store_open(s_path, &s, err, sizeof(err)), 0);
+    SC_REQUIRE(s);
+    SC_CHECK_INT(sc_db_user_version(sc_store_db(s), &v), 0);
+    SC_CHECK_INT(v, SC_STORE_SCHEMA_VERSION);
+    int64_t n = 0;
+    SC_CHECK_INT(sc_db_query_int64(sc_store_db(s), &n,
+                                   "SELECT count(*) FROM sqlite_master WHERE name IN ('meta', "
+                                   "'members', 'events', 'drains', 'approvals', 'dlog', "
+                                   "'drains_by_vm')",
+                                   NULL),
+                 0);
+    SC_CHECK_INT(n, 7);
+    SC_CHECK_INT(sc_db_query_int64(sc_store_db(s), &n, "PRAGMA synchronous", NULL), 0);
+    SC_CHECK_INT(n, 2); /* FULL */
+    sc_store_close(&s);
+    /* A database from a newer program is refused with a reason. */
+    SC_REQUIRE(sc_store_open(s_path, &s, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_db_exec(sc_store_db(s), "PRAGMA user_version = 99", NULL, 0), 0);
+    sc_store_close(&s);
+    SC_CHECK(sc_store_open(s_path, &s, err, sizeof(err)) < 0);
+    SC_CHECK(s == NULL);
+    SC_CHECK(strstr(err, "99") != NULL);
+}
+
+static const char *EV =
+    "{\"event\":{\"EventId\":\"E1\",\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\","
+    "\"Resources\":[\"vm_0\",\"vm_3\"],\"EventStatus\":\"Scheduled\",\"NotBefore\":\"Mon, 19 Sep "
+    "2016 18:29:47 GMT\",\"EventSource\":\"Platform\",\"DurationInSeconds\":-1,\"Description\":"
+    "\"d\"},\"seen_by\":[\"vm_0\",\"vm_1\"],\"not_before\":1474309787}";
+
+static void s_rollout(sc_store_t *s, int64_t term)
+{
+    int64_t intent = 0;
+    SC_CHECK_INT(sc_store_decide(s, term, SC_DLOG_MEMBER,
+                                 "{\"name\":\"vm_0\",\"endpoint\":\"tcp://127.0.0.1:1\","
+                                 "\"fault_domain\":0,\"update_domain\":0,\"state\":\"healthy\"}",
+                                 "hello", 100, NULL),
+                 0);
+    SC_CHECK_INT(sc_store_decide(s, term, SC_DLOG_EVENT_SEEN, EV, "new event", 101, NULL), 0);
+    SC_CHECK_INT(sc_store_decide(s, term, SC_DLOG_PREPARE_ORDERED,
+                                 "{\"event_id\":\"e1\",\"vms\":[\"vm_0\",\"vm_3\"]}", "FD 0 turn",
+                                 102, NULL),
+                 0);
+    SC_CHECK_INT(sc_store_decide(s, term, SC_DLOG_HOOK_PROGRESS,
+                                 "{\"event_id\":\"E1\",\"vm\":\"vm_0\",\"phase\":\"prepare\","
+                                 "\"state\":\"done\",\"exit_status\":0}",
+                                 "", 103, NULL),
+                 0);
+    SC_CHECK_INT(sc_store_decide(s, term, SC_DLOG_HOOK_PROGRESS,
+                                 "{\"event_id\":\"E1\",\"vm\":\"vm_3\",\"phase\":\"prepare\","
+                                 "\"state\":\"started\"}",
+                                 "", 104, NULL),
+                 0);
+    SC_CHECK_INT(sc_store_decide(s, term, SC_DLOG_APPROVAL_INTENT,
+                                 "{\"event_ids\":[\"E1\"],\"body\":\"{}\",\"via\":null,\"by\":"
+                                 "\"vm_0\"}",
+                                 "all drained", 105, &intent),
+                 0);
+    SC_CHECK(intent > 0);
+}
+
+SC_TEST(decisions_survive_restart)
+{
+    sc_store_t *s = NULL;
+    char err[256];
+    json_object *snap = NULL;
+    s_fresh_path("restart");
+    SC_REQUIRE(sc_store_open(s_path, &s, err, sizeof(err)) == 0);
+    int64_t term = 0;
+    SC_CHECK_INT(sc_store_next_term(s, 1, &term), 0);
+    SC_CHECK_INT(term, 1);
+    s_rollout(s, term);
+    sc_store_close(&s);
+
+    /* Restart: same file, everything there; the next term is newer. */
+    SC_REQUIRE(sc_store_open(s_path, &s, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_store_next_term(s, 2, &term), 0);
+    SC_CHECK_INT(term, 2);
+    SC_CHECK_INT(sc_store_snapshot(s, true, 1000, 0, &snap), 0);
+    SC_REQUIRE(snap);
+    SC_CHECK_INT(json_object_get_int64(s_get(snap, "term")), 2);
+    SC_CHECK_STR(s_gets(snap, "members.0.name"), "vm_0");
+    SC_CHECK_STR(s_gets(snap, "members.0.endpoint"), "tcp://127.0.0.1:1");
+    SC_CHECK_STR(s_gets(snap, "events.0.EventId"), "E1");
+    SC_CHECK_STR(s_gets(snap, "events.0.type"), "Reboot");
+    SC_CHECK_STR(s_gets(snap, "events.0.seen_by.1"), "vm_1");
+    SC_CHECK_INT(json_object_get_int64(s_get(snap, "events.0.not_before")), 1474309787);
+    SC_CHECK_INT(json_object_get_int64(s_get(snap, "events.0.first_seen_ms")), 101);
+    SC_CHECK_STR(s_gets(snap, "events.0.drains.vm_0"), "prepared");
+    SC_CHECK_STR(s_gets(snap, "events.0.drains.vm_3"), "preparing");
+    /* The approval intent is there, without an answer: a restart sees it. */
+    SC_CHECK(s_get(snap, "approvals.0.id") != NULL);
+    SC_CHECK(s_get(snap, "approvals.0.answered_ms") == NULL);
+    SC_CHECK(s_get(snap, "events.0.approved_ms") == NULL);
+    int64_t intent = json_object_get_int64(s_get(snap, "approvals.0.id"));
+    json_object_put(snap);
+
+    char ans[128];
+    snprintf(ans, sizeof(ans), "{\"intent\":%lld,\"rc\":0,\"http_status\":200,\"message\":\"ok\"}",
+             (long long)intent);
+    SC_CHECK_INT(sc_store_decide(s, term, SC_DLOG_APPROVAL_ANSWER, ans, "", 200, NULL), 0);
+    SC_CHECK_INT(sc_store_decide(s, term, SC_DLOG_EVENT_STARTED,
+                                 "{\"event_id\":\"E1\",\"how\":\"approved\"}", "", 201, NULL),
+                 0);
+    SC_CHECK_INT(sc_store_decide(s, term, SC_DLOG_EVENT_ENDED,
+                                 "{\"event_id\":\"E1\",\"how\":\"completed\"}", "", 300, NULL),
+                 0);
+    SC_CHECK_INT(sc_store_decide(s, term, SC_DLOG_RECOVER_ORDERED,
+                                 "{\"event_id\":\"E1\",\"vms\":[\"vm_0\"]}", "", 301, NULL),
+                 0);
+    /* An answer for an intent that does not exist is refused, and nothing is logged. */
+    int64_t last0 = 0, last1 = 0;
+    sc_dlog_last(sc_store_db(s), &last0, NULL);
+    SC_CHECK_INT(sc_store_decide(s, term, SC_DLOG_APPROVAL_ANSWER, "{\"intent\":999,\"rc\":0}", "",
+                                 302, NULL),
+                 -EINVAL);
+    sc_dlog_last(sc_store_db(s), &last1, NULL);
+    SC_CHECK_INT(last1, last0);
+    sc_store_close(&s);
+
+    SC_REQUIRE(sc_store_open(s_path, &s, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_store_snapshot(s, true, 1000, 0, &snap), 0);
+    SC_REQUIRE(snap);
+    SC_CHECK_INT(json_object_get_int64(s_get(snap, "events.0.approved_ms")), 200);
+    SC_CHECK_STR(s_gets(snap, "events.0.approved_by"), "vm_0");
+    SC_CHECK_STR(s_gets(snap, "events.0.started_how"), "approved");
+    SC_CHECK_STR(s_gets(snap, "events.0.ended_how"), "completed");
+    SC_CHECK_STR(s_gets(snap, "events.0.status"), "Started");
+    SC_CHECK_STR(s_gets(snap, "events.0.drains.vm_0"), "recovering");
+    SC_CHECK_INT(json_object_get_int64(s_get(snap, "approvals.0.http_status")), 200);
+    json_object_put(snap);
+    /* Ended events can be left out of the live view. */
+    SC_CHECK_INT(sc_store_snapshot(s, false, 100000, 1000, &snap), 0);
+    SC_CHECK_INT(json_object_array_length(s_get(snap, "events")), 0);
+    json_object_put(snap);
+
+    json_object *hist = NULL;
+    SC_CHECK_INT(sc_store_history_json(sc_db_handle(sc_store_db(s)), 3, &hist), 0);
+    SC_REQUIRE(hist);
+    SC_CHECK_INT(json_object_array_length(hist), 3);
+    SC_CHECK_STR(s_gets(hist, "2.kind"), "recover_ordered");
+    json_object_put(hist);
+    sc_store_close(&s);
+}
+
+SC_TEST(bad_decisions_rejected)
+{
+    sc_store_t *s = NULL;
+    char err[256];
+    SC_REQUIRE(sc_store_open(":memory:", &s, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_store_decide(s, 1, SC_DLOG_EVENT_SEEN, "{\"event\":{}}", "", 1, NULL), -EINVAL);
+    SC_CHECK_INT(sc_store_decide(s, 1, SC_DLOG_HOOK_PROGRESS,
+                                 "{\"event_id\":\"E\",\"vm\":\"v\",\"phase\":\"lunch\","
+                                 "\"state\":\"done\"}",
+                                 "", 1, NULL),
+                 -EINVAL);
+    SC_CHECK_INT(sc_store_decide(s, 1, SC_DLOG_PREPARE_ORDERED, "{\"event_id\":\"E\",\"vms\":[1]}",
+                                 "", 1, NULL),
+                 -EINVAL);
+    int64_t last = 5;
+    SC_CHECK_INT(sc_dlog_last(sc_store_db(s), &last, NULL), 0);
+    SC_CHECK_INT(last, 0); /* nothing half-written */
+    sc_store_close(&s);
+}
+
+SC_TEST(drain_state_names)
+{
+    SC_CHECK_STR(sc_store_drain_state(NULL, false, false, NULL, false), "pending");
+    SC_CHECK_STR(sc_store_drain_state(NULL, true, false, NULL, false), "ordered");
+    SC_CHECK_STR(sc_store_drain_state(NULL, true, true, NULL, false), "preparing");
+    SC_CHECK_STR(sc_store_drain_state("done", true, true, NULL, false), "prepared");
+    SC_CHECK_STR(sc_store_drain_state("failed", true, true, NULL, false), "prepare_failed");
+    SC_CHECK_STR(sc_store_drain_state("done", true, true, NULL, true), "recovering");
+    SC_CHECK_STR(sc_store_drain_state("done", true, true, "done", true), "recovered");
+    SC_CHECK_STR(sc_store_drain_state("done", true, true, "timed_out", true), "recover_failed");
+}
+
+int main(void)
+{
+    SC_RUN(migrates_from_empty);
+    SC_RUN(decisions_survive_restart);
+    SC_RUN(bad_decisions_rejected);
+    SC_RUN(drain_state_names);
+    return sc_test_done();
+}
