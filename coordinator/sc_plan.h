@@ -35,9 +35,10 @@
  *     ever ordered (PREPARE_ORDERED, PREPARING, PREPARED, PREPARE_FAILED, PREPARE_INTERRUPTED)
  *     gets RECOVER; for an ENDED event that Started, also its VMs still in NONE (impacted
  *     without drain). Dead members get theirs when they come back (ALERT meanwhile).
- *  4. Deadlines: a PLATFORM event whose drain is not complete by NotBefore - margin is never
- *     approved (ALERT DEADLINE, left to Azure). When its turn comes after that point its
- *     drain is still ordered (best effort: a drained VM loses less) but not approved.
+ *  4. Deadlines: a PLATFORM event not fully drained at NotBefore - margin (queued too long, or
+ *     a hook still running) gets ALERT DEADLINE and is left to Azure: it is approved only if
+ *     its drain still completes before Azure starts it. When its turn comes after that point
+ *     its drain is still ordered (best effort: a drained VM loses less).
  *     A PREPARE_FAILED VM blocks its event's approval (ALERT), not the cluster: its FD is
  *     free again once the event is over and the VM recovered.
  *

@@ -1,0 +1,873 @@
+/* sc_plan: the decision, as a pure function (see sc_plan.h for the rules it keeps). */
+#include "sc_plan.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_WAIT_MAX 512 /* bytes of one waiting_for text */
+
+/* Per-event facts computed once per round. */
+typedef struct s_ev {
+    sc_event_class_t cls;  /* class under the policy */
+    bool over;             /* ENDED or CANCELLED */
+    bool started;          /* EventStatus Started */
+    bool scheduled;        /* active and not started: may still be drained / approved */
+    bool admitted;         /* some VM's drain was ordered */
+    char wait[S_WAIT_MAX]; /* waiting_for text being built */
+} s_ev_t;
+
+typedef struct s_plan {
+    const sc_plan_input_t *in; /* the input */
+    const sc_policy_t *p;      /* in->policy */
+    s_ev_t *ev;                /* per input event */
+    sc_member_state_t *mstate; /* per input member */
+    sc_action_t *acts;         /* actions so far */
+    size_t n_acts;             /* entries in acts */
+    size_t cap_acts;           /* capacity of acts */
+    int *busy_fd;              /* busy fault-domain keys (distinct) */
+    size_t n_busy_fd;          /* entries in busy_fd */
+    int *scratch_fd;           /* one event's fault-domain keys (room for n_members) */
+    int healthy;               /* members alive, not gone, HEALTHY */
+    int min_healthy;           /* members that must stay healthy */
+    bool *gone_sent;           /* MEMBER_GONE already planned for this member */
+} s_plan_t;
+
+/* ---- names ------------------------------------------------------------------------------- */
+
+static const char *const s_drain_names[SC_DRAIN_MAX] = {
+    "none",           "prepare_ordered",     "preparing",       "prepared",
+    "prepare_failed", "prepare_interrupted", "recover_ordered", "recovering",
+    "recovered",      "recover_failed"};
+static const char *const s_approval_names[SC_APPROVAL_MAX] = {"none", "intent", "approved",
+                                                              "failed", "not_needed"};
+static const char *const s_action_names[SC_ACT_MAX] = {"PREPARE",     "RECOVER", "APPROVE",
+                                                       "APPROVE_VIA", "ALERT",   "MEMBER_GONE"};
+static const char *const s_alert_names[SC_ALERT_MAX] = {
+    "none",        "deadline",    "prepare_failed", "recover_failed", "forced",
+    "member_down", "no_approver", "user_deadline",  "too_wide"};
+static const char *const s_member_names[SC_MEMBER_STATE_MAX] = {"healthy",  "draining",   "drained",
+                                                                "impacted", "recovering", "gone"};
+static const char *const s_class_names[SC_CLASS_MAX] = {"no_drain", "evict", "user", "platform"};
+
+const char *sc_drain_state_name(sc_drain_state_t s)
+{
+    return s >= 0 && s < SC_DRAIN_MAX ? s_drain_names[s] : "unknown";
+}
+
+const char *sc_approval_state_name(sc_approval_state_t s)
+{
+    return s >= 0 && s < SC_APPROVAL_MAX ? s_approval_names[s] : "unknown";
+}
+
+const char *sc_action_kind_name(sc_action_kind_t k)
+{
+    return k >= 0 && k < SC_ACT_MAX ? s_action_names[k] : "unknown";
+}
+
+const char *sc_alert_name(sc_alert_t a)
+{
+    return a >= 0 && a < SC_ALERT_MAX ? s_alert_names[a] : "unknown";
+}
+
+const char *sc_member_state_name(sc_member_state_t s)
+{
+    return s >= 0 && s < SC_MEMBER_STATE_MAX ? s_member_names[s] : "unknown";
+}
+
+const char *sc_event_class_name(sc_event_class_t c)
+{
+    return c >= 0 && c < SC_CLASS_MAX ? s_class_names[c] : "unknown";
+}
+
+int sc_drain_state_from_name(const char *s, sc_drain_state_t *ret)
+{
+    for (int i = 0; s && i < SC_DRAIN_MAX; i++) {
+        if (strcmp(s, s_drain_names[i]) == 0) {
+            *ret = (sc_drain_state_t)i;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+int sc_approval_state_from_name(const char *s, sc_approval_state_t *ret)
+{
+    for (int i = 0; s && i < SC_APPROVAL_MAX; i++) {
+        if (strcmp(s, s_approval_names[i]) == 0) {
+            *ret = (sc_approval_state_t)i;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+sc_event_class_t sc_plan_event_class(const sc_event_t *ev, const sc_policy_t *policy)
+{
+    if (ev->type == SC_EVENT_PREEMPT || ev->type == SC_EVENT_TERMINATE)
+        return SC_CLASS_EVICT;
+    if (ev->type == SC_EVENT_FREEZE && ev->has_duration && ev->duration_s >= 0 &&
+        (double)ev->duration_s < policy->freeze_threshold_s)
+        return SC_CLASS_NO_DRAIN;
+    if (ev->type > SC_EVENT_TYPE_UNKNOWN && ev->type < SC_EVENT_TYPE_MAX &&
+        (policy->approve_without_drain & (1u << ev->type)))
+        return SC_CLASS_NO_DRAIN;
+    if (ev->source == SC_EVENT_SOURCE_USER)
+        return SC_CLASS_USER;
+    return SC_CLASS_PLATFORM;
+}
+
+/* ---- helpers ----------------------------------------------------------------------------- */
+
+static void s_wait(s_ev_t *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Appends "; text" (or text) to the event's waiting_for. */
+static void s_wait(s_ev_t *e, const char *fmt, ...)
+{
+    size_t len = strlen(e->wait);
+    va_list ap;
+
+    if (len + 3 >= sizeof(e->wait))
+        return;
+    if (len) {
+        memcpy(e->wait + len, "; ", 3);
+        len += 2;
+    }
+    va_start(ap, fmt);
+    vsnprintf(e->wait + len, sizeof(e->wait) - len, fmt, ap);
+    va_end(ap);
+}
+
+static int s_act(s_plan_t *pl, sc_action_kind_t kind, size_t member, size_t event, sc_alert_t alert,
+                 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Appends an action; for APPROVE / APPROVE_VIA the events are added with s_act_add_event. */
+static int s_act(s_plan_t *pl, sc_action_kind_t kind, size_t member, size_t event, sc_alert_t alert,
+                 const char *fmt, ...)
+{
+    sc_action_t *a;
+    va_list ap;
+
+    if (pl->n_acts == pl->cap_acts) {
+        size_t cap = pl->cap_acts ? pl->cap_acts * 2 : 16;
+        sc_action_t *grown = realloc(pl->acts, cap * sizeof(*grown));
+
+        if (!grown)
+            return -ENOMEM;
+        pl->acts = grown;
+        pl->cap_acts = cap;
+    }
+    a = &pl->acts[pl->n_acts++];
+    memset(a, 0, sizeof(*a));
+    a->kind = kind;
+    a->member = member;
+    a->event = event;
+    a->alert = alert;
+    va_start(ap, fmt);
+    vsnprintf(a->reason, sizeof(a->reason), fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+static int s_act_add_event(sc_action_t *a, size_t event)
+{
+    size_t *grown = realloc(a->events, (a->n_events + 1) * sizeof(*grown));
+
+    if (!grown)
+        return -ENOMEM;
+    a->events = grown;
+    a->events[a->n_events++] = event;
+    return 0;
+}
+
+/* A fault-domain key: the FD, or a key of its own for a member whose FD is unknown. */
+static int s_fd_key(const s_plan_t *pl, size_t m)
+{
+    int fd = pl->in->members[m].fault_domain;
+
+    return fd >= 0 ? fd : -2 - (int)m;
+}
+
+static bool s_fd_in(const int *set, size_t n, int key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i] == key)
+            return true;
+    return false;
+}
+
+static void s_fd_add(int *set, size_t *n, int key)
+{
+    if (!s_fd_in(set, *n, key))
+        set[(*n)++] = key;
+}
+
+/* Lists the busy fault domains as text ("1, 2", unknown ones as "?"). */
+static void s_fd_text(const int *set, size_t n, char *buf, size_t len)
+{
+    size_t off = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && off + 8 < len; i++) {
+        int w = set[i] >= 0 ? snprintf(buf + off, len - off, "%s%d", i ? ", " : "", set[i])
+                            : snprintf(buf + off, len - off, "%s?", i ? ", " : "");
+        if (w < 0)
+            break;
+        off += (size_t)w;
+    }
+}
+
+static bool s_prepare_touched(sc_drain_state_t s)
+{
+    return s == SC_DRAIN_PREPARE_ORDERED || s == SC_DRAIN_PREPARING || s == SC_DRAIN_PREPARED ||
+           s == SC_DRAIN_PREPARE_FAILED || s == SC_DRAIN_PREPARE_INTERRUPTED;
+}
+
+/* Whether the VM needs a RECOVER now that event i is over (rule 3). */
+static bool s_needs_recover(const s_plan_t *pl, size_t i, sc_drain_state_t s)
+{
+    const sc_plan_event_t *e = &pl->in->events[i];
+
+    if (s_prepare_touched(s))
+        return true;
+    /* impacted without drain (forced, or approved undrained at a user deadline) */
+    return s == SC_DRAIN_NONE && e->phase == SC_REG_ENDED && pl->ev[i].started;
+}
+
+static const char *s_mname(const s_plan_t *pl, size_t m)
+{
+    const char *n = pl->in->members[m].name;
+
+    return n ? n : "?";
+}
+
+static int s_state_rank(sc_member_state_t s)
+{
+    static const int rank[SC_MEMBER_STATE_MAX] = {0, 1, 2, 4, 3, 5};
+
+    return rank[s];
+}
+
+static void s_mark(s_plan_t *pl, size_t m, sc_member_state_t s)
+{
+    if (s_state_rank(s) > s_state_rank(pl->mstate[m]))
+        pl->mstate[m] = s;
+}
+
+/* ---- validation -------------------------------------------------------------------------- */
+
+static int s_validate(const sc_plan_input_t *in)
+{
+    if (!in->policy || in->n_members > SC_PLAN_MAX_MEMBERS || in->n_events > SC_PLAN_MAX_EVENTS ||
+        (in->n_members && !in->members) || (in->n_events && !in->events))
+        return -EINVAL;
+    for (size_t i = 0; i < in->n_events; i++) {
+        const sc_plan_event_t *e = &in->events[i];
+
+        if (!e->ev || e->phase < 0 || e->phase >= SC_REG_PHASE_MAX || e->approval < 0 ||
+            e->approval >= SC_APPROVAL_MAX || (e->n_vms && !e->vms) ||
+            (e->n_seen_by && !e->seen_by) || e->n_vms > in->n_members ||
+            e->n_seen_by > in->n_members)
+            return -EINVAL;
+        for (size_t j = 0; j < e->n_vms; j++)
+            if (e->vms[j].member >= in->n_members || e->vms[j].drain < 0 ||
+                e->vms[j].drain >= SC_DRAIN_MAX)
+                return -EINVAL;
+        for (size_t j = 0; j < e->n_seen_by; j++)
+            if (e->seen_by[j] >= in->n_members)
+                return -EINVAL;
+    }
+    return 0;
+}
+
+/* ---- the round --------------------------------------------------------------------------- */
+
+/* Member states and busy fault domains from what is going on (rule 2's "busy"). */
+static void s_compute_states(s_plan_t *pl)
+{
+    const sc_plan_input_t *in = pl->in;
+
+    for (size_t m = 0; m < in->n_members; m++)
+        pl->mstate[m] = in->members[m].gone ? SC_MEMBER_GONE : SC_MEMBER_HEALTHY;
+    for (size_t i = 0; i < in->n_events; i++) {
+        const sc_plan_event_t *e = &in->events[i];
+        s_ev_t *x = &pl->ev[i];
+
+        if (x->cls == SC_CLASS_NO_DRAIN)
+            continue;
+        for (size_t j = 0; j < e->n_vms; j++) {
+            size_t m = e->vms[j].member;
+            sc_drain_state_t s = e->vms[j].drain;
+
+            if (in->members[m].gone)
+                continue;
+            if (x->over) {
+                if (x->cls == SC_CLASS_EVICT && e->phase == SC_REG_ENDED)
+                    continue; /* leaving: MEMBER_GONE */
+                if (s == SC_DRAIN_RECOVER_ORDERED || s == SC_DRAIN_RECOVERING ||
+                    s_needs_recover(pl, i, s))
+                    s_mark(pl, m, SC_MEMBER_RECOVERING);
+            } else if (x->started) {
+                s_mark(pl, m, SC_MEMBER_IMPACTED);
+            } else if (s == SC_DRAIN_PREPARED) {
+                s_mark(pl, m, SC_MEMBER_DRAINED);
+            } else if (s_prepare_touched(s)) {
+                s_mark(pl, m, SC_MEMBER_DRAINING);
+            } else if (s == SC_DRAIN_RECOVER_ORDERED || s == SC_DRAIN_RECOVERING) {
+                s_mark(pl, m, SC_MEMBER_RECOVERING);
+            }
+        }
+    }
+    pl->healthy = 0;
+    for (size_t m = 0; m < in->n_members; m++) {
+        sc_member_state_t s = pl->mstate[m];
+
+        if (s == SC_MEMBER_HEALTHY && in->members[m].alive)
+            pl->healthy++;
+        else if (s != SC_MEMBER_HEALTHY && s != SC_MEMBER_GONE)
+            s_fd_add(pl->busy_fd, &pl->n_busy_fd, s_fd_key(pl, m));
+    }
+}
+
+/* Rule 3 for events that are over: RECOVER, or MEMBER_GONE after Preempt/Terminate. */
+static int s_plan_over(s_plan_t *pl, size_t i)
+{
+    const sc_plan_event_t *e = &pl->in->events[i];
+    s_ev_t *x = &pl->ev[i];
+    const char *what = e->phase == SC_REG_ENDED ? "ended" : "was cancelled";
+    size_t pending = 0;
+    int rc;
+
+    if (x->cls == SC_CLASS_NO_DRAIN) {
+        s_wait(x, "done (no drain)");
+        return 0;
+    }
+    for (size_t j = 0; j < e->n_vms; j++) {
+        size_t m = e->vms[j].member;
+        sc_drain_state_t s = e->vms[j].drain;
+
+        if (pl->in->members[m].gone)
+            continue;
+        if (x->cls == SC_CLASS_EVICT && e->phase == SC_REG_ENDED) {
+            if (!pl->gone_sent[m]) {
+                pl->gone_sent[m] = true;
+                if ((rc = s_act(pl, SC_ACT_MEMBER_GONE, m, i, SC_ALERT_NONE,
+                                "%s event %s ended: %s is gone", sc_event_type_name(e->ev->type),
+                                e->ev->id, s_mname(pl, m))) < 0)
+                    return rc;
+            }
+            continue;
+        }
+        if (s == SC_DRAIN_RECOVER_FAILED) {
+            if ((rc = s_act(pl, SC_ACT_ALERT, m, i, SC_ALERT_RECOVER_FAILED,
+                            "recover hook failed on %s after event %s", s_mname(pl, m),
+                            e->ev->id)) < 0)
+                return rc;
+            s_wait(x, "recover failed on %s", s_mname(pl, m));
+        } else if (s == SC_DRAIN_RECOVER_ORDERED || s == SC_DRAIN_RECOVERING) {
+            pending++;
+            s_wait(x, "recovering %s", s_mname(pl, m));
+        } else if (s_needs_recover(pl, i, s)) {
+            pending++;
+            if (pl->in->members[m].alive) {
+                rc = s_act(pl, SC_ACT_RECOVER, m, i, SC_ALERT_NONE, "event %s %s; %s was %s",
+                           e->ev->id, what, s_mname(pl, m),
+                           s == SC_DRAIN_NONE ? "impacted" : sc_drain_state_name(s));
+                s_wait(x, "recover ordered for %s", s_mname(pl, m));
+            } else {
+                rc = s_act(pl, SC_ACT_ALERT, m, i, SC_ALERT_MEMBER_DOWN,
+                           "%s must recover after event %s but is not alive", s_mname(pl, m),
+                           e->ev->id);
+                s_wait(x, "%s must recover when it comes back", s_mname(pl, m));
+            }
+            if (rc < 0)
+                return rc;
+        }
+    }
+    if (!pending && !x->wait[0])
+        s_wait(x, "done");
+    return 0;
+}
+
+/* Orders PREPARE for the VMs of event i that need it (NONE alive, or interrupted). */
+static int s_order_prepares(s_plan_t *pl, size_t i, const char *why)
+{
+    const sc_plan_event_t *e = &pl->in->events[i];
+    int rc;
+
+    for (size_t j = 0; j < e->n_vms; j++) {
+        size_t m = e->vms[j].member;
+        sc_drain_state_t s = e->vms[j].drain;
+
+        if (pl->in->members[m].gone || !pl->in->members[m].alive ||
+            (s != SC_DRAIN_NONE && s != SC_DRAIN_PREPARE_INTERRUPTED))
+            continue;
+        if ((rc = s_act(pl, SC_ACT_PREPARE, m, i, SC_ALERT_NONE, "%s %s: %s",
+                        sc_event_type_name(e->ev->type), e->ev->id, why)) < 0)
+            return rc;
+        if (pl->mstate[m] == SC_MEMBER_HEALTHY) {
+            pl->healthy--;
+            pl->mstate[m] = SC_MEMBER_DRAINING;
+        }
+        s_fd_add(pl->busy_fd, &pl->n_busy_fd, s_fd_key(pl, m));
+    }
+    pl->ev[i].admitted = true;
+    return 0;
+}
+
+static bool s_user_deadline_passed(const s_plan_t *pl, size_t i)
+{
+    const sc_plan_event_t *e = &pl->in->events[i];
+
+    return (double)(pl->in->now_ms - e->first_seen_ms) >= pl->p->user_event_deadline_s * 1000.0;
+}
+
+static bool s_platform_deadline_passed(const s_plan_t *pl, size_t i)
+{
+    const sc_event_t *ev = pl->in->events[i].ev;
+
+    return ev->has_not_before &&
+           (double)pl->in->now_wall_s >= (double)ev->not_before - pl->p->deadline_margin_s;
+}
+
+/* Rule 2: decides whether event i may start draining now, and orders it. */
+static int s_admit(s_plan_t *pl, size_t i)
+{
+    const sc_plan_input_t *in = pl->in;
+    const sc_plan_event_t *e = &in->events[i];
+    s_ev_t *x = &pl->ev[i];
+    int *fds = pl->scratch_fd;
+    size_t n_fds = 0, n_order = 0, n_fd_union;
+    int newly_unhealthy = 0;
+    bool too_wide;
+    char buf[128];
+    int rc;
+
+    for (size_t j = 0; j < e->n_vms; j++) {
+        size_t m = e->vms[j].member;
+        sc_drain_state_t s = e->vms[j].drain;
+
+        if (in->members[m].gone)
+            continue;
+        if (s != SC_DRAIN_NONE)
+            x->admitted = true;
+        if (s == SC_DRAIN_NONE && !in->members[m].alive) {
+            if ((rc = s_act(pl, SC_ACT_ALERT, m, i, SC_ALERT_MEMBER_DOWN,
+                            "%s is not alive: not drained for event %s", s_mname(pl, m),
+                            e->ev->id)) < 0)
+                return rc;
+            continue;
+        }
+        if (s != SC_DRAIN_NONE && s != SC_DRAIN_PREPARE_INTERRUPTED)
+            continue;
+        n_order++;
+        if (pl->mstate[m] == SC_MEMBER_HEALTHY)
+            newly_unhealthy++;
+        s_fd_add(fds, &n_fds, s_fd_key(pl, m));
+    }
+    if (!n_order)
+        return 0;
+
+    if (x->cls == SC_CLASS_EVICT)
+        return s_order_prepares(pl, i, "the VM is going away: drain at once");
+    if (in->policy->pause && !x->admitted) {
+        s_wait(x, "paused: no new drain");
+        return 0;
+    }
+    if (x->cls == SC_CLASS_USER && s_user_deadline_passed(pl, i))
+        return 0; /* approved at its deadline below; no drain that late */
+
+    n_fd_union = pl->n_busy_fd;
+    for (size_t k = 0; k < n_fds; k++)
+        if (!s_fd_in(pl->busy_fd, pl->n_busy_fd, fds[k]))
+            n_fd_union++;
+    /* An event whose own VMs span more domains than allowed may go only when all is quiet. */
+    too_wide = n_fds > (size_t)pl->p->max_fault_domains;
+    if (too_wide ? pl->n_busy_fd > 0 : n_fd_union > (size_t)pl->p->max_fault_domains) {
+        s_fd_text(pl->busy_fd, pl->n_busy_fd, buf, sizeof(buf));
+        s_wait(x, "queued: fault domain(s) %s busy (max-fault-domains %d)", buf,
+               pl->p->max_fault_domains);
+        return 0;
+    }
+    if (pl->healthy - newly_unhealthy < pl->min_healthy) {
+        s_wait(x, "queued: draining %d more would leave %d healthy (min-healthy %d)",
+               newly_unhealthy, pl->healthy - newly_unhealthy, pl->min_healthy);
+        return 0;
+    }
+    if (too_wide && (rc = s_act(pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_TOO_WIDE,
+                                "event %s alone spans %zu fault domains (max %d): drained alone",
+                                e->ev->id, n_fds, pl->p->max_fault_domains)) < 0)
+        return rc;
+    if (x->cls == SC_CLASS_PLATFORM && s_platform_deadline_passed(pl, i) && !x->admitted)
+        s_wait(x, "its turn came after NotBefore - margin: drained best effort");
+    return s_order_prepares(pl, i, x->admitted ? "prepare again" : "its fault domain's turn");
+}
+
+/* Drain queue order: Preempt/Terminate first, then NotBefore, first seen, input index. */
+static bool s_queue_before(const sc_plan_input_t *in, size_t i, size_t j)
+{
+    const sc_plan_event_t *x = &in->events[i], *y = &in->events[j];
+    bool ex = x->ev->type == SC_EVENT_PREEMPT || x->ev->type == SC_EVENT_TERMINATE;
+    bool ey = y->ev->type == SC_EVENT_PREEMPT || y->ev->type == SC_EVENT_TERMINATE;
+    int64_t nx = x->ev->has_not_before ? x->ev->not_before : INT64_MIN;
+    int64_t ny = y->ev->has_not_before ? y->ev->not_before : INT64_MIN;
+
+    if (ex != ey)
+        return ex;
+    if (nx != ny)
+        return nx < ny;
+    if (x->first_seen_ms != y->first_seen_ms)
+        return x->first_seen_ms < y->first_seen_ms;
+    return i < j;
+}
+
+/* Insertion sort (no global comparator state: sc_plan stays reentrant). */
+static void s_sort_queue(const sc_plan_input_t *in, size_t *q, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        size_t v = q[i], j = i;
+
+        while (j > 0 && s_queue_before(in, v, q[j - 1])) {
+            q[j] = q[j - 1];
+            j--;
+        }
+        q[j] = v;
+    }
+}
+
+/* Rule 1 (+ 4): whether event i is to be approved now; adds alerts and waiting text. */
+static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
+{
+    const sc_plan_input_t *in = pl->in;
+    const sc_plan_event_t *e = &in->events[i];
+    s_ev_t *x = &pl->ev[i];
+    size_t n_vms = 0, n_prepared = 0, n_failed = 0;
+    char missing[160] = "";
+    size_t off = 0;
+    int rc;
+
+    *ret_due = false;
+    switch (e->approval) {
+    case SC_APPROVAL_APPROVED: s_wait(x, "approved; waiting for Azure to start it"); return 0;
+    case SC_APPROVAL_INTENT: s_wait(x, "approval in flight"); return 0;
+    case SC_APPROVAL_NOT_NEEDED:
+        s_wait(x, "left to Azure (NotBefore %s)",
+               e->ev->not_before_raw ? e->ev->not_before_raw : "");
+        return 0;
+    default: break;
+    }
+    for (size_t j = 0; j < e->n_vms; j++) {
+        size_t m = e->vms[j].member;
+        sc_drain_state_t s = e->vms[j].drain;
+
+        if (in->members[m].gone || (s == SC_DRAIN_NONE && !in->members[m].alive))
+            continue; /* dead and undrained: skipped (alerted in s_admit), does not block */
+        n_vms++;
+        if (s == SC_DRAIN_PREPARED) {
+            n_prepared++;
+        } else {
+            if (s == SC_DRAIN_PREPARE_FAILED) {
+                n_failed++;
+                if ((rc = s_act(pl, SC_ACT_ALERT, m, i, SC_ALERT_PREPARE_FAILED,
+                                "prepare hook failed on %s: event %s not approved, left to "
+                                "Azure",
+                                s_mname(pl, m), e->ev->id)) < 0)
+                    return rc;
+            }
+            if (off + 1 < sizeof(missing)) {
+                int w = snprintf(missing + off, sizeof(missing) - off, "%s%s (%s)", off ? ", " : "",
+                                 s_mname(pl, m), sc_drain_state_name(s));
+                if (w > 0)
+                    off += (size_t)w;
+            }
+        }
+    }
+    if (e->n_vms == 0) {
+        s_wait(x, "no member in Resources: left to Azure");
+        return 0;
+    }
+    if (n_vms == 0) {
+        s_wait(x, "no live member to drain: left to Azure");
+        return 0;
+    }
+    if (in->policy->pause) {
+        s_wait(x, "paused: no approval");
+        return 0;
+    }
+    if (x->cls == SC_CLASS_USER && !in->policy->approve_user_events) {
+        s_wait(x, "user event: approve-user-events is off, waiting for NotBefore");
+        return 0;
+    }
+    if (e->approval == SC_APPROVAL_FAILED && in->now_ms < e->retry_at_ms) {
+        s_wait(x, "approval failed; retry in %lld ms", (long long)(e->retry_at_ms - in->now_ms));
+        return 0;
+    }
+    if (x->cls == SC_CLASS_NO_DRAIN) {
+        *ret_due = true;
+        return 0;
+    }
+    if (n_prepared == n_vms) {
+        *ret_due = true;
+        return 0;
+    }
+    if (x->cls == SC_CLASS_USER && s_user_deadline_passed(pl, i)) {
+        *ret_due = true;
+        return s_act(pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_USER_DEADLINE,
+                     "user event %s approved at its %g s deadline with %zu/%zu drained", e->ev->id,
+                     in->policy->user_event_deadline_s, n_prepared, n_vms);
+    }
+    if (n_failed) {
+        s_wait(x, "prepare failed (%s): not approved, left to Azure", missing);
+        return 0;
+    }
+    if (x->cls == SC_CLASS_PLATFORM && s_platform_deadline_passed(pl, i)) {
+        if ((rc = s_act(pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_DEADLINE,
+                        "event %s: drain not done by NotBefore - %g s (%s): left to Azure",
+                        e->ev->id, in->policy->deadline_margin_s,
+                        x->admitted ? missing : "its turn has not come")) < 0)
+            return rc;
+        s_wait(x, "past NotBefore - margin: left to Azure unless drained first");
+    }
+    if (x->admitted)
+        s_wait(x, "draining: %zu/%zu prepared; waiting for %s", n_prepared, n_vms, missing);
+    if (x->cls == SC_CLASS_USER)
+        s_wait(x, "approved at the latest in %lld ms",
+               (long long)(e->first_seen_ms + (int64_t)(in->policy->user_event_deadline_s * 1000) -
+                           in->now_ms));
+    return 0;
+}
+
+static bool s_seen_by(const sc_plan_event_t *e, size_t m)
+{
+    for (size_t j = 0; j < e->n_seen_by; j++)
+        if (e->seen_by[j] == m)
+            return true;
+    return false;
+}
+
+/* Chooses who POSTs event i: ourselves if our own member sees it, else a live member that
+ * does (preferring one in Resources). SC_PLAN_NONE for ourselves, n_members for nobody. */
+static size_t s_approver(const s_plan_t *pl, size_t i)
+{
+    const sc_plan_input_t *in = pl->in;
+    const sc_plan_event_t *e = &in->events[i];
+    size_t best = in->n_members;
+
+    for (size_t j = 0; j < e->n_seen_by; j++) {
+        size_t m = e->seen_by[j];
+
+        if (in->members[m].is_self)
+            return SC_PLAN_NONE;
+    }
+    for (size_t j = 0; j < e->n_vms; j++) {
+        size_t m = e->vms[j].member;
+
+        if (in->members[m].alive && !in->members[m].gone && s_seen_by(e, m))
+            return m;
+    }
+    for (size_t j = 0; j < e->n_seen_by && best == in->n_members; j++) {
+        size_t m = e->seen_by[j];
+
+        if (in->members[m].alive && !in->members[m].gone)
+            best = m;
+    }
+    return best;
+}
+
+/* Adds event i to the APPROVE (member SC_PLAN_NONE) or APPROVE_VIA(member) action. */
+static int s_approve(s_plan_t *pl, size_t i, size_t via)
+{
+    const sc_plan_event_t *e = &pl->in->events[i];
+    sc_action_kind_t kind = via == SC_PLAN_NONE ? SC_ACT_APPROVE : SC_ACT_APPROVE_VIA;
+    sc_action_t *a = NULL;
+    size_t len;
+    int rc;
+
+    for (size_t k = 0; k < pl->n_acts; k++)
+        if (pl->acts[k].kind == kind && pl->acts[k].member == via)
+            a = &pl->acts[k];
+    if (!a) {
+        if ((rc = s_act(pl, kind, via, SC_PLAN_NONE, SC_ALERT_NONE, "%s", "approve:")) < 0)
+            return rc;
+        a = &pl->acts[pl->n_acts - 1];
+    }
+    if ((rc = s_act_add_event(a, i)) < 0)
+        return rc;
+    len = strlen(a->reason);
+    snprintf(a->reason + len, sizeof(a->reason) - len, " %s (%s)", e->ev->id,
+             pl->ev[i].cls == SC_CLASS_NO_DRAIN                      ? "no drain needed"
+             : pl->ev[i].cls == SC_CLASS_USER && !pl->ev[i].admitted ? "user deadline"
+                                                                     : "all drained");
+    if (via == SC_PLAN_NONE)
+        s_wait(&pl->ev[i], "approving now");
+    else
+        s_wait(&pl->ev[i], "approving now via %s", s_mname(pl, via));
+    return 0;
+}
+
+static int s_action_rank(const sc_action_t *a)
+{
+    static const int rank[SC_ACT_MAX] = {
+        [SC_ACT_MEMBER_GONE] = 0, [SC_ACT_RECOVER] = 1,     [SC_ACT_PREPARE] = 2,
+        [SC_ACT_APPROVE] = 3,     [SC_ACT_APPROVE_VIA] = 4, [SC_ACT_ALERT] = 5};
+
+    return rank[a->kind];
+}
+
+/* Stable sort of the actions into the documented order (insertion sort: lists are short). */
+static void s_sort_actions(s_plan_t *pl)
+{
+    for (size_t i = 1; i < pl->n_acts; i++) {
+        sc_action_t tmp = pl->acts[i];
+        size_t j = i;
+
+        while (j > 0 && s_action_rank(&pl->acts[j - 1]) > s_action_rank(&tmp)) {
+            pl->acts[j] = pl->acts[j - 1];
+            j--;
+        }
+        pl->acts[j] = tmp;
+    }
+}
+
+void sc_plan_output_release(sc_plan_output_t *out)
+{
+    if (!out)
+        return;
+    for (size_t i = 0; i < out->n_actions; i++)
+        free(out->actions[i].events);
+    free(out->actions);
+    for (size_t i = 0; out->waiting_for && i < out->n_events; i++)
+        free(out->waiting_for[i]);
+    free(out->waiting_for);
+    free(out->member_state);
+    memset(out, 0, sizeof(*out));
+}
+
+int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
+{
+    s_plan_t pl = {0};
+    sc_plan_output_t out = {0};
+    size_t *queue = NULL, n_queue = 0, n_live = 0;
+    int rc = -ENOMEM;
+
+    if (!in || !ret_out)
+        return -EINVAL;
+    if ((rc = s_validate(in)) < 0)
+        return rc;
+    rc = -ENOMEM;
+    pl.in = in;
+    pl.p = in->policy;
+    pl.ev = calloc(in->n_events ? in->n_events : 1, sizeof(*pl.ev));
+    pl.mstate = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.mstate));
+    pl.busy_fd = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.busy_fd));
+    pl.gone_sent = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.gone_sent));
+    pl.scratch_fd = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.scratch_fd));
+    queue = calloc(in->n_events ? in->n_events : 1, sizeof(*queue));
+    if (!pl.ev || !pl.mstate || !pl.busy_fd || !pl.gone_sent || !pl.scratch_fd || !queue)
+        goto out;
+
+    for (size_t i = 0; i < in->n_events; i++) {
+        const sc_plan_event_t *e = &in->events[i];
+        s_ev_t *x = &pl.ev[i];
+
+        x->cls = sc_plan_event_class(e->ev, pl.p);
+        x->over = e->phase != SC_REG_ACTIVE;
+        x->started = sc_event_is_started(e->ev) || e->start_kind != SC_START_NONE;
+        x->scheduled = !x->over && !x->started;
+        for (size_t j = 0; j < e->n_vms; j++)
+            if (e->vms[j].drain != SC_DRAIN_NONE)
+                x->admitted = true;
+    }
+    for (size_t m = 0; m < in->n_members; m++)
+        if (!in->members[m].gone)
+            n_live++;
+    pl.min_healthy = sc_policy_min_healthy_count(pl.p, n_live);
+    s_compute_states(&pl);
+
+    /* rule 3 first: what is over is recovered whatever else happens */
+    for (size_t i = 0; i < in->n_events; i++) {
+        if (pl.ev[i].over && (rc = s_plan_over(&pl, i)) < 0)
+            goto out;
+    }
+    /* events under way: forced ones are alerted, and wait for their end */
+    for (size_t i = 0; i < in->n_events; i++) {
+        const sc_plan_event_t *e = &in->events[i];
+        s_ev_t *x = &pl.ev[i];
+
+        if (x->over || !x->started)
+            continue;
+        if (x->cls != SC_CLASS_NO_DRAIN &&
+            (e->start_kind == SC_START_FORCED || e->start_kind == SC_START_DIRECT) &&
+            (rc = s_act(&pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_FORCED,
+                        "event %s (%s) started without our approval (%s)", e->ev->id,
+                        sc_event_type_name(e->ev->type),
+                        e->start_kind == SC_START_DIRECT ? "first seen Started: host failure"
+                                                         : "NotBefore passed")) < 0)
+            goto out;
+        s_wait(x, "started (%s); waiting for it to end", sc_start_kind_name(e->start_kind));
+    }
+    /* rule 2: the drain queue */
+    for (size_t i = 0; i < in->n_events; i++)
+        if (pl.ev[i].scheduled && pl.ev[i].cls != SC_CLASS_NO_DRAIN)
+            queue[n_queue++] = i;
+    s_sort_queue(in, queue, n_queue);
+    for (size_t k = 0; k < n_queue; k++)
+        if ((rc = s_admit(&pl, queue[k])) < 0)
+            goto out;
+    /* rule 1: approvals, one action (one POST) per approver */
+    for (size_t i = 0; i < in->n_events; i++) {
+        bool due;
+        size_t via;
+
+        if (!pl.ev[i].scheduled)
+            continue;
+        if ((rc = s_approval_due(&pl, i, &due)) < 0)
+            goto out;
+        if (!due)
+            continue;
+        via = s_approver(&pl, i);
+        if (via == in->n_members) {
+            rc = s_act(&pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_NO_APPROVER,
+                       "event %s is ready but no live member sees it", in->events[i].ev->id);
+            s_wait(&pl.ev[i], "ready, but no live member sees it to approve");
+        } else {
+            rc = s_approve(&pl, i, via);
+        }
+        if (rc < 0)
+            goto out;
+    }
+    s_sort_actions(&pl);
+
+    rc = -ENOMEM;
+    out.waiting_for = calloc(in->n_events ? in->n_events : 1, sizeof(char *));
+    if (!out.waiting_for)
+        goto out;
+    out.n_events = in->n_events;
+    for (size_t i = 0; i < in->n_events; i++)
+        if (!(out.waiting_for[i] = strdup(pl.ev[i].wait[0] ? pl.ev[i].wait : "nothing")))
+            goto out;
+    out.member_state = pl.mstate;
+    out.n_members = in->n_members;
+    pl.mstate = NULL;
+    out.actions = pl.acts;
+    out.n_actions = pl.n_acts;
+    pl.acts = NULL;
+    pl.n_acts = 0;
+    *ret_out = out;
+    memset(&out, 0, sizeof(out));
+    rc = 0;
+out:
+    sc_plan_output_release(&out);
+    for (size_t k = 0; k < pl.n_acts; k++)
+        free(pl.acts[k].events);
+    free(pl.acts);
+    free(pl.ev);
+    free(pl.mstate);
+    free(pl.busy_fd);
+    free(pl.gone_sent);
+    free(pl.scratch_fd);
+    free(queue);
+    return rc;
+}
