@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# imds-sim's fabric: approval starts an event for every VM in Resources; NotBefore starts it
+# unapproved; cancellation; host failure; a VM unreachable during its reboot and back after;
+# completion; --time-scale; --approval-delay.
+. "${SC_SRC:-$(dirname "$0")/../..}/tests/imds-sim/testlib.sh"
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+# X=60: 60 simulated seconds are one real second.
+sim_start --vms 6 --fault-domains 3 --time-scale 60 --complete-after 180 --rate-limit 0
+
+# --- approval by one VM starts the event for every VM in Resources
+id=$(create '{"EventType":"Reboot","Resources":["vm_0","vm_3"],"NoticeSeconds":3600,"DurationInSeconds":60}')
+inc=$(imds vm_1 | jq .DocumentIncarnation)
+eq "$(approve vm_5 "$id")" 200 "approve"
+eq "$(ev_field "$id" EventStatus)" Started "Started after approval"
+eq "$(ev_field "$id" started_how)" approved "how=approved"
+eq "$(ev_field "$id" '[.impacts[].vm] | join(",")')" "vm_0,vm_3" "impacts for every Resource"
+eq "$(timeline | jq -r --arg id "$id" '[.[] | select(.kind == "impact_start" and .event == $id) | .vm] | join(",")')" "vm_0,vm_3" "impact_start facts"
+eq "$(imds vm_1 | jq .DocumentIncarnation)" $((inc + 1)) "incarnation +1 on Started"
+eq "$(imds vm_1 | jq -r .Events[0].NotBefore)" "" "NotBefore empty"
+ok "approval starts the event for every VM in Resources (how=approved)"
+
+# --- a rebooting VM does not answer; it answers again when the impact (1 s real) is over
+rc=0; curl -s -m 2 -H Metadata:true "$B/vm_0/metadata/scheduledevents?api-version=$V" >/dev/null || rc=$?
+[ "$rc" -eq 52 ] || [ "$rc" -eq 56 ] || fail "vm_0 answered during its reboot (curl rc $rc)"
+eq "$(code -H Metadata:true "$B/vm_1/metadata/scheduledevents?api-version=$V")" 200 "vm_1 not impacted"
+eq "$(state | jq -r '.vms[] | select(.name == "vm_3") | .impacted')" true "vm_3 impacted"
+wait_for 5 sh -c "curl -sf -H Metadata:true '$B/vm_0/metadata/scheduledevents?api-version=$V' >/dev/null" || fail "vm_0 never came back"
+eq "$(imds vm_0 | jq -r .Events[0].EventStatus)" Started "still Started after the impact"
+eq "$(timeline | jq -r --arg id "$id" '[.[] | select(.kind == "impact_end" and .event == $id)] | length')" 2 "impact_end facts"
+ok "VM unreachable during its reboot (empty reply), back after"
+
+# --- it disappears --complete-after (180 sim s = 3 s) after it started
+wait_for 4 sh -c "[ \"\$(curl -s -H Metadata:true '$B/vm_1/metadata/scheduledevents?api-version=$V' | jq '.Events | length')\" = 0 ]" || fail "never completed"
+eq "$(ev_field "$id" EventStatus)" Completed "Completed in state"
+eq "$(imds vm_1 | jq .DocumentIncarnation)" $((inc + 2)) "incarnation +1 on removal"
+ok "completed event disappears (incarnation +1)"
+
+# --- NotBefore passes: starts unapproved; --time-scale: a 15-minute notice at X=60 ~ 15 s,
+#     here 3 simulated minutes = 3 s
+t0=$(now_ms)
+id2=$(create '{"EventType":"Freeze","FaultDomain":2,"NoticeSeconds":180,"DurationInSeconds":5}')
+nb=$(date -d "$(imds vm_1 | jq -r --arg id "$id2" '.Events[] | select(.EventId == $id) | .NotBefore')" +%s)
+[ $((nb * 1000 - t0)) -ge 2500 ] && [ $((nb * 1000 - t0)) -le 4100 ] || fail "NotBefore is real time: $((nb * 1000 - t0)) ms"
+wait_for 6 sh -c "[ \"\$(curl -s '$B/control/state' | jq -r '.events[] | select(.EventId == \"$id2\") | .EventStatus')\" = Started ]" || fail "NotBefore did not start it"
+t1=$(now_ms)
+[ $((t1 - t0)) -ge 2500 ] && [ $((t1 - t0)) -le 5000 ] || fail "started after $((t1 - t0)) ms, expected ~3000"
+eq "$(ev_field "$id2" started_how)" not_before "how=not_before"
+eq "$(ev_field "$id2" '.approvals | length')" 0 "no approval"
+eq "$(ev_field "$id2" '[.impacts[].vm] | join(",")')" "vm_2,vm_5" "FaultDomain 2 = vm_2, vm_5"
+eq "$(code -H Metadata:true "$B/vm_2/metadata/scheduledevents?api-version=$V")" 200 "a Freeze impact still answers"
+ok "NotBefore starts it unapproved at real time notice/X (how=not_before, $((t1 - t0)) ms)"
+
+# --- cancellation while Scheduled
+inc=$(imds vm_4 | jq .DocumentIncarnation)
+id3=$(create '{"EventType":"Redeploy","Resources":["vm_4"]}')
+eq "$(imds vm_4 | jq .DocumentIncarnation)" $((inc + 1)) "created"
+eq "$(code -X DELETE "$B/control/events/$id3")" 200 "DELETE"
+d=$(imds vm_4)
+eq "$(echo "$d" | jq .DocumentIncarnation)" $((inc + 2)) "incarnation +1 on cancel"
+eq "$(echo "$d" | jq --arg id "$id3" '[.Events[] | select(.EventId == $id)] | length')" 0 "cancelled event gone"
+eq "$(ev_field "$id3" EventStatus)" Cancelled "Cancelled in state"
+eq "$(timeline | jq --arg id "$id3" '[.[] | select(.event == $id) | .kind] | join(",")')" '"created,cancelled"' "no impact for a cancelled event"
+eq "$(approve vm_4 "$id3")" 400 "approving a cancelled event"
+ok "cancellation removes a Scheduled event without impact"
+
+# --- host failure: directly Started, Reboot, no approval
+id4=$(create '{"EventType":"Reboot","Resources":["vm_1"],"Status":"Started","DurationInSeconds":60}')
+d=$(imds vm_4 | jq -c --arg id "$id4" '.Events[] | select(.EventId == $id)')
+eq "$(echo "$d" | jq -r '[.EventStatus,.EventType,.NotBefore]|join("|")')" "Started|Reboot|" "host failure document"
+eq "$(ev_field "$id4" started_how)" host_failure "how=host_failure"
+eq "$(timeline | jq -r --arg id "$id4" '[.[] | select(.event == $id) | .kind] | join(",")')" "created,started,impact_start" "host failure facts"
+rc=0; curl -s -m 2 -H Metadata:true "$B/vm_1/metadata/scheduledevents?api-version=$V" >/dev/null || rc=$?
+[ "$rc" -eq 52 ] || [ "$rc" -eq 56 ] || fail "vm_1 answered during host failure (curl rc $rc)"
+ok "host failure: created Started (Reboot, how=host_failure), VM unreachable"
+sim_stop
+
+# --- --approval-delay: approved, but starts only later
+sim_start --vms 2 --fault-domains 2 --time-scale 60 --approval-delay 60
+id=$(create '{"EventType":"Freeze","Resources":["vm_0"],"DurationInSeconds":2}')
+t0=$(now_ms)
+eq "$(approve vm_1 "$id")" 200 "approve"
+eq "$(ev_field "$id" EventStatus)" Scheduled "not yet started"
+wait_for 3 sh -c "[ \"\$(curl -s '$B/control/state' | jq -r '.events[0].EventStatus')\" = Started ]" || fail "approval-delay never started it"
+t1=$(now_ms)
+[ $((t1 - t0)) -ge 900 ] || fail "started after $((t1 - t0)) ms, expected >= 1000"
+eq "$(ev_field "$id" started_how)" approved "how=approved"
+sim_stop
+ok "--approval-delay delays the start after approval"
+echo "imds_sim_lifecycle: all passed"
