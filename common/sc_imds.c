@@ -93,6 +93,7 @@ static bool s_version_ok(const char *v)
     return true;
 }
 
+static char *s_printf_dup(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *s_printf_dup(const char *fmt, ...)
 {
     va_list ap;
@@ -314,6 +315,9 @@ const char *sc_imds_base_url(const sc_imds_t *imds)
 {
     return imds->base_url;
 }
+
+static int s_fail(sc_imds_status_t *st, const char *method, const s_conn_t *c, int rc, long http,
+                  int64_t hint_ms, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
 /* Fills st and returns rc. The message reads "<METHOD> <url>: <what>[, retry in N ms]". */
 static int s_fail(sc_imds_status_t *st, const char *method, const s_conn_t *c, int rc, long http,
