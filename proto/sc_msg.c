@@ -1529,11 +1529,11 @@ static bool s_text_eq(const char *a, const char *b)
     return strcmp(a ? a : "", b ? b : "") == 0;
 }
 
-static bool s_doc_eq(const sc_doc_t *a, const sc_doc_t *b)
+static bool s_doc_eq(const sc_doc_t *a, const sc_doc_t *b, bool incarnation)
 {
     if (!a || !b)
         return a == b;
-    if (a->incarnation != b->incarnation || a->n_events != b->n_events)
+    if ((incarnation && a->incarnation != b->incarnation) || a->n_events != b->n_events)
         return false;
     for (size_t i = 0; i < a->n_events; i++)
         if (!sc_event_equal(&a->events[i], &b->events[i]) ||
@@ -1582,7 +1582,7 @@ bool sc_msg_equal(const sc_msg_t *a, const sc_msg_t *b)
     case SC_MSG_DOCUMENT:
         return a->document.incarnation == b->document.incarnation &&
                a->document.observed_at_ms == b->document.observed_at_ms &&
-               s_doc_eq(a->document.document, b->document.document);
+               s_doc_eq(a->document.document, b->document.document, true);
     case SC_MSG_DOC_REQUEST: return true;
     case SC_MSG_HOOK_PROGRESS: {
         const sc_msg_hook_progress_t *x = &a->hook_progress, *y = &b->hook_progress;
@@ -1593,7 +1593,7 @@ bool sc_msg_equal(const sc_msg_t *a, const sc_msg_t *b)
     }
     case SC_MSG_ORDER:
         return a->order.action == b->order.action && !strcmp(a->order.event, b->order.event) &&
-               s_doc_eq(a->order.event_doc, b->order.event_doc);
+               s_doc_eq(a->order.event_doc, b->order.event_doc, false);
     case SC_MSG_APPROVE_VIA:
         return s_events_eq(a->approve_via.events, a->approve_via.n_events, b->approve_via.events,
                            b->approve_via.n_events);

@@ -159,7 +159,8 @@ typedef struct sc_msg_order {
     char event[SC_EVENT_ID_MAX + 1]; /* EventId */
     sc_doc_t *event_doc;             /* optional (NULL): a document holding exactly one event, the
                                         ordered one (its EventId == event), for the hook env; owned.
-                                        On the wire it is the bare IMDS event object. */
+                                        On the wire it is the bare IMDS event object, so its incarnation
+                                        is not sent (0 after decoding; sc_msg_equal ignores it). */
 } sc_msg_order_t;
 
 typedef struct sc_msg_events {
