@@ -1,0 +1,85 @@
+/* schedcoord-agent: flags, signals, identity, then the agent's loop (see sc_agent.h). */
+#include <errno.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sc_agent.h"
+#include "sc_agent_config.h"
+#include "sc_error.h"
+#include "sc_log.h"
+
+static volatile sig_atomic_t s_stop;
+
+static void s_on_signal(int sig)
+{
+    (void)sig;
+    s_stop = 1;
+}
+
+int main(int argc, char **argv)
+{
+    sc_agent_settings_t s = {0};
+    sc_agent_opts_t opts = {0};
+    sc_agent_t *agent = NULL;
+    sc_compute_t compute;
+    sc_log_level_t level = SC_LOG_INFO;
+    struct sigaction sa;
+    char err[512] = "";
+    int rc;
+
+    /* One malloc arena: the agent is single-threaded apart from libzmq's I/O thread, and
+     * every extra arena costs resident memory. */
+    mallopt(M_ARENA_MAX, 1);
+    rc = sc_agent_settings_parse(&s, argc, argv, stdout, err, sizeof(err));
+    if (rc == 1) {
+        sc_agent_settings_free(&s);
+        return 0;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "schedcoord-agent: %s\n", err[0] ? err : sc_strerror(rc));
+        sc_agent_settings_free(&s);
+        return 2;
+    }
+    sc_log_level_parse(s.log_level, &level);
+    sc_log_init("schedcoord-agent", level);
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = s_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, NULL);
+
+    if (sc_agent_fetch_identity(&s, &s_stop, &compute) != 0) {
+        sc_log_notice("stopped before IMDS answered", NULL);
+        sc_agent_settings_free(&s);
+        return 0;
+    }
+    opts.settings = &s;
+    opts.name = s.name ? s.name : compute.name;
+    opts.fault_domain = compute.fault_domain;
+    opts.update_domain = compute.update_domain;
+    if (!sc_msg_name_valid(opts.name)) {
+        sc_log_err("the compute metadata name is not a valid member name: use --name",
+                   "name=\"%s\"", compute.name);
+        sc_agent_settings_free(&s);
+        return 2;
+    }
+    rc = sc_agent_new(&opts, &agent, err, sizeof(err));
+    if (rc != 0) {
+        sc_log_err("cannot start", "rc=%s why=\"%s\"", sc_errname(rc), err);
+        sc_agent_settings_free(&s);
+        return rc == SC_E_CONFIG ? 2 : 1;
+    }
+    rc = sc_agent_run(agent, &s_stop);
+    if (rc)
+        sc_log_err("fatal error", "rc=%s why=\"%s\"", sc_errname(rc), sc_strerror(rc));
+    else
+        sc_log_notice("stopping", NULL);
+    sc_agent_destroy(&agent);
+    sc_agent_settings_free(&s);
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,227 @@
+/* sc_agent_config: the agent's settings table and member list parser. */
+#include "sc_agent_config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sc_config.h"
+#include "sc_error.h"
+#include "sc_log.h"
+
+#define S_OFF(f) offsetof(sc_agent_settings_t, f)
+
+static const sc_cfg_key_t s_keys[] = {
+    {"imds-url", SC_CFG_STRING, S_OFF(imds_url), NULL,
+     "IMDS base URL (e.g. http://169.254.169.254)", 0, 0, true},
+    {"api-version", SC_CFG_STRING, S_OFF(api_version), "2020-07-01", "scheduled events api-version",
+     0, 0, false},
+    {"members", SC_CFG_STRING, S_OFF(members), NULL,
+     "every member and its coordinator endpoint: NAME=HOST:PORT,...", 0, 0, true},
+    {"state-dir", SC_CFG_STRING, S_OFF(state_dir), NULL,
+     "directory of the agent's state (agent.db)", 0, 0, true},
+    {"prepare-hook", SC_CFG_STRING, S_OFF(prepare_hook), NULL,
+     "executable run to prepare this VM for an event", 0, 0, true},
+    {"recover-hook", SC_CFG_STRING, S_OFF(recover_hook), NULL,
+     "executable run to bring this VM back after an event", 0, 0, true},
+    {"name", SC_CFG_STRING, S_OFF(name), NULL,
+     "this VM's member name (default: name of the compute metadata)", 0, 0, false},
+    {"hook-timeout", SC_CFG_SECONDS, S_OFF(hook_timeout), "300",
+     "seconds before a hook's process group is killed", 1, 86400, false},
+    {"poll-interval", SC_CFG_SECONDS, S_OFF(poll_interval), "1", "seconds between IMDS polls", 0,
+     3600, false},
+    {"standalone-after", SC_CFG_SECONDS, S_OFF(standalone_after), "30",
+     "seconds without a leader before the safety net may run the hooks itself", 0, 86400, false},
+    {"standalone-approve", SC_CFG_BOOL, S_OFF(standalone_approve), "false",
+     "let the safety net approve the event itself once prepared", 0, 0, false},
+    {"safety-margin", SC_CFG_SECONDS, S_OFF(safety_margin), "30",
+     "seconds added to hook-timeout: the safety net prepares when NotBefore is that close", 0,
+     86400, false},
+    {"heartbeat-interval", SC_CFG_SECONDS, S_OFF(heartbeat_interval), "1",
+     "seconds between heartbeats to each coordinator", 0, 3600, false},
+    {"insecure", SC_CFG_BOOL, S_OFF(insecure), "false",
+     "plain-text ZeroMQ without CURVE (single-machine demo only)", 0, 0, false},
+    {"key", SC_CFG_STRING, S_OFF(key), NULL, "this VM's CURVE key pair file (schedcoordctl keygen)",
+     0, 0, false},
+    {"keys", SC_CFG_STRING, S_OFF(keys), NULL, "keyring file: one \"NAME PUBLIC\" per member", 0, 0,
+     false},
+    {"log-level", SC_CFG_STRING, S_OFF(log_level), "info", "debug, info, notice, warn or err", 0, 0,
+     false},
+    {"imds-timeout", SC_CFG_SECONDS, S_OFF(imds_timeout), "5", "seconds of one IMDS request", 0, 60,
+     false},
+};
+
+#define S_NKEYS (sizeof(s_keys) / sizeof(s_keys[0]))
+
+static const char s_usage[] =
+    "schedcoord-agent --imds-url URL --members NAME=HOST:PORT,... --state-dir DIR "
+    "--prepare-hook PATH --recover-hook PATH [--name NAME] [--hook-timeout S] "
+    "[--poll-interval S] [--standalone-after S] [--standalone-approve] "
+    "[--insecure | --key FILE --keys FILE] [--config FILE]";
+
+static int s_fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int s_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err && errlen) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return SC_E_CONFIG;
+}
+
+int sc_agent_settings_parse(sc_agent_settings_t *s, int argc, char **argv, FILE *out, char *err,
+                            size_t errlen)
+{
+    sc_log_level_t lvl;
+    sc_agent_member_t *members = NULL;
+    size_t n = 0;
+    int rc = sc_config_parse(s_keys, S_NKEYS, s, argc, argv, out, s_usage, err, errlen);
+
+    if (rc != 0)
+        return rc;
+    if (sc_log_level_parse(s->log_level, &lvl) != 0)
+        return s_fail(err, errlen,
+                      "--log-level: \"%s\" is not a level (expected debug, info, notice, warn "
+                      "or err)",
+                      s->log_level);
+    if (s->poll_interval < 0.05)
+        return s_fail(err, errlen, "--poll-interval: %s must be at least 0.05 seconds", "");
+    if (s->heartbeat_interval < 0.05)
+        return s_fail(err, errlen, "--heartbeat-interval: %s must be at least 0.05 seconds", "");
+    if (strncmp(s->imds_url, "http://", 7) != 0 && strncmp(s->imds_url, "https://", 8) != 0)
+        return s_fail(err, errlen, "--imds-url: \"%s\" is not an http:// or https:// URL",
+                      s->imds_url);
+    if (s->name && !sc_msg_name_valid(s->name))
+        return s_fail(err, errlen,
+                      "--name: \"%s\" is not a member name (expected 1..128 of [A-Za-z0-9._-])",
+                      s->name);
+    if (s->insecure && (s->key || s->keys))
+        return s_fail(err, errlen, "--insecure: %scannot be combined with --key / --keys", "");
+    if (!s->insecure && (!s->key || !s->keys))
+        return s_fail(err, errlen,
+                      "--key/--keys: %sboth are required unless --insecure (expected --key FILE "
+                      "--keys FILE)",
+                      "");
+    rc = sc_agent_members_parse(s->members, &members, &n, err, errlen);
+    free(members);
+    return rc;
+}
+
+void sc_agent_settings_free(sc_agent_settings_t *s)
+{
+    if (s)
+        sc_config_free(s_keys, S_NKEYS, s);
+}
+
+static bool s_host_valid(const char *h, size_t len)
+{
+    if (len == 0 || len > 253)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = h[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+int sc_agent_members_parse(const char *text, sc_agent_member_t **ret_members, size_t *ret_n,
+                           char *err, size_t errlen)
+{
+    sc_agent_member_t *v = NULL;
+    size_t n = 0;
+    const char *p = text;
+
+    if (!text || !*text)
+        return s_fail(err, errlen, "--members: %sempty (expected NAME=HOST:PORT,...)", "");
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        const char *colon = NULL;
+        char port_s[8];
+        char *pe;
+        long port;
+        sc_agent_member_t *m;
+
+        for (const char *q = p; q < p + len; q++)
+            if (*q == ':')
+                colon = q;
+        if (!eq || !colon || colon < eq) {
+            snprintf(err, errlen, "--members: entry %zu \"%.*s\" is not NAME=HOST:PORT", n + 1,
+                     (int)(len > 200 ? 200 : len), p);
+            goto fail;
+        }
+        if (n >= SC_AGENT_MAX_MEMBERS) {
+            snprintf(err, errlen, "--members: more than %d entries", SC_AGENT_MAX_MEMBERS);
+            goto fail;
+        }
+        m = realloc(v, (n + 1) * sizeof(*v));
+        if (!m) {
+            free(v);
+            return -ENOMEM;
+        }
+        v = m;
+        m = &v[n];
+        memset(m, 0, sizeof(*m));
+        if ((size_t)(eq - p) > SC_NAME_MAX || eq == p) {
+            snprintf(err, errlen, "--members: entry %zu: bad member name (1..%d characters)", n + 1,
+                     SC_NAME_MAX);
+            goto fail;
+        }
+        memcpy(m->name, p, (size_t)(eq - p));
+        if (!sc_msg_name_valid(m->name)) {
+            snprintf(err, errlen,
+                     "--members: entry %zu: \"%s\" is not a member name (expected "
+                     "[A-Za-z0-9._-])",
+                     n + 1, m->name);
+            goto fail;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(v[i].name, m->name) == 0) {
+                snprintf(err, errlen, "--members: \"%s\" is listed twice", m->name);
+                goto fail;
+            }
+        if (!s_host_valid(eq + 1, (size_t)(colon - eq - 1))) {
+            snprintf(err, errlen, "--members: entry %zu (%s): bad host (expected a name or IPv4)",
+                     n + 1, m->name);
+            goto fail;
+        }
+        len -= (size_t)(colon + 1 - p);
+        if (len == 0 || len >= sizeof(port_s)) {
+            snprintf(err, errlen, "--members: entry %zu (%s): bad port (expected 1..65535)", n + 1,
+                     m->name);
+            goto fail;
+        }
+        memcpy(port_s, colon + 1, len);
+        port_s[len] = '\0';
+        errno = 0;
+        port = strtol(port_s, &pe, 10);
+        if (errno || *pe || port < 1 || port > 65535 || port_s[0] < '0' || port_s[0] > '9') {
+            snprintf(err, errlen, "--members: entry %zu (%s): port \"%s\" is not 1..65535", n + 1,
+                     m->name, port_s);
+            goto fail;
+        }
+        snprintf(m->endpoint, sizeof(m->endpoint), "tcp://%.*s:%ld", (int)(colon - eq - 1), eq + 1,
+                 port);
+        n++;
+        p = end ? end + 1 : p + strlen(p);
+        if (end && !*p) {
+            snprintf(err, errlen, "--members: trailing ',' (expected NAME=HOST:PORT,...)");
+            goto fail;
+        }
+    }
+    *ret_members = v;
+    *ret_n = n;
+    return 0;
+fail:
+    free(v);
+    return SC_E_CONFIG;
+}

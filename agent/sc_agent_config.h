@@ -1,0 +1,61 @@
+/* sc_agent_config: the agent's settings — one typed table (common/sc_config.h) that is both
+ * the command line and the config file, plus the parsed member list.
+ *
+ *   schedcoord-agent --imds-url URL --members NAME=HOST:PORT,... --state-dir DIR
+ *       --prepare-hook PATH --recover-hook PATH [--name NAME] [--hook-timeout S]
+ *       [--poll-interval S] [--standalone-after S] [--standalone-approve]
+ *       [--insecure | --key FILE --keys FILE] [--config FILE]
+ */
+#ifndef SC_AGENT_CONFIG_H
+#define SC_AGENT_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "sc_msg.h"
+
+#define SC_AGENT_MAX_MEMBERS 1024 /* entries of --members */
+#define SC_AGENT_ENDPOINT_MAX 300 /* bytes of "tcp://HOST:PORT" */
+
+typedef struct sc_agent_settings {
+    char *imds_url;            /* IMDS base URL, "/metadata/..." is appended */
+    char *api_version;         /* scheduled events api-version */
+    char *members;             /* NAME=HOST:PORT,... (the coordinators of the set) */
+    char *state_dir;           /* directory of agent.db */
+    char *prepare_hook;        /* executable run for the prepare phase */
+    char *recover_hook;        /* executable run for the recover phase */
+    char *name;                /* this VM's member name (default: compute metadata name) */
+    double hook_timeout;       /* seconds before a hook's process group is killed */
+    double poll_interval;      /* seconds between two IMDS polls */
+    double standalone_after;   /* seconds without a leader before the safety net may act */
+    bool standalone_approve;   /* the safety net may POST approvals itself */
+    double safety_margin;      /* seconds added to hook-timeout for the safety net */
+    double heartbeat_interval; /* seconds between two heartbeats */
+    bool insecure;             /* plain-text ZeroMQ (no CURVE) */
+    char *key;                 /* this VM's key pair file */
+    char *keys;                /* keyring file: NAME PUBLIC per member */
+    char *log_level;           /* debug, info, notice, warn, err */
+    double imds_timeout;       /* seconds of one IMDS request */
+} sc_agent_settings_t;
+
+typedef struct sc_agent_member {
+    char name[SC_NAME_MAX + 1];               /* member name */
+    char endpoint[SC_AGENT_ENDPOINT_MAX + 1]; /* "tcp://HOST:PORT" of its coordinator */
+} sc_agent_member_t;
+
+/* Parses argv (and --config FILE) into *s (zeroed by the caller; sc_agent_settings_free it
+ * on every return). 0, 1 when --help was printed to out, SC_E_CONFIG with a message naming
+ * the key and the expected form in err (also for cross-key rules: --insecure with --key,
+ * neither, a bad --log-level...). */
+int sc_agent_settings_parse(sc_agent_settings_t *s, int argc, char **argv, FILE *out, char *err,
+                            size_t errlen);
+/* Frees the strings of *s. */
+void sc_agent_settings_free(sc_agent_settings_t *s);
+/* Parses "NAME=HOST:PORT,..." (HOST a name or IPv4 address, PORT 1..65535, names
+ * sc_msg_name_valid and unique, 1..SC_AGENT_MAX_MEMBERS entries). *ret_members (n entries,
+ * the caller's: free) and *ret_n on success; SC_E_CONFIG with the reason in err. */
+int sc_agent_members_parse(const char *text, sc_agent_member_t **ret_members, size_t *ret_n,
+                           char *err, size_t errlen);
+
+#endif

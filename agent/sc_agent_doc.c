@@ -1,0 +1,125 @@
+/* sc_agent_doc: the agent's current IMDS document (see sc_agent_doc.h). */
+#include "sc_agent_doc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sc_agent_doc {
+    sc_doc_t *doc;   /* last good document, NULL before the first */
+    char *body;      /* bytes of the last body received (good or bad), for memcmp */
+    size_t body_len; /* length of body */
+    bool body_bad;   /* body is the last body and did not parse */
+    uint64_t parses; /* bodies handed to sc_doc_parse */
+};
+
+int sc_agent_doc_new(sc_agent_doc_t **ret_doc)
+{
+    sc_agent_doc_t *self = calloc(1, sizeof(*self));
+
+    if (!self)
+        return -ENOMEM;
+    *ret_doc = self;
+    return 0;
+}
+
+void sc_agent_doc_destroy(sc_agent_doc_t **doc)
+{
+    if (!doc || !*doc)
+        return;
+    sc_doc_destroy(&(*doc)->doc);
+    free((*doc)->body);
+    free(*doc);
+    *doc = NULL;
+}
+
+static bool s_same_events(const sc_doc_t *a, const sc_doc_t *b)
+{
+    if (a->n_events != b->n_events)
+        return false;
+    for (size_t i = 0; i < a->n_events; i++)
+        if (!sc_event_equal(&a->events[i], &b->events[i]))
+            return false;
+    return true;
+}
+
+/* Keeps a copy of the body bytes (reusing the buffer when it is large enough). */
+static int s_keep_body(sc_agent_doc_t *self, const char *body, size_t len)
+{
+    if (len > self->body_len || !self->body) {
+        char *nb = realloc(self->body, len ? len : 1);
+        if (!nb)
+            return -ENOMEM;
+        self->body = nb;
+    }
+    memcpy(self->body, body, len);
+    self->body_len = len;
+    return 0;
+}
+
+int sc_agent_doc_feed(sc_agent_doc_t *self, const char *body, size_t len,
+                      sc_agent_doc_verdict_t *ret_verdict, char *err, size_t errlen)
+{
+    sc_doc_t *nd = NULL;
+    sc_agent_doc_verdict_t v;
+    int rc;
+
+    if (!self || (!body && len) || !ret_verdict)
+        return -EINVAL;
+    /* The common case, once per second for days: the same bytes as last time. */
+    if (self->body && len == self->body_len && memcmp(body, self->body, len) == 0) {
+        *ret_verdict = self->body_bad ? SC_AGENT_DOC_BAD_AGAIN : SC_AGENT_DOC_SAME;
+        return 0;
+    }
+    self->parses++;
+    rc = sc_doc_parse(body ? body : "", len, &nd, err, errlen);
+    if (rc == -ENOMEM)
+        return rc;
+    if (s_keep_body(self, body, len) < 0) {
+        sc_doc_destroy(&nd);
+        return -ENOMEM;
+    }
+    if (rc != 0) {
+        self->body_bad = true;
+        *ret_verdict = SC_AGENT_DOC_BAD;
+        return 0;
+    }
+    self->body_bad = false;
+    if (!self->doc)
+        v = SC_AGENT_DOC_NEW;
+    else if (nd->incarnation < self->doc->incarnation)
+        v = SC_AGENT_DOC_BACKWARDS;
+    else if (nd->incarnation > self->doc->incarnation || !s_same_events(self->doc, nd))
+        v = SC_AGENT_DOC_NEW;
+    else
+        v = SC_AGENT_DOC_SAME; /* other bytes (spacing, order of keys), same document */
+    if (v != SC_AGENT_DOC_SAME) {
+        sc_doc_destroy(&self->doc);
+        self->doc = nd;
+    } else {
+        sc_doc_destroy(&nd);
+    }
+    *ret_verdict = v;
+    return 0;
+}
+
+const sc_doc_t *sc_agent_doc_current(const sc_agent_doc_t *self)
+{
+    return self ? self->doc : NULL;
+}
+
+int64_t sc_agent_doc_incarnation(const sc_agent_doc_t *self)
+{
+    return self && self->doc ? self->doc->incarnation : -1;
+}
+
+uint64_t sc_agent_doc_parses(const sc_agent_doc_t *self)
+{
+    return self ? self->parses : 0;
+}
+
+const char *sc_agent_doc_verdict_name(sc_agent_doc_verdict_t v)
+{
+    static const char *const names[] = {"same", "new", "backwards", "bad", "bad_again"};
+    return (unsigned)v < SC_AGENT_DOC_VERDICT_MAX ? names[v] : "?";
+}
