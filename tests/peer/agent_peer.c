@@ -1,5 +1,6 @@
 /* sc-agent-peer: a minimal coordinator-side peer for the agent's tests and benchmark.
  *
+ *   sc-agent-peer keygen [--name NAME] [--out DIR]     (as schedcoordctl keygen)
  *   sc-agent-peer --bind tcp://127.0.0.1:PORT --name NAME --log FILE --cmds FILE
  *                 [--insecure | --key FILE --keys FILE]
  *
@@ -177,6 +178,8 @@ int main(int argc, char **argv)
     char err[256];
     int zero = 0;
 
+    if (argc > 1 && strcmp(argv[1], "keygen") == 0)
+        return sc_curve_keygen_main(argc - 1, argv + 1);
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--insecure") == 0) {
@@ -229,7 +232,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "sc-agent-peer: bind %s: %s\n", bind, zmq_strerror(zmq_errno()));
         return 1;
     }
-    s_logf("\"peer\":\"ready\"");
+    {
+        char ep[256] = "";
+        size_t eplen = sizeof(ep);
+        zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, ep, &eplen);
+        s_logf("\"peer\":\"ready\",\"endpoint\":\"%s\"", ep);
+    }
     while (!s_stop) {
         zmq_pollitem_t it = {.socket = sock, .events = ZMQ_POLLIN};
         char line[512];

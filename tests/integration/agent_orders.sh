@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The agent against imds-sim and a test peer (insecure transport): it reports each incarnation
+# once, runs a hook only on an order of the current term, refuses an older term, never runs a
+# phase twice, answers a recover for an event it never prepared, and posts approve_via.
+source "${SC_SRC:-.}/tests/peer/agent_testlib.sh"
+
+sim_start --vms 3 --fault-domains 3
+peer_start vm_1 "tcp://127.0.0.1:*" --insecure
+make_hook
+agent_start vm_0 --members "vm_1=127.0.0.1:$PEER_PORT" --insecure --standalone-after 600
+M='.msg.from == "vm_0"'
+
+wait_for 10 "$M and .msg.type == \"hello\" and .msg.fault_domain == 0"
+wait_for 5 "$M and .msg.type == \"document\" and .msg.incarnation == 1"
+wait_for 5 "$M and .msg.type == \"heartbeat\"" 2
+ok "hello, first document and heartbeats"
+
+EV=$(sim_event '{"EventType":"Reboot","Resources":["vm_0"],"NoticeSeconds":900}')
+wait_for 5 "$M and .msg.type == \"document\" and .msg.incarnation == 2"
+EV2=$(sim_event '{"EventType":"Redeploy","Resources":["vm_2"],"NoticeSeconds":900}')
+wait_for 5 "$M and .msg.type == \"document\" and .msg.incarnation == 3"
+sleep 3 # three more polls of the same document
+[ "$(count "$M and .msg.type == \"document\" and .msg.incarnation == 2")" -eq 1 ] || fail "incarnation 2 reported more than once"
+[ "$(count "$M and .msg.type == \"document\" and .msg.incarnation == 3")" -eq 1 ] || fail "incarnation 3 reported more than once"
+[ "$(count "$M and .msg.type == \"document\"")" -eq 3 ] || fail "unexpected document reports"
+ok "each incarnation reported once"
+
+cmd doc_request
+wait_for 5 "$M and .msg.type == \"document\" and .msg.incarnation == 3" 2
+ok "doc_request answered with the document"
+
+sleep 1
+[ ! -s "$TMP/hooks.log" ] || fail "a hook ran without an order"
+cmd leader 5
+cmd order 5 prepare "$EV"
+wait_for 10 "$M and .msg.type == \"hook_progress\" and .msg.state == \"done\" and .msg.phase == \"prepare\""
+grep -q "^prepare $EV order vm=vm_0 type=Reboot res=vm_0 json={\"EventId\":\"$EV\"" "$TMP/hooks.log" || fail "hook env/stdin: $(cat "$TMP/hooks.log")"
+ok "prepare runs on an order of the current term, with the event in env and stdin"
+
+cmd order 4 prepare "$EV2"
+wait_for 5 "$M and .msg.type == \"nack\" and (.msg.reason | test(\"stale term 4 < 5\"))"
+sleep 1
+grep -q "$EV2" "$TMP/hooks.log" && fail "an order of an old term ran"
+grep -q 'order refused.*stale term 4 < 5' "$TMP/agent.err" || fail "stale order not logged"
+ok "an order of an older term is refused (nack, logged), not run"
+
+cmd order 5 prepare "$EV"
+wait_for 5 "$M and .msg.type == \"hook_progress\" and .msg.state == \"done\" and .msg.phase == \"prepare\"" 2
+sleep 0.5
+[ "$(grep -c "^prepare $EV" "$TMP/hooks.log")" -eq 1 ] || fail "prepare ran twice"
+ok "a second order for the same phase re-reports, does not re-run"
+
+cmd order 5 recover "$EV2"
+wait_for 5 "$M and .msg.type == \"hook_progress\" and .msg.state == \"skipped\" and .msg.event == \"$EV2\" and .msg.detail == \"prepare never ran\""
+grep -q "^recover $EV2" "$TMP/hooks.log" && fail "recover ran without prepare"
+ok "recover without prepare is answered, not run"
+
+cmd order 6 recover "$EV"
+wait_for 10 "$M and .msg.type == \"hook_progress\" and .msg.state == \"done\" and .msg.phase == \"recover\" and .msg.order_term == 6"
+ok "a newer term is adopted"
+
+cmd approve_via 6 "$EV2"
+wait_for 5 "$M and .msg.type == \"approve_result\" and .msg.http_status == 200 and .msg.result == \"OK\""
+curl -sS "$B/control/state" | jq -e --arg e "$EV2" '[.. | objects | select(.EventId? == $e)][0].approvals | length >= 1' >/dev/null || fail "approval not seen by imds-sim"
+ok "approve_via posts through this VM's IMDS"
+
+agent_stop
+ok "clean exit on SIGTERM"
