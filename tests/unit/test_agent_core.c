@@ -1,0 +1,345 @@
+/* The agent's logic without sockets: settings errors name the key; the SQLite state keeps the
+ * newest term and the hook runs across a reopen (a run left "started" becomes "interrupted");
+ * orders of an older term are refused with a nack and never run; a recover for an event never
+ * prepared is answered "skipped"; the same phase never runs twice; a new document is reported
+ * once. Messages the agent sends are captured through sc_agent_opts_t.send. */
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sc_agent.h"
+#include "sc_agent_config.h"
+#include "sc_agent_state.h"
+#include "sc_error.h"
+#include "sc_log.h"
+#include "sc_test.h"
+
+#define S_CAP 64
+
+typedef struct {
+    sc_msg_type_t type;
+    sc_msg_hook_state_t state;
+    sc_msg_phase_t phase;
+    char detail[128];
+    uint64_t ref_seq;
+} s_sent_t;
+
+static s_sent_t s_sent[S_CAP];
+static size_t s_n_sent;
+
+static void s_capture(void *data, int member, const sc_msg_t *msg)
+{
+    (void)data;
+    (void)member;
+    if (s_n_sent >= S_CAP)
+        return;
+    s_sent[s_n_sent].type = msg->type;
+    if (msg->type == SC_MSG_HOOK_PROGRESS) {
+        s_sent[s_n_sent].state = msg->hook_progress.state;
+        s_sent[s_n_sent].phase = msg->hook_progress.phase;
+        snprintf(s_sent[s_n_sent].detail, sizeof(s_sent[0].detail), "%s",
+                 msg->hook_progress.detail ? msg->hook_progress.detail : "");
+    }
+    if (msg->type == SC_MSG_NACK)
+        s_sent[s_n_sent].ref_seq = msg->nack.ref_seq;
+    s_n_sent++;
+}
+
+static size_t s_count(sc_msg_type_t type, int state)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s_n_sent; i++)
+        if (s_sent[i].type == type && (state < 0 || (int)s_sent[i].state == state))
+            n++;
+    return n;
+}
+
+static char s_dir[512];
+
+static void s_tmpdir(const char *name)
+{
+    const char *t = getenv("SC_TMP");
+    char cmd[1200];
+
+    snprintf(s_dir, sizeof(s_dir), "%s/%s", t ? t : "/tmp/test_agent_core", name);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", s_dir, s_dir);
+    if (system(cmd) != 0)
+        SC_FAILF("cannot make %s", s_dir);
+}
+
+static int s_parse(sc_agent_settings_t *s, char *err, ...)
+{
+    char *argv[40] = {"schedcoord-agent"};
+    int argc = 1;
+    va_list ap;
+    char *a;
+
+    va_start(ap, err);
+    while ((a = va_arg(ap, char *)) && argc < 39)
+        argv[argc++] = a;
+    va_end(ap);
+    memset(s, 0, sizeof(*s));
+    return sc_agent_settings_parse(s, argc, argv, NULL, err, 256);
+}
+
+SC_TEST(settings_errors_name_the_key)
+{
+    sc_agent_settings_t s;
+    char err[256] = "";
+
+    SC_CHECK_INT(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members", "a=h:1",
+                         "--state-dir", "/tmp/x", "--prepare-hook", "/bin/true", "--recover-hook",
+                         "/bin/true", "--insecure", NULL),
+                 0);
+    SC_CHECK(s.hook_timeout == 300 && s.poll_interval == 1 && s.standalone_after == 30);
+    sc_agent_settings_free(&s);
+
+    SC_CHECK_INT(s_parse(&s, err, "--imds-url", "http://x", "--members", "a=h:99999", "--state-dir",
+                         "/tmp/x", "--prepare-hook", "/bin/true", "--recover-hook", "/bin/true",
+                         "--insecure", NULL),
+                 SC_E_CONFIG);
+    SC_CHECK(strstr(err, "--members") && strstr(err, "1..65535"));
+    sc_agent_settings_free(&s);
+
+    SC_CHECK_INT(s_parse(&s, err, "--imds-url", "http://x", "--members", "a=h:1", "--state-dir",
+                         "/tmp/x", "--prepare-hook", "/bin/true", "--recover-hook", "/bin/true",
+                         "--hook-timeout", "abc", "--insecure", NULL),
+                 SC_E_CONFIG);
+    SC_CHECK(strstr(err, "hook-timeout") != NULL);
+    sc_agent_settings_free(&s);
+
+    SC_CHECK_INT(s_parse(&s, err, "--imds-url", "http://x", "--members", "a=h:1", "--state-dir",
+                         "/tmp/x", "--prepare-hook", "/bin/true", "--recover-hook", "/bin/true",
+                         NULL),
+                 SC_E_CONFIG);
+    SC_CHECK(strstr(err, "--key") != NULL); /* neither keys nor --insecure */
+    sc_agent_settings_free(&s);
+
+    SC_CHECK_INT(s_parse(&s, err, "--imds-url", "http://x", "--members", "a=h:1", "--state-dir",
+                         "/tmp/x", "--prepare-hook", "/bin/true", "--recover-hook", "/bin/true",
+                         "--insecure", "--log-level", "loud", NULL),
+                 SC_E_CONFIG);
+    SC_CHECK(strstr(err, "--log-level") != NULL);
+    sc_agent_settings_free(&s);
+}
+
+SC_TEST(members)
+{
+    sc_agent_member_t *m = NULL;
+    size_t n = 0;
+    char err[256] = "";
+
+    SC_REQUIRE(sc_agent_members_parse("vm_0=127.0.0.1:5000,vm_1=localhost:5001", &m, &n, err,
+                                      sizeof(err)) == 0);
+    SC_CHECK_INT(n, 2);
+    SC_CHECK_STR(m[1].name, "vm_1");
+    SC_CHECK_STR(m[1].endpoint, "tcp://localhost:5001");
+    free(m);
+    SC_CHECK_INT(sc_agent_members_parse("a=h:1,a=h:2", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK(strstr(err, "twice") != NULL);
+    SC_CHECK_INT(sc_agent_members_parse("a=h:1,", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK_INT(sc_agent_members_parse("a h:1", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK_INT(sc_agent_members_parse("a=h/x:1", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK_INT(sc_agent_members_parse("a=h:0", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK_INT(sc_agent_members_parse("", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+}
+
+SC_TEST(state_survives_reopen)
+{
+    sc_agent_state_t *st = NULL;
+    sc_agent_run_t run;
+    int interrupted = -1;
+    char err[256] = "";
+
+    s_tmpdir("state");
+    SC_REQUIRE(sc_agent_state_open(s_dir, &st, &interrupted, err, sizeof(err)) == 0);
+    SC_CHECK_INT(interrupted, 0);
+    SC_CHECK_INT(sc_agent_state_max_term(st), 0);
+    SC_CHECK_INT(sc_agent_state_raise_term(st, 7), 0);
+    SC_CHECK_INT(sc_agent_state_raise_term(st, 3), 0); /* never lowered */
+    SC_CHECK_INT(
+        sc_agent_state_run_start(st, "ABC-1", SC_MSG_PHASE_PREPARE, SC_MSG_ORIGIN_ORDER, 7, NULL),
+        0);
+    SC_CHECK_INT(
+        sc_agent_state_run_start(st, "abc-1", SC_MSG_PHASE_PREPARE, SC_MSG_ORIGIN_ORDER, 7, NULL),
+        -EEXIST); /* EventIds compared case-insensitively */
+    SC_CHECK_INT(sc_agent_state_run_start(st, "done-1", SC_MSG_PHASE_PREPARE,
+                                          SC_MSG_ORIGIN_STANDALONE, 0, "{}"),
+                 0);
+    SC_CHECK_INT(
+        sc_agent_state_run_end(st, "DONE-1", SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_DONE, 0, "fine"), 0);
+    /* the agent "dies" with ABC-1 started */
+    sc_agent_state_close(&st);
+    SC_REQUIRE(sc_agent_state_open(s_dir, &st, &interrupted, err, sizeof(err)) == 0);
+    SC_CHECK_INT(interrupted, 1);
+    SC_CHECK_INT(sc_agent_state_max_term(st), 7);
+    SC_REQUIRE(sc_agent_state_get_run(st, "abc-1", SC_MSG_PHASE_PREPARE, &run) == 0);
+    SC_CHECK_INT(run.state, SC_MSG_HOOK_INTERRUPTED);
+    SC_CHECK_INT(run.term, 7);
+    SC_REQUIRE(sc_agent_state_get_run(st, "done-1", SC_MSG_PHASE_PREPARE, &run) == 0);
+    SC_CHECK_INT(run.state, SC_MSG_HOOK_DONE);
+    SC_CHECK_INT(run.origin, SC_MSG_ORIGIN_STANDALONE);
+    SC_CHECK_STR(run.detail, "fine");
+    SC_CHECK_INT(sc_agent_state_get_run(st, "abc-1", SC_MSG_PHASE_RECOVER, &run), SC_E_NOT_FOUND);
+    sc_agent_state_close(&st);
+    SC_CHECK(st == NULL);
+}
+
+static int s_send_msg(sc_agent_t *a, sc_msg_t *m)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = sc_msg_encode(m, &buf, &len);
+
+    SC_CHECK_INT(rc, 0);
+    if (rc == 0)
+        rc = sc_agent_receive(a, 0, buf, len);
+    free(buf);
+    sc_msg_destroy(&m);
+    return rc;
+}
+
+static sc_msg_t *s_order(uint64_t term, uint64_t seq, sc_msg_phase_t phase, const char *ev)
+{
+    sc_msg_t *m = NULL;
+    if (sc_msg_new(SC_MSG_ORDER, "coord", term, seq, &m) != 0)
+        return NULL;
+    m->order.action = phase;
+    snprintf(m->order.event, sizeof(m->order.event), "%s", ev);
+    return m;
+}
+
+static void s_drain(sc_agent_t *a)
+{
+    for (int i = 0; i < 200 && sc_agent_busy(a); i++)
+        SC_CHECK_INT(sc_agent_step(a, 50), 0);
+}
+
+static int s_runs_logged(void)
+{
+    char path[600], line[256];
+    FILE *f;
+    int n = 0;
+
+    snprintf(path, sizeof(path), "%s/runs.log", s_dir);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        n++;
+    fclose(f);
+    return n;
+}
+
+SC_TEST(orders)
+{
+    sc_agent_settings_t s;
+    sc_agent_opts_t o = {0};
+    sc_agent_t *a = NULL;
+    sc_agent_stats_t stats;
+    char err[256] = "", hook[600], state[600], script[1400];
+    FILE *f;
+    const char *doc = "{\"DocumentIncarnation\":4,\"Events\":[{\"EventId\":\"EV-1\","
+                      "\"EventStatus\":\"Scheduled\",\"EventType\":\"Reboot\",\"ResourceType\":"
+                      "\"VirtualMachine\",\"Resources\":[\"vm_0\"],\"NotBefore\":\"Mon, 11 Apr "
+                      "2022 22:26:58 GMT\"}]}";
+
+    s_tmpdir("orders");
+    snprintf(hook, sizeof(hook), "%s/hook.sh", s_dir);
+    snprintf(state, sizeof(state), "%s/state", s_dir);
+    snprintf(script, sizeof(script),
+             "#!/bin/sh\necho \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID $SCHEDCOORD_EVENT_TYPE\" "
+             ">> %s/runs.log\n",
+             s_dir);
+    SC_REQUIRE((f = fopen(hook, "w")) != NULL);
+    fputs(script, f);
+    fclose(f);
+    chmod(hook, 0755);
+    SC_REQUIRE(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members",
+                       "coord=127.0.0.1:1", "--state-dir", state, "--prepare-hook", hook,
+                       "--recover-hook", hook, "--insecure", "--standalone-after", "3600",
+                       NULL) == 0);
+    o.settings = &s;
+    o.name = "vm_0";
+    o.fault_domain = 0;
+    o.update_domain = 0;
+    o.send = s_capture;
+    o.manual_imds = true;
+    s_n_sent = 0;
+    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+
+    SC_CHECK_INT(sc_agent_feed_body(a, doc, strlen(doc)), 0);
+    SC_CHECK_INT(sc_agent_feed_body(a, doc, strlen(doc)), 0);
+    SC_CHECK_INT(s_count(SC_MSG_DOCUMENT, -1), 1); /* once per incarnation */
+
+    SC_CHECK_INT(s_send_msg(a, s_order(5, 1, SC_MSG_PHASE_PREPARE, "ev-1")), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_STARTED), 1);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_DONE), 1);
+    SC_CHECK_INT(s_runs_logged(), 1);
+    SC_CHECK_INT(sc_agent_max_term(a), 5);
+
+    /* an older term: nack, not run */
+    SC_CHECK_INT(s_send_msg(a, s_order(4, 2, SC_MSG_PHASE_RECOVER, "EV-1")), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_count(SC_MSG_NACK, -1), 1);
+    SC_CHECK_INT(s_sent[s_n_sent - 1].ref_seq, 2);
+    SC_CHECK_INT(s_runs_logged(), 1);
+    sc_agent_get_stats(a, &stats);
+    SC_CHECK_INT(stats.stale_orders, 1);
+
+    /* the same phase again: re-reported, not re-run */
+    SC_CHECK_INT(s_send_msg(a, s_order(5, 3, SC_MSG_PHASE_PREPARE, "EV-1")), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_DONE), 2);
+    SC_CHECK_INT(s_runs_logged(), 1);
+
+    /* recover of an event never prepared: answered, not run */
+    SC_CHECK_INT(s_send_msg(a, s_order(5, 4, SC_MSG_PHASE_RECOVER, "OTHER-9")), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_SKIPPED), 1);
+    SC_CHECK_STR(s_sent[s_n_sent - 1].detail, "prepare never ran");
+    SC_CHECK_INT(s_runs_logged(), 1);
+
+    /* garbage and a wrong sender are refused and counted */
+    SC_CHECK_INT(sc_agent_receive(a, 0, "{\"v\":1}", 7), 0);
+    {
+        sc_msg_t *m = s_order(5, 5, SC_MSG_PHASE_RECOVER, "EV-1");
+        snprintf(m->from, sizeof(m->from), "intruder");
+        SC_CHECK_INT(s_send_msg(a, m), 0);
+    }
+    s_drain(a);
+    sc_agent_get_stats(a, &stats);
+    SC_CHECK_INT(stats.rejected_msgs, 2);
+    SC_CHECK_INT(s_runs_logged(), 1);
+
+    /* the recover of a prepared event runs, with a newer term */
+    SC_CHECK_INT(s_send_msg(a, s_order(6, 6, SC_MSG_PHASE_RECOVER, "EV-1")), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_runs_logged(), 2);
+    SC_CHECK_INT(sc_agent_max_term(a), 6);
+    sc_agent_destroy(&a);
+
+    /* after a restart, the term and the runs are still known */
+    s_n_sent = 0;
+    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_agent_max_term(a), 6);
+    SC_CHECK_INT(s_send_msg(a, s_order(5, 7, SC_MSG_PHASE_PREPARE, "EV-2")), 0);
+    SC_CHECK_INT(s_count(SC_MSG_NACK, -1), 1);
+    SC_CHECK_INT(s_send_msg(a, s_order(6, 8, SC_MSG_PHASE_RECOVER, "ev-1")), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_runs_logged(), 2);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_DONE), 1);
+    sc_agent_destroy(&a);
+    sc_agent_settings_free(&s);
+}
+
+int main(void)
+{
+    sc_log_init("test_agent_core", SC_LOG_ERR);
+    SC_RUN(settings_errors_name_the_key);
+    SC_RUN(members);
+    SC_RUN(state_survives_reopen);
+    SC_RUN(orders);
+    return sc_test_done();
+}

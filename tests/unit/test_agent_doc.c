@@ -1,0 +1,106 @@
+/* The agent's document handling: a new incarnation is one report, the same body none (and
+ * is not even parsed), an incarnation going backwards is a new document, a body that does
+ * not parse is refused with the parser's reason and the last good document kept. */
+#include "sc_agent_doc.h"
+#include "sc_test.h"
+
+static const char s_doc1[] = "{\"DocumentIncarnation\":1,\"Events\":[]}";
+static const char s_doc2[] =
+    "{\"DocumentIncarnation\":2,\"Events\":[{\"EventId\":\"C7061BAC-AFDC-4513-B24B-AA5F13A16123\","
+    "\"EventStatus\":\"Scheduled\",\"EventType\":\"Freeze\",\"ResourceType\":\"VirtualMachine\","
+    "\"Resources\":[\"WestNO_0\"],\"NotBefore\":\"Mon, 11 Apr 2022 22:26:58 GMT\"}]}";
+static const char s_doc2_spaced[] =
+    "{ \"DocumentIncarnation\": 2, \"Events\": [ "
+    "{\"EventId\":\"C7061BAC-AFDC-4513-B24B-AA5F13A16123\","
+    "\"EventStatus\":\"Scheduled\",\"EventType\":\"Freeze\",\"ResourceType\":\"VirtualMachine\","
+    "\"Resources\":[\"WestNO_0\"],\"NotBefore\":\"Mon, 11 Apr 2022 22:26:58 GMT\"}]}";
+
+static sc_agent_doc_verdict_t s_feed(sc_agent_doc_t *d, const char *body, char *err)
+{
+    sc_agent_doc_verdict_t v = SC_AGENT_DOC_VERDICT_MAX;
+    SC_CHECK_INT(sc_agent_doc_feed(d, body, strlen(body), &v, err, 256), 0);
+    return v;
+}
+
+SC_TEST(incarnations)
+{
+    sc_agent_doc_t *d = NULL;
+    char err[256] = "";
+
+    SC_REQUIRE(sc_agent_doc_new(&d) == 0);
+    SC_CHECK(sc_agent_doc_current(d) == NULL);
+    SC_CHECK_INT(sc_agent_doc_incarnation(d), -1);
+    SC_CHECK_INT(s_feed(d, s_doc1, err), SC_AGENT_DOC_NEW);
+    SC_CHECK_INT(sc_agent_doc_incarnation(d), 1);
+    SC_CHECK_INT(s_feed(d, s_doc1, err), SC_AGENT_DOC_SAME);
+    SC_CHECK_INT(s_feed(d, s_doc1, err), SC_AGENT_DOC_SAME);
+    SC_CHECK_INT(sc_agent_doc_parses(d), 1); /* identical bytes are never parsed again */
+    SC_CHECK_INT(s_feed(d, s_doc2, err), SC_AGENT_DOC_NEW);
+    SC_CHECK_INT(sc_agent_doc_current(d)->n_events, 1);
+    /* other bytes, same document: parsed, but not a new document */
+    SC_CHECK_INT(s_feed(d, s_doc2_spaced, err), SC_AGENT_DOC_SAME);
+    SC_CHECK_INT(sc_agent_doc_parses(d), 3);
+    /* IMDS restarted: the incarnation goes down; a new document, flagged */
+    SC_CHECK_INT(s_feed(d, s_doc1, err), SC_AGENT_DOC_BACKWARDS);
+    SC_CHECK_INT(sc_agent_doc_incarnation(d), 1);
+    SC_CHECK_INT(sc_agent_doc_current(d)->n_events, 0);
+    sc_agent_doc_destroy(&d);
+    SC_CHECK(d == NULL);
+    sc_agent_doc_destroy(&d);
+}
+
+SC_TEST(bad_body_keeps_last_good)
+{
+    sc_agent_doc_t *d = NULL;
+    char err[256] = "";
+
+    SC_REQUIRE(sc_agent_doc_new(&d) == 0);
+    SC_CHECK_INT(s_feed(d, s_doc2, err), SC_AGENT_DOC_NEW);
+    SC_CHECK_INT(s_feed(d, "{\"DocumentIncarnation\":3,\"Events\":[{\"EventId\":5}]}", err),
+                 SC_AGENT_DOC_BAD);
+    SC_CHECK(strstr(err, "EventId") != NULL); /* the parser's reason names the field */
+    SC_CHECK_INT(sc_agent_doc_incarnation(d), 2);
+    SC_CHECK_INT(sc_agent_doc_current(d)->n_events, 1);
+    /* the same bad bytes again: reported as "again" so the caller logs once */
+    SC_CHECK_INT(s_feed(d, "{\"DocumentIncarnation\":3,\"Events\":[{\"EventId\":5}]}", err),
+                 SC_AGENT_DOC_BAD_AGAIN);
+    SC_CHECK_INT(s_feed(d, "", err), SC_AGENT_DOC_BAD);
+    SC_CHECK_INT(s_feed(d, "{\"DocumentIncarnation\":2,", err), SC_AGENT_DOC_BAD);
+    SC_CHECK_INT(s_feed(d, "<html>", err), SC_AGENT_DOC_BAD);
+    SC_CHECK_INT(sc_agent_doc_incarnation(d), 2);
+    /* back to the good document: the same one as before, so nothing new */
+    SC_CHECK_INT(s_feed(d, s_doc2, err), SC_AGENT_DOC_SAME);
+    SC_CHECK_STR(sc_agent_doc_verdict_name(SC_AGENT_DOC_BACKWARDS), "backwards");
+    sc_agent_doc_destroy(&d);
+}
+
+SC_TEST(fixtures)
+{
+    sc_agent_doc_t *d = NULL;
+    const char *names[] = {"westno-1.json", "westno-2.json", "westno-3.json", "westno-4.json"};
+    int64_t last = -1;
+
+    SC_REQUIRE(sc_agent_doc_new(&d) == 0);
+    for (size_t i = 0; i < 4; i++) {
+        size_t len = 0;
+        char *body = sc_test_fixture(names[i], &len);
+        sc_agent_doc_verdict_t v;
+        char err[256] = "";
+        SC_REQUIRE(body);
+        SC_CHECK_INT(sc_agent_doc_feed(d, body, len, &v, err, sizeof(err)), 0);
+        if (sc_agent_doc_incarnation(d) != last)
+            SC_CHECK(v == SC_AGENT_DOC_NEW || v == SC_AGENT_DOC_BACKWARDS);
+        last = sc_agent_doc_incarnation(d);
+        SC_CHECK(v != SC_AGENT_DOC_BAD);
+        free(body);
+    }
+    sc_agent_doc_destroy(&d);
+}
+
+int main(void)
+{
+    SC_RUN(incarnations);
+    SC_RUN(bad_body_keeps_last_good);
+    SC_RUN(fixtures);
+    return sc_test_done();
+}
