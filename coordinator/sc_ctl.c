@@ -1,5 +1,6 @@
 #include "sc_ctl.h"
 
+#include "sc_curve.h"
 #include "sc_error.h"
 #include "sc_store.h"
 
@@ -425,6 +426,8 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
     json_object *ans = NULL, *e;
     int rc;
 
+    if (argc >= 2 && strcmp(argv[1], "keygen") == 0)
+        return sc_curve_keygen_main(argc - 1, argv + 1);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--json") == 0)

@@ -1,0 +1,1651 @@
+#include "sc_coord.h"
+
+#include "sc_approver.h"
+#include "sc_backoff.h"
+#include "sc_config.h"
+#include "sc_ctl.h"
+#include "sc_curve.h"
+#include "sc_error.h"
+#include "sc_event.h"
+#include "sc_log.h"
+#include "sc_msg.h"
+#include "sc_plan.h"
+#include "sc_registry.h"
+#include "sc_store.h"
+#include "sc_time.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <zmq.h>
+
+#define S_RID_MAX 256           /* bytes of a ZMQ routing id */
+#define S_ENDPOINT_MAX 300      /* bytes of tcp://HOST:PORT */
+#define S_MAX_ALERTS_SEEN 10000 /* alert keys remembered for de-duplication */
+#define S_PLAN_EVERY_MS 200     /* the planner runs at least this often */
+#define S_DOC_REQUEST_MS 2000   /* doc_request at most this often per member */
+#define S_VIA_TIMEOUT_MS 15000  /* a delegated approval without answer is retried after */
+#define S_KEEP_ENDED_MS 120000  /* ended events stay in status this long */
+
+typedef struct s_member {
+    char name[SC_NAME_MAX + 1];           /* member name */
+    char endpoint[S_ENDPOINT_MAX];        /* tcp://HOST:PORT of its coordinator */
+    int fault_domain;                     /* from its hello, -1 unknown */
+    int update_domain;                    /* from its hello, -1 unknown */
+    bool alive;                           /* messages arriving */
+    bool gone;                            /* left after Preempt/Terminate */
+    bool is_self;                         /* our own member */
+    int64_t last_msg_ms;                  /* monotonic ms of its last message */
+    unsigned char rid[S_RID_MAX];         /* ROUTER routing id of its agent's connection */
+    size_t rid_len;                       /* 0: not connected yet */
+    char boot_id[SC_MSG_BOOT_ID_MAX + 1]; /* its agent's boot id */
+    bool have_doc;                        /* a document arrived since we started */
+    int64_t doc_req_ms;                   /* last doc_request sent */
+    sc_member_state_t state;              /* from the last plan */
+} s_member_t;
+
+typedef struct s_evstate {
+    char id[SC_EVENT_ID_MAX + 1]; /* EventId */
+    sc_approval_state_t approval; /* approval state */
+    int64_t retry_at_ms;          /* FAILED: no new POST before */
+    sc_backoff_t backoff;         /* approval retries */
+    int64_t intent;               /* open intent's index (INTENT) */
+    int64_t intent_ms;            /* when that intent was made (delegated timeout) */
+    sc_drain_state_t *drain;      /* per member */
+    int64_t *sent_ms;             /* per member: last order sent */
+    char *waiting_for;            /* from the last plan */
+    bool touched;                 /* referred to by an action this round */
+} s_evstate_t;
+
+struct sc_coord {
+    sc_coord_opts_t o;       /* options (strings borrowed from the caller... copied below) */
+    char *name;              /* our member name */
+    char *state_dir;         /* state directory */
+    char ctl_path[4096];     /* control socket path */
+    sc_coord_role_t role;    /* leader / follower */
+    int64_t term;            /* our term */
+    uint64_t seq;            /* our message sequence */
+    s_member_t *members;     /* --members, in order */
+    size_t n_members;        /* entries */
+    size_t *by_name;         /* member indexes sorted by name (case-insensitive) */
+    size_t self;             /* our index */
+    void *zctx;              /* ZMQ context */
+    void *router;            /* ROUTER bound to our endpoint */
+    sc_zap_t *zap;           /* ZAP handler (CURVE) */
+    int ctl_fd;              /* control socket */
+    sc_store_t *store;       /* the store */
+    sc_approver_t *approver; /* approvals */
+    sc_registry_t *reg;      /* merged events */
+    s_evstate_t **ev;        /* per event state */
+    size_t n_ev;             /* entries */
+    char **alerts;           /* alert keys already raised */
+    size_t n_alerts;         /* entries */
+    bool dirty;              /* something changed: plan now */
+    int64_t last_plan_ms;    /* last plan round */
+    int64_t last_leader_ms;  /* last leader broadcast */
+    int64_t last_tick_ms;    /* last registry tick / liveness check */
+    uint64_t rejected;       /* messages refused */
+    int64_t last_post_ms;    /* monotonic ms of the last approval POST */
+};
+
+void sc_coord_opts_init(sc_coord_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    sc_policy_defaults(&o->policy);
+    o->dead_after_ms = 5000;
+    o->resend_ms = 2000;
+    o->leader_ms = 1000;
+}
+
+bool sc_coord_is_leader(const sc_coord_t *c)
+{
+    return c && c->role == SC_ROLE_LEADER;
+}
+
+int64_t sc_coord_term(const sc_coord_t *c)
+{
+    return c ? c->term : 0;
+}
+
+uint64_t sc_coord_posts(const sc_coord_t *c)
+{
+    return c ? sc_approver_posts(c->approver) : 0;
+}
+
+int64_t sc_coord_last_post_mono_ms(const sc_coord_t *c)
+{
+    return c ? c->last_post_ms : 0;
+}
+
+/* ---- members ------------------------------------------------------------------------- */
+
+static const char *s_strip(const char *n)
+{
+    return n[0] == '_' ? n + 1 : n;
+}
+
+static s_member_t *s_sort_members_;
+static int s_cmp_idx(const void *a, const void *b)
+{
+    const s_member_t *ma = &s_sort_members_[*(const size_t *)a];
+    const s_member_t *mb = &s_sort_members_[*(const size_t *)b];
+    return strcasecmp(s_strip(ma->name), s_strip(mb->name));
+}
+
+/* The member named n (Azure names: case-insensitive, old leading '_'), or SC_PLAN_NONE. */
+static size_t s_member_find(const sc_coord_t *c, const char *n)
+{
+    size_t lo = 0, hi = c->n_members;
+    const char *k = s_strip(n);
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int r = strcasecmp(k, s_strip(c->members[c->by_name[mid]].name));
+        if (r == 0)
+            return c->by_name[mid];
+        if (r < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return SC_PLAN_NONE;
+}
+
+/* Parses "NAME=HOST:PORT,..." into c->members. */
+static int s_parse_members(sc_coord_t *c, const char *spec, char *err, size_t errlen)
+{
+    char *dup, *save = NULL;
+    size_t cap = 0;
+
+    if (!spec || !*spec) {
+        snprintf(err, errlen, "--members: empty (expected NAME=HOST:PORT,...)");
+        return SC_E_CONFIG;
+    }
+    if (!(dup = strdup(spec)))
+        return -ENOMEM;
+    for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '='), *colon;
+        s_member_t *m;
+        while (*tok == ' ')
+            tok++;
+        if (!eq || !(colon = strrchr(eq, ':')) || colon == eq + 1 || !colon[1] ||
+            strspn(colon + 1, "0123456789") != strlen(colon + 1) || atoi(colon + 1) < 1 ||
+            atoi(colon + 1) > 65535) {
+            snprintf(err, errlen, "--members: \"%.100s\" is not NAME=HOST:PORT", tok);
+            free(dup);
+            return SC_E_CONFIG;
+        }
+        *eq = '\0';
+        if (!sc_msg_name_valid(tok) || strlen(eq + 1) > 200) {
+            snprintf(err, errlen, "--members: \"%.100s\" is not a valid member name", tok);
+            free(dup);
+            return SC_E_CONFIG;
+        }
+        if (c->n_members >= SC_COORD_MAX_MEMBERS) {
+            snprintf(err, errlen, "--members: more than %d members", SC_COORD_MAX_MEMBERS);
+            free(dup);
+            return SC_E_CONFIG;
+        }
+        if (c->n_members == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            s_member_t *nm = realloc(c->members, ncap * sizeof(*nm));
+            if (!nm) {
+                free(dup);
+                return -ENOMEM;
+            }
+            c->members = nm;
+            cap = ncap;
+        }
+        m = &c->members[c->n_members++];
+        memset(m, 0, sizeof(*m));
+        snprintf(m->name, sizeof(m->name), "%s", tok);
+        snprintf(m->endpoint, sizeof(m->endpoint), "tcp://%s", eq + 1);
+        m->fault_domain = m->update_domain = -1;
+    }
+    free(dup);
+    if (!c->n_members) {
+        snprintf(err, errlen, "--members: no member listed");
+        return SC_E_CONFIG;
+    }
+    if (!(c->by_name = malloc(c->n_members * sizeof(size_t))))
+        return -ENOMEM;
+    for (size_t i = 0; i < c->n_members; i++)
+        c->by_name[i] = i;
+    s_sort_members_ = c->members;
+    qsort(c->by_name, c->n_members, sizeof(size_t), s_cmp_idx);
+    for (size_t i = 1; i < c->n_members; i++)
+        if (s_cmp_idx(&c->by_name[i - 1], &c->by_name[i]) == 0) {
+            snprintf(err, errlen, "--members: %s listed twice", c->members[c->by_name[i]].name);
+            return SC_E_CONFIG;
+        }
+    return 0;
+}
+
+/* ---- event states -------------------------------------------------------------------- */
+
+static s_evstate_t *s_ev_find(sc_coord_t *c, const char *id)
+{
+    for (size_t i = 0; i < c->n_ev; i++)
+        if (sc_event_id_equal(c->ev[i]->id, id))
+            return c->ev[i];
+    return NULL;
+}
+
+static void s_ev_free(s_evstate_t *e)
+{
+    if (!e)
+        return;
+    free(e->drain);
+    free(e->sent_ms);
+    free(e->waiting_for);
+    free(e);
+}
+
+static s_evstate_t *s_ev_get(sc_coord_t *c, const char *id)
+{
+    s_evstate_t *e = s_ev_find(c, id), **nv;
+    if (e)
+        return e;
+    if (c->n_ev >= SC_REGISTRY_MAX_EVENTS || !sc_event_id_valid(id))
+        return NULL;
+    if (!(e = calloc(1, sizeof(*e))) || !(e->drain = calloc(c->n_members, sizeof(*e->drain))) ||
+        !(e->sent_ms = calloc(c->n_members, sizeof(*e->sent_ms))) ||
+        !(nv = realloc(c->ev, (c->n_ev + 1) * sizeof(*nv)))) {
+        s_ev_free(e);
+        return NULL;
+    }
+    snprintf(e->id, sizeof(e->id), "%s", id);
+    sc_backoff_init(&e->backoff, 1000, 30000);
+    c->ev = nv;
+    c->ev[c->n_ev++] = e;
+    return e;
+}
+
+static void s_ev_remove(sc_coord_t *c, s_evstate_t *e)
+{
+    for (size_t i = 0; i < c->n_ev; i++)
+        if (c->ev[i] == e) {
+            memmove(&c->ev[i], &c->ev[i + 1], (c->n_ev - i - 1) * sizeof(*c->ev));
+            c->n_ev--;
+            break;
+        }
+    s_ev_free(e);
+}
+
+/* ---- decisions ----------------------------------------------------------------------- */
+
+/* Appends a decision and applies it. A store failure is fatal for the daemon: it must not act
+ * on what it could not record. */
+static int s_decide(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data, const char *reason)
+{
+    int rc = sc_store_decide(c->store, c->term, kind,
+                             json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN), reason,
+                             sc_wall_ms(), NULL);
+    if (rc < 0)
+        sc_log_err("decision not recorded", "kind=%s rc=%s why=\"%s\"", sc_dlog_kind_name(kind),
+                   sc_errname(rc), sc_db_errmsg(sc_store_db(c->store)));
+    json_object_put(data);
+    return rc;
+}
+
+/* The IMDS-shaped JSON of one event. */
+static json_object *s_event_json(const sc_event_t *ev)
+{
+    sc_doc_t doc = {0}, *cp = NULL;
+    sc_event_t *evp;
+    char *txt = NULL;
+    json_object *o = NULL, *arr;
+
+    memcpy(&evp, &ev, sizeof(evp)); /* sc_doc_dup reads it only */
+    doc.events = evp;
+    doc.n_events = 1;
+    if (sc_doc_dup(&doc, &cp) < 0)
+        return NULL;
+    if (sc_doc_to_json(cp, &txt) == 0 && (o = json_tokener_parse(txt)) &&
+        json_object_object_get_ex(o, "Events", &arr)) {
+        json_object *e = json_object_get(json_object_array_get_idx(arr, 0));
+        json_object_put(o);
+        o = e;
+    }
+    free(txt);
+    sc_doc_destroy(&cp);
+    return o;
+}
+
+static int s_log_event_seen(sc_coord_t *c, const sc_reg_event_t *re, const char *reason)
+{
+    json_object *d = json_object_new_object(), *seen = json_object_new_array();
+    for (size_t i = 0; i < re->n_ever_seen_by; i++)
+        json_object_array_add(seen, json_object_new_string(re->ever_seen_by[i]));
+    json_object_object_add(d, "event", s_event_json(&re->ev));
+    json_object_object_add(d, "seen_by", seen);
+    if (re->ev.has_not_before)
+        json_object_object_add(d, "not_before", json_object_new_int64(re->ev.not_before));
+    return s_decide(c, SC_DLOG_EVENT_SEEN, d, reason);
+}
+
+static int s_log_simple(sc_coord_t *c, sc_dlog_kind_t kind, const char *id, const char *how,
+                        const char *reason)
+{
+    json_object *d = json_object_new_object();
+    json_object_object_add(d, "event_id", json_object_new_string(id));
+    json_object_object_add(d, "how", json_object_new_string(how));
+    return s_decide(c, kind, d, reason);
+}
+
+/* Records what the registry changed. */
+static int s_handle_changes(sc_coord_t *c, sc_registry_changes_t *ch)
+{
+    int rc = 0;
+    for (size_t i = 0; i < ch->n && rc >= 0; i++) {
+        const sc_reg_change_t *x = &ch->items[i];
+        const sc_reg_event_t *re = sc_registry_find(c->reg, x->id);
+        s_evstate_t *e;
+
+        c->dirty = true;
+        sc_log_info("event change", "event=%s change=%s start=%s", x->id,
+                    sc_reg_change_name(x->kind), sc_start_kind_name(x->start_kind));
+        switch (x->kind) {
+        case SC_CHG_NEW:
+        case SC_CHG_UPDATED:
+            if (re)
+                rc = s_log_event_seen(c, re, x->kind == SC_CHG_NEW ? "new event" : "event changed");
+            break;
+        case SC_CHG_NEW_STARTED:
+        case SC_CHG_STARTED:
+            if (re)
+                rc = s_log_event_seen(c, re, "event started");
+            if (rc >= 0)
+                rc = s_log_simple(c, SC_DLOG_EVENT_STARTED, x->id,
+                                  x->start_kind == SC_START_APPROVED ? "approved"
+                                  : x->start_kind == SC_START_DIRECT ? "host_failure"
+                                                                     : "not_before",
+                                  x->start_kind == SC_START_APPROVED
+                                      ? "started after our approval"
+                                      : "started without our approval (forced)");
+            if ((e = s_ev_get(c, x->id)) && e->approval == SC_APPROVAL_FAILED)
+                e->approval = SC_APPROVAL_NOT_NEEDED; /* never again once Started */
+            break;
+        case SC_CHG_ENDED:
+            rc = s_log_simple(c, SC_DLOG_EVENT_ENDED, x->id, "completed",
+                              "event disappeared after it started");
+            break;
+        case SC_CHG_CANCELLED:
+            rc = s_log_simple(c, SC_DLOG_EVENT_ENDED, x->id, "cancelled",
+                              "event disappeared while scheduled");
+            break;
+        default: break;
+        }
+    }
+    sc_registry_changes_release(ch);
+    return rc;
+}
+
+/* ---- sending ------------------------------------------------------------------------- */
+
+static int s_send(sc_coord_t *c, s_member_t *m, sc_msg_t *msg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (!m->rid_len)
+        return -ENOTCONN;
+    rc = sc_msg_encode(msg, &buf, &len);
+    if (rc < 0) {
+        sc_log_err("cannot encode", "type=%s rc=%s", sc_msg_type_name(msg->type), sc_errname(rc));
+        return rc;
+    }
+    if (zmq_send(c->router, m->rid, m->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+        zmq_send(c->router, buf, len, ZMQ_DONTWAIT) < 0)
+        rc = -zmq_errno();
+    free(buf);
+    return rc;
+}
+
+static int s_send_order(sc_coord_t *c, size_t mi, const char *id, sc_msg_phase_t phase)
+{
+    const sc_reg_event_t *re = sc_registry_find(c->reg, id);
+    sc_msg_t *msg = NULL;
+    int rc;
+
+    if (!sc_coord_is_leader(c))
+        return SC_E_STATE;
+    if ((rc = sc_msg_new(SC_MSG_ORDER, c->name, (uint64_t)c->term, ++c->seq, &msg)) < 0)
+        return rc;
+    msg->order.action = phase;
+    snprintf(msg->order.event, sizeof(msg->order.event), "%s", id);
+    if (re) {
+        sc_doc_t doc = {0};
+        sc_event_t *evp;
+        const sc_event_t *cev = &re->ev;
+        memcpy(&evp, &cev, sizeof(evp)); /* read only by sc_doc_dup */
+        doc.events = evp;
+        doc.n_events = 1;
+        if (sc_doc_dup(&doc, &msg->order.event_doc) < 0)
+            msg->order.event_doc = NULL;
+    }
+    rc = s_send(c, &c->members[mi], msg);
+    sc_msg_destroy(&msg);
+    return rc;
+}
+
+static void s_send_simple(sc_coord_t *c, s_member_t *m, sc_msg_type_t type)
+{
+    sc_msg_t *msg = NULL;
+    if (sc_msg_new(type, c->name, (uint64_t)c->term, ++c->seq, &msg) < 0)
+        return;
+    if (type == SC_MSG_LEADER) {
+        snprintf(msg->leader.leader, sizeof(msg->leader.leader), "%s", c->name);
+        msg->leader.lease_ms = c->o.leader_ms * 3;
+    }
+    s_send(c, m, msg);
+    sc_msg_destroy(&msg);
+}
+
+/* ---- receiving ----------------------------------------------------------------------- */
+
+static sc_drain_state_t s_drain_after(sc_drain_state_t cur, sc_msg_phase_t phase,
+                                      sc_msg_hook_state_t st)
+{
+    if (phase == SC_MSG_PHASE_PREPARE) {
+        switch (st) {
+        case SC_MSG_HOOK_STARTED: return SC_DRAIN_PREPARING;
+        case SC_MSG_HOOK_DONE:
+        case SC_MSG_HOOK_SKIPPED: return SC_DRAIN_PREPARED;
+        case SC_MSG_HOOK_FAILED:
+        case SC_MSG_HOOK_TIMED_OUT: return SC_DRAIN_PREPARE_FAILED;
+        case SC_MSG_HOOK_INTERRUPTED: return SC_DRAIN_PREPARE_INTERRUPTED;
+        default: return cur; /* refused: the order is sent again */
+        }
+    }
+    switch (st) {
+    case SC_MSG_HOOK_STARTED: return SC_DRAIN_RECOVERING;
+    case SC_MSG_HOOK_DONE:
+    case SC_MSG_HOOK_SKIPPED:
+    case SC_MSG_HOOK_REFUSED: return SC_DRAIN_RECOVERED; /* refused: nothing was prepared */
+    case SC_MSG_HOOK_FAILED:
+    case SC_MSG_HOOK_TIMED_OUT: return SC_DRAIN_RECOVER_FAILED;
+    case SC_MSG_HOOK_INTERRUPTED: return SC_DRAIN_RECOVER_ORDERED;
+    default: return cur;
+    }
+}
+
+static int s_on_progress(sc_coord_t *c, size_t mi, const sc_msg_hook_progress_t *p)
+{
+    s_evstate_t *e = s_ev_get(c, p->event);
+    sc_drain_state_t next;
+    json_object *d;
+    char reason[320];
+
+    if (!e)
+        return 0;
+    next = s_drain_after(e->drain[mi], p->phase, p->state);
+    /* A late report of an earlier phase never moves a drain back. */
+    if (p->phase == SC_MSG_PHASE_PREPARE && e->drain[mi] >= SC_DRAIN_RECOVER_ORDERED)
+        next = e->drain[mi];
+    d = json_object_new_object();
+    json_object_object_add(d, "event_id", json_object_new_string(e->id));
+    json_object_object_add(d, "vm", json_object_new_string(c->members[mi].name));
+    json_object_object_add(d, "phase", json_object_new_string(sc_msg_phase_name(p->phase)));
+    json_object_object_add(d, "state", json_object_new_string(sc_msg_hook_state_name(p->state)));
+    json_object_object_add(d, "exit_status", json_object_new_int(p->exit_status));
+    json_object_object_add(d, "origin", json_object_new_string(sc_msg_origin_name(p->origin)));
+    snprintf(reason, sizeof(reason), "%s hook %s on %s", sc_msg_phase_name(p->phase),
+             sc_msg_hook_state_name(p->state), c->members[mi].name);
+    sc_log_info("hook progress", "event=%s vm=%s phase=%s state=%s exit=%d drain=%s->%s", e->id,
+                c->members[mi].name, sc_msg_phase_name(p->phase), sc_msg_hook_state_name(p->state),
+                p->exit_status, sc_drain_state_name(e->drain[mi]), sc_drain_state_name(next));
+    e->drain[mi] = next;
+    c->dirty = true;
+    return s_decide(c, SC_DLOG_HOOK_PROGRESS, d, reason);
+}
+
+static int s_on_approve_result(sc_coord_t *c, size_t mi, const sc_msg_approve_result_t *r)
+{
+    bool ok = strcmp(r->result, "OK") == 0 && r->http_status >= 200 && r->http_status < 300;
+    int64_t intent = 0;
+    int rc = 0;
+
+    for (size_t i = 0; i < r->n_events; i++) {
+        s_evstate_t *e = s_ev_find(c, r->events[i]);
+        if (!e || e->approval != SC_APPROVAL_INTENT)
+            continue;
+        if (e->intent && e->intent != intent) {
+            intent = e->intent;
+            rc = sc_approver_record_answer(c->approver, c->term, intent, ok ? 0 : SC_E_HTTP_OTHER,
+                                           r->http_status, r->message ? r->message : r->result);
+            if (rc < 0)
+                return rc;
+        }
+        e->intent = 0;
+        if (ok) {
+            e->approval = SC_APPROVAL_APPROVED;
+        } else {
+            e->approval = SC_APPROVAL_FAILED;
+            e->retry_at_ms = sc_mono_ms() + sc_backoff_next(&e->backoff, 0);
+        }
+    }
+    sc_log_notice("delegated approval answered", "via=%s result=%s http=%d", c->members[mi].name,
+                  r->result, r->http_status);
+    c->dirty = true;
+    return rc;
+}
+
+static int s_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h)
+{
+    s_member_t *m = &c->members[mi];
+    json_object *d;
+
+    if (strcmp(m->boot_id, h->boot_id) != 0) {
+        snprintf(m->boot_id, sizeof(m->boot_id), "%s", h->boot_id);
+        m->have_doc = false; /* a new agent process: ask for its document */
+    }
+    if (m->fault_domain == h->fault_domain && m->update_domain == h->update_domain)
+        return 0;
+    m->fault_domain = h->fault_domain;
+    m->update_domain = h->update_domain;
+    c->dirty = true;
+    sc_log_info("member hello", "member=%s fault_domain=%d update_domain=%d", m->name,
+                h->fault_domain, h->update_domain);
+    d = json_object_new_object();
+    json_object_object_add(d, "name", json_object_new_string(m->name));
+    json_object_object_add(d, "fault_domain", json_object_new_int(h->fault_domain));
+    json_object_object_add(d, "update_domain", json_object_new_int(h->update_domain));
+    return s_decide(c, SC_DLOG_MEMBER, d, "hello: fault and update domain");
+}
+
+static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len, zmq_msg_t *zm)
+{
+    char err[256];
+    sc_msg_t *msg = NULL;
+    sc_msg_reject_t rej;
+    sc_registry_changes_t ch = {0};
+    size_t mi;
+    s_member_t *m;
+    int64_t now = sc_mono_ms();
+    int rc = 0;
+
+    if (sc_msg_decode_ex(zmq_msg_data(zm), zmq_msg_size(zm), &msg, &rej, err, sizeof(err)) < 0) {
+        c->rejected++;
+        sc_log_warn("message refused", "reject=%s why=\"%s\"", sc_msg_reject_name(rej), err);
+        return 0;
+    }
+    mi = s_member_find(c, msg->from);
+    if (mi == SC_PLAN_NONE || strcmp(c->members[mi].name, msg->from) != 0) {
+        c->rejected++;
+        sc_log_warn("message from a non-member refused", "from=%s type=%s", msg->from,
+                    sc_msg_type_name(msg->type));
+        goto out;
+    }
+    if (!c->o.insecure) {
+        const char *uid = zmq_msg_gets(zm, "User-Id");
+        if (!uid || strcmp(uid, msg->from) != 0) {
+            c->rejected++;
+            sc_log_warn("message refused: sender is not its key's owner", "from=%s key_owner=%s",
+                        msg->from, uid ? uid : "(none)");
+            goto out;
+        }
+    }
+    m = &c->members[mi];
+    if (rid_len && rid_len <= S_RID_MAX) {
+        memcpy(m->rid, rid, rid_len);
+        m->rid_len = rid_len;
+    }
+    m->last_msg_ms = now;
+    if (!m->alive) {
+        m->alive = true;
+        c->dirty = true;
+        sc_log_info("member alive", "member=%s", m->name);
+        if ((rc = sc_registry_set_alive(c->reg, m->name, true, now, &ch)) >= 0)
+            rc = s_handle_changes(c, &ch);
+        if (rc < 0)
+            goto out;
+        s_send_simple(c, m, SC_MSG_LEADER); /* tell it the term at once */
+    }
+    switch (msg->type) {
+    case SC_MSG_HELLO:
+        rc = s_on_hello(c, mi, &msg->hello);
+        s_send_simple(c, m, SC_MSG_LEADER);
+        break;
+    case SC_MSG_HEARTBEAT: break;
+    case SC_MSG_DOCUMENT:
+        m->have_doc = true;
+        rc = sc_registry_apply_doc(c->reg, m->name, m->boot_id[0] ? m->boot_id : NULL,
+                                   msg->document.document, now, &ch);
+        if (rc < 0) {
+            sc_log_warn("document refused", "member=%s rc=%s", m->name, sc_errname(rc));
+            rc = 0;
+        } else {
+            rc = s_handle_changes(c, &ch);
+        }
+        break;
+    case SC_MSG_HOOK_PROGRESS: rc = s_on_progress(c, mi, &msg->hook_progress); break;
+    case SC_MSG_APPROVE_RESULT: rc = s_on_approve_result(c, mi, &msg->approve_result); break;
+    case SC_MSG_NACK:
+        sc_log_warn("message refused by member", "member=%s ref_seq=%llu why=\"%s\"", m->name,
+                    (unsigned long long)msg->nack.ref_seq,
+                    msg->nack.reason ? msg->nack.reason : "");
+        break;
+    default:
+        sc_log_debug("message ignored", "member=%s type=%s", m->name, sc_msg_type_name(msg->type));
+        break;
+    }
+    if (!m->have_doc && now - m->doc_req_ms >= S_DOC_REQUEST_MS) {
+        m->doc_req_ms = now;
+        s_send_simple(c, m, SC_MSG_DOC_REQUEST);
+    }
+out:
+    sc_msg_destroy(&msg);
+    return rc;
+}
+
+/* Reads every message waiting on the ROUTER (bounded per round). */
+static int s_drain_router(sc_coord_t *c)
+{
+    for (int n = 0; n < 100000; n++) {
+        zmq_msg_t id, body;
+        int more = 0, rc;
+        size_t more_len = sizeof(more);
+
+        zmq_msg_init(&id);
+        if (zmq_msg_recv(&id, c->router, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&id);
+            return 0;
+        }
+        zmq_getsockopt(c->router, ZMQ_RCVMORE, &more, &more_len);
+        if (!more) {
+            zmq_msg_close(&id);
+            continue;
+        }
+        zmq_msg_init(&body);
+        zmq_msg_recv(&body, c->router, 0);
+        /* Drop any extra frames: one message is one frame. */
+        zmq_getsockopt(c->router, ZMQ_RCVMORE, &more, &more_len);
+        while (more) {
+            zmq_msg_t x;
+            zmq_msg_init(&x);
+            zmq_msg_recv(&x, c->router, 0);
+            zmq_msg_close(&x);
+            zmq_getsockopt(c->router, ZMQ_RCVMORE, &more, &more_len);
+            c->rejected++;
+        }
+        rc = s_on_message(c, zmq_msg_data(&id), zmq_msg_size(&id), &body);
+        zmq_msg_close(&body);
+        zmq_msg_close(&id);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- planning and acting ------------------------------------------------------------- */
+
+static bool s_alert_new(sc_coord_t *c, const char *key)
+{
+    char **nv;
+    for (size_t i = 0; i < c->n_alerts; i++)
+        if (strcmp(c->alerts[i], key) == 0)
+            return false;
+    if (c->n_alerts >= S_MAX_ALERTS_SEEN)
+        return true; /* cannot remember: say it again rather than never */
+    if (!(nv = realloc(c->alerts, (c->n_alerts + 1) * sizeof(*nv))))
+        return true;
+    c->alerts = nv;
+    if ((c->alerts[c->n_alerts] = strdup(key)))
+        c->n_alerts++;
+    return true;
+}
+
+static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
+{
+    static char idbuf[SC_DOC_MAX_EVENTS][SC_EVENT_ID_MAX + 1];
+    const char *ids[SC_DOC_MAX_EVENTS];
+    s_evstate_t *es[SC_DOC_MAX_EVENTS];
+    size_t n = 0;
+    int64_t now = sc_mono_ms();
+    int rc;
+
+    if (!sc_coord_is_leader(c))
+        return 0;
+    for (size_t i = 0; i < a->n_events && n < SC_DOC_MAX_EVENTS; i++) {
+        const char *id = in->events[a->events[i]].ev->id;
+        s_evstate_t *e = s_ev_get(c, id);
+        if (!e)
+            continue;
+        e->touched = true;
+        snprintf(idbuf[n], sizeof(idbuf[n]), "%s", id);
+        ids[n] = idbuf[n];
+        es[n++] = e;
+    }
+    if (!n)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        es[i]->approval = SC_APPROVAL_INTENT; /* the registry learns it after the round */
+    if (a->kind == SC_ACT_APPROVE_VIA) {
+        int64_t intent = 0;
+        sc_msg_t *msg = NULL;
+        s_member_t *m = &c->members[a->member];
+        rc = sc_approver_intent_via(c->approver, c->term, m->name, ids, n, a->reason, &intent);
+        if (rc < 0)
+            return rc;
+        for (size_t i = 0; i < n; i++) {
+            es[i]->intent = intent;
+            es[i]->intent_ms = now;
+        }
+        if (sc_msg_new(SC_MSG_APPROVE_VIA, c->name, (uint64_t)c->term, ++c->seq, &msg) == 0) {
+            for (size_t i = 0; i < n; i++)
+                sc_msg_add_event(msg, ids[i]);
+            s_send(c, m, msg);
+            sc_msg_destroy(&msg);
+        }
+        sc_log_notice("approval delegated", "via=%s events=%zu first=%s why=\"%s\"", m->name, n,
+                      ids[0], a->reason);
+        return 0;
+    } else {
+        sc_approval_outcome_t out;
+        rc = sc_approver_approve(c->approver, c->term, ids, n, a->reason, &out);
+        c->last_post_ms = sc_mono_ms();
+        if (rc < 0 && !out.intent_index)
+            return rc;
+        for (size_t i = 0; i < n; i++) {
+            if (out.rc == 0) {
+                es[i]->approval = SC_APPROVAL_APPROVED;
+                sc_backoff_reset(&es[i]->backoff);
+            } else {
+                es[i]->approval = SC_APPROVAL_FAILED;
+                es[i]->retry_at_ms = now + sc_backoff_next(&es[i]->backoff, out.retry_after_ms);
+            }
+        }
+        if (out.rc == 0)
+            sc_log_notice("approved", "events=%zu first=%s http=%ld why=\"%s\"", n, ids[0],
+                          out.http_status, a->reason);
+        else
+            sc_log_warn("approval failed, will retry", "events=%zu first=%s why=\"%s\"", n, ids[0],
+                        out.message);
+        return rc;
+    }
+}
+
+static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
+{
+    const sc_plan_event_t *pe =
+        a->event != SC_PLAN_NONE && a->kind != SC_ACT_MEMBER_GONE ? &in->events[a->event] : NULL;
+    s_evstate_t *e = pe ? s_ev_get(c, pe->ev->id) : NULL;
+    s_member_t *m = a->member != SC_PLAN_NONE ? &c->members[a->member] : NULL;
+    json_object *d;
+    int rc = 0;
+
+    if (e)
+        e->touched = true;
+    switch (a->kind) {
+    case SC_ACT_PREPARE:
+    case SC_ACT_RECOVER: {
+        bool prep = a->kind == SC_ACT_PREPARE;
+        if (!e || !m || !sc_coord_is_leader(c))
+            return 0;
+        d = json_object_new_object();
+        json_object *vms = json_object_new_array();
+        json_object_object_add(d, "event_id", json_object_new_string(e->id));
+        json_object_array_add(vms, json_object_new_string(m->name));
+        json_object_object_add(d, "vms", vms);
+        rc = s_decide(c, prep ? SC_DLOG_PREPARE_ORDERED : SC_DLOG_RECOVER_ORDERED, d, a->reason);
+        if (rc < 0)
+            return rc;
+        e->drain[a->member] = prep ? SC_DRAIN_PREPARE_ORDERED : SC_DRAIN_RECOVER_ORDERED;
+        e->sent_ms[a->member] = sc_mono_ms();
+        sc_log_notice(prep ? "prepare ordered" : "recover ordered", "event=%s vm=%s why=\"%s\"",
+                      e->id, m->name, a->reason);
+        s_send_order(c, a->member, e->id, prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER);
+        return 0;
+    }
+    case SC_ACT_APPROVE:
+    case SC_ACT_APPROVE_VIA: return s_approve(c, in, a);
+    case SC_ACT_MEMBER_GONE:
+        if (!m || m->gone)
+            return 0;
+        m->gone = true;
+        d = json_object_new_object();
+        json_object_object_add(d, "name", json_object_new_string(m->name));
+        json_object_object_add(d, "state", json_object_new_string("gone"));
+        rc = s_decide(c, SC_DLOG_MEMBER, d, a->reason);
+        sc_log_notice("member gone", "member=%s why=\"%s\"", m->name, a->reason);
+        {
+            sc_registry_changes_t ch = {0};
+            if (sc_registry_forget_member(c->reg, m->name, sc_mono_ms(), &ch) >= 0 && rc >= 0)
+                rc = s_handle_changes(c, &ch);
+            else
+                sc_registry_changes_release(&ch);
+        }
+        return rc;
+    case SC_ACT_ALERT: {
+        char key[400];
+        snprintf(key, sizeof(key), "%s|%s|%s", sc_alert_name(a->alert), e ? e->id : "-",
+                 m ? m->name : "-");
+        if (!s_alert_new(c, key))
+            return 0;
+        d = json_object_new_object();
+        json_object_object_add(d, "alert", json_object_new_string(sc_alert_name(a->alert)));
+        json_object_object_add(d, "event_id", e ? json_object_new_string(e->id) : NULL);
+        json_object_object_add(d, "member", m ? json_object_new_string(m->name) : NULL);
+        json_object_object_add(d, "message", json_object_new_string(a->reason));
+        sc_log_warn("ALERT", "alert=%s event=%s member=%s why=\"%s\"", sc_alert_name(a->alert),
+                    e ? e->id : "-", m ? m->name : "-", a->reason);
+        return s_decide(c, SC_DLOG_ALERT, d, a->reason);
+    }
+    default: return 0;
+    }
+}
+
+/* Builds the planner's input, runs it, carries out its actions. */
+static int s_plan_round(sc_coord_t *c)
+{
+    size_t nreg = sc_registry_count(c->reg), nvm_total = 0, nseen_total = 0;
+    sc_plan_member_t *pm = calloc(c->n_members, sizeof(*pm));
+    sc_plan_event_t *pe = calloc(nreg ? nreg : 1, sizeof(*pe));
+    sc_plan_vm_t *vms = NULL;
+    size_t *seen = NULL;
+    sc_plan_output_t out = {0};
+    sc_plan_input_t in = {0};
+    int64_t now = sc_mono_ms();
+    int rc = 0;
+
+    if (!pm || !pe) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < c->n_members; i++) {
+        s_member_t *m = &c->members[i];
+        pm[i] = (sc_plan_member_t){.name = m->name,
+                                   .fault_domain = m->fault_domain,
+                                   .update_domain = m->update_domain,
+                                   .alive = m->alive,
+                                   .gone = m->gone,
+                                   .is_self = m->is_self};
+    }
+    for (size_t i = 0; i < nreg; i++) {
+        const sc_reg_event_t *re = sc_registry_event_at(c->reg, i);
+        nvm_total += re->ev.n_resources;
+        nseen_total += re->n_seen_by;
+    }
+    vms = calloc(nvm_total ? nvm_total : 1, sizeof(*vms));
+    seen = calloc(nseen_total ? nseen_total : 1, sizeof(*seen));
+    if (!vms || !seen) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    nvm_total = nseen_total = 0;
+    for (size_t i = 0; i < nreg; i++) {
+        const sc_reg_event_t *re = sc_registry_event_at(c->reg, i);
+        s_evstate_t *e = s_ev_get(c, re->ev.id);
+        sc_plan_event_t *p = &pe[in.n_events];
+
+        if (!e)
+            continue;
+        e->touched = false;
+        p->ev = &re->ev;
+        p->phase = re->phase;
+        p->start_kind = re->start_kind;
+        p->first_seen_ms = re->first_seen_ms;
+        p->approval = e->approval;
+        p->retry_at_ms = e->retry_at_ms;
+        p->vms = &vms[nvm_total];
+        for (size_t r = 0; r < re->ev.n_resources; r++) {
+            size_t mi = s_member_find(c, re->ev.resources[r]);
+            bool dup = false;
+            if (mi == SC_PLAN_NONE)
+                continue;
+            for (size_t k = 0; k < p->n_vms; k++)
+                dup = dup || vms[nvm_total + k].member == mi;
+            if (dup)
+                continue;
+            vms[nvm_total + p->n_vms] = (sc_plan_vm_t){.member = mi, .drain = e->drain[mi]};
+            p->n_vms++;
+        }
+        nvm_total += p->n_vms;
+        p->seen_by = &seen[nseen_total];
+        for (size_t s = 0; s < re->n_seen_by; s++) {
+            size_t mi = s_member_find(c, re->seen_by[s]);
+            if (mi != SC_PLAN_NONE)
+                seen[nseen_total + p->n_seen_by++] = mi;
+        }
+        nseen_total += p->n_seen_by;
+        in.n_events++;
+    }
+    in.members = pm;
+    in.n_members = c->n_members;
+    in.events = pe;
+    in.policy = &c->o.policy;
+    in.now_wall_s = sc_wall_ms() / 1000;
+    in.now_ms = now;
+    rc = sc_plan(&in, &out);
+    if (rc < 0) {
+        sc_log_err("planner refused its input", "rc=%s", sc_errname(rc));
+        goto out;
+    }
+    for (size_t i = 0; i < out.n_members && i < c->n_members; i++)
+        c->members[i].state = out.member_state[i];
+    for (size_t i = 0; i < out.n_events; i++) {
+        s_evstate_t *e = s_ev_find(c, pe[i].ev->id);
+        if (e) {
+            free(e->waiting_for);
+            e->waiting_for = out.waiting_for[i] ? strdup(out.waiting_for[i]) : NULL;
+        }
+    }
+    /* MEMBER_GONE changes the registry, which in[] borrows from: carry it out last. */
+    for (size_t i = 0; i < out.n_actions && rc >= 0; i++)
+        if (out.actions[i].kind != SC_ACT_MEMBER_GONE)
+            rc = s_act(c, &in, &out.actions[i]);
+    for (size_t i = 0; i < c->n_ev; i++)
+        if (c->ev[i]->approval == SC_APPROVAL_INTENT || c->ev[i]->approval == SC_APPROVAL_APPROVED)
+            sc_registry_mark_approved(c->reg, c->ev[i]->id);
+    for (size_t i = 0; i < out.n_actions && rc >= 0; i++)
+        if (out.actions[i].kind == SC_ACT_MEMBER_GONE) {
+            rc = s_act(c, &in, &out.actions[i]);
+            /* in.events may dangle now: no pruning this round */
+            nreg = 0;
+            in.n_events = 0;
+        }
+    /* Final events whose VMs are all recovered (or never drained) leave the registry. */
+    for (size_t i = 0; rc >= 0 && i < in.n_events; i++) {
+        s_evstate_t *e = s_ev_find(c, pe[i].ev->id);
+        bool done = pe[i].phase != SC_REG_ACTIVE && e && !e->touched;
+        for (size_t k = 0; done && k < c->n_members; k++) {
+            sc_drain_state_t d = e->drain[k];
+            done = c->members[k].gone || d == SC_DRAIN_NONE || d == SC_DRAIN_RECOVERED ||
+                   d == SC_DRAIN_RECOVER_FAILED;
+        }
+        if (done) {
+            char id[SC_EVENT_ID_MAX + 1];
+            snprintf(id, sizeof(id), "%s", e->id);
+            sc_log_info("event closed", "event=%s", id);
+            /* pe[i].ev points into the registry: nothing reads it after this point */
+            sc_registry_remove_event(c->reg, id);
+            s_ev_remove(c, e);
+            pe[i].ev = NULL;
+            /* The rest of pe[] may now dangle: stop here, the next round goes on. */
+            break;
+        }
+    }
+out:
+    sc_plan_output_release(&out);
+    free(pm);
+    free(pe);
+    free(vms);
+    free(seen);
+    c->last_plan_ms = now;
+    return rc;
+}
+
+/* ---- timers -------------------------------------------------------------------------- */
+
+static int s_timers(sc_coord_t *c)
+{
+    int64_t now = sc_mono_ms();
+    int rc = 0;
+
+    if (now - c->last_tick_ms >= 200) {
+        sc_registry_changes_t ch = {0};
+        c->last_tick_ms = now;
+        for (size_t i = 0; i < c->n_members && rc >= 0; i++) {
+            s_member_t *m = &c->members[i];
+            if (m->alive && now - m->last_msg_ms > c->o.dead_after_ms) {
+                m->alive = false;
+                c->dirty = true;
+                sc_log_warn("member silent: dead", "member=%s silent_ms=%lld", m->name,
+                            (long long)(now - m->last_msg_ms));
+                if ((rc = sc_registry_set_alive(c->reg, m->name, false, now, &ch)) >= 0)
+                    rc = s_handle_changes(c, &ch);
+            }
+        }
+        if (rc >= 0 && (rc = sc_registry_tick(c->reg, now, &ch)) >= 0)
+            rc = s_handle_changes(c, &ch);
+        if (rc < 0)
+            return rc;
+        /* Delegated approvals that were never answered are tried again. */
+        for (size_t i = 0; i < c->n_ev; i++) {
+            s_evstate_t *e = c->ev[i];
+            if (e->approval == SC_APPROVAL_INTENT && e->intent &&
+                now - e->intent_ms > S_VIA_TIMEOUT_MS) {
+                rc = sc_approver_record_answer(c->approver, c->term, e->intent, SC_E_TIMEOUT, 0,
+                                               "no answer from the delegated agent");
+                if (rc < 0)
+                    return rc;
+                for (size_t k = 0; k < c->n_ev; k++)
+                    if (c->ev[k]->intent == e->intent && k != i) {
+                        c->ev[k]->intent = 0;
+                        c->ev[k]->approval = SC_APPROVAL_FAILED;
+                        c->ev[k]->retry_at_ms = now;
+                    }
+                e->intent = 0;
+                e->approval = SC_APPROVAL_FAILED;
+                e->retry_at_ms = now;
+                c->dirty = true;
+            }
+        }
+    }
+    if (sc_coord_is_leader(c) && now - c->last_leader_ms >= c->o.leader_ms) {
+        c->last_leader_ms = now;
+        for (size_t i = 0; i < c->n_members; i++)
+            if (c->members[i].rid_len && !c->members[i].gone)
+                s_send_simple(c, &c->members[i], SC_MSG_LEADER);
+    }
+    /* Orders not acknowledged yet go out again (agents de-duplicate). */
+    if (sc_coord_is_leader(c)) {
+        for (size_t i = 0; i < c->n_ev; i++) {
+            s_evstate_t *e = c->ev[i];
+            for (size_t k = 0; k < c->n_members; k++) {
+                sc_drain_state_t d = e->drain[k];
+                if ((d == SC_DRAIN_PREPARE_ORDERED || d == SC_DRAIN_RECOVER_ORDERED) &&
+                    now - e->sent_ms[k] >= c->o.resend_ms && c->members[k].alive) {
+                    e->sent_ms[k] = now;
+                    sc_log_debug("order sent again", "event=%s vm=%s", e->id, c->members[k].name);
+                    s_send_order(c, k, e->id,
+                                 d == SC_DRAIN_PREPARE_ORDERED ? SC_MSG_PHASE_PREPARE
+                                                               : SC_MSG_PHASE_RECOVER);
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- status and control -------------------------------------------------------------- */
+
+json_object *sc_coord_status(sc_coord_t *c)
+{
+    json_object *st = NULL, *arr;
+
+    if (sc_store_snapshot(c->store, false, sc_wall_ms(), S_KEEP_ENDED_MS, &st) < 0)
+        return NULL;
+    json_object_object_del(st, "approvals");
+    json_object_object_add(st, "leader",
+                           sc_coord_is_leader(c) ? json_object_new_string(c->name) : NULL);
+    json_object_object_add(st, "self", json_object_new_string(c->name));
+    json_object_object_add(st, "term", json_object_new_int64(c->term));
+    json_object_object_add(st, "role",
+                           json_object_new_string(sc_coord_is_leader(c) ? "leader" : "follower"));
+    json_object_object_add(st, "paused", json_object_new_boolean(c->o.policy.pause));
+    json_object_object_add(st, "rejected_messages", json_object_new_int64((int64_t)c->rejected));
+    if (json_object_object_get_ex(st, "members", &arr)) {
+        for (size_t i = 0; i < json_object_array_length(arr); i++) {
+            json_object *jm = json_object_array_get_idx(arr, i);
+            size_t mi =
+                s_member_find(c, json_object_get_string(json_object_object_get(jm, "name")));
+            if (mi == SC_PLAN_NONE)
+                continue;
+            s_member_t *m = &c->members[mi];
+            json_object_object_add(jm, "alive", json_object_new_boolean(m->alive));
+            json_object_object_add(
+                jm, "state",
+                json_object_new_string(m->gone ? "gone" : sc_member_state_name(m->state)));
+            json_object_object_add(jm, "fault_domain", json_object_new_int(m->fault_domain));
+            json_object_object_add(jm, "update_domain", json_object_new_int(m->update_domain));
+        }
+    }
+    if (json_object_object_get_ex(st, "events", &arr)) {
+        for (size_t i = 0; i < json_object_array_length(arr); i++) {
+            json_object *je = json_object_array_get_idx(arr, i), *drains;
+            s_evstate_t *e =
+                s_ev_find(c, json_object_get_string(json_object_object_get(je, "EventId")));
+            if (!e)
+                continue;
+            json_object_object_add(je, "approval",
+                                   json_object_new_string(sc_approval_state_name(e->approval)));
+            json_object_object_add(je, "waiting_for",
+                                   e->waiting_for ? json_object_new_string(e->waiting_for) : NULL);
+            if (json_object_object_get_ex(je, "drains", &drains)) {
+                json_object_object_foreach(drains, vm, val)
+                {
+                    size_t mi = s_member_find(c, vm);
+                    (void)val;
+                    if (mi != SC_PLAN_NONE)
+                        json_object_object_add(
+                            drains, vm, json_object_new_string(sc_drain_state_name(e->drain[mi])));
+                }
+            }
+        }
+    }
+    return st;
+}
+
+static json_object *s_ctl_handler(void *ud, const char *cmd, json_object *req)
+{
+    sc_coord_t *c = ud;
+    json_object *o;
+    (void)req;
+
+    if (strcmp(cmd, "status") == 0 || strcmp(cmd, "events") == 0)
+        return sc_coord_status(c);
+    if (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) {
+        bool pause = strcmp(cmd, "pause") == 0;
+        json_object *d = json_object_new_object();
+        c->o.policy.pause = pause;
+        c->dirty = true;
+        json_object_object_add(d, "alert", json_object_new_string(pause ? "paused" : "resumed"));
+        json_object_object_add(d, "message",
+                               json_object_new_string(pause ? "approvals paused by operator"
+                                                            : "approvals resumed by operator"));
+        s_decide(c, SC_DLOG_ALERT, d, pause ? "schedcoordctl pause" : "schedcoordctl resume");
+        sc_log_notice(pause ? "approvals paused" : "approvals resumed", NULL);
+        o = json_object_new_object();
+        json_object_object_add(o, "paused", json_object_new_boolean(pause));
+        return o;
+    }
+    o = json_object_new_object();
+    json_object_object_add(o, "error", json_object_new_string("unknown command"));
+    return o;
+}
+
+/* ---- restart ------------------------------------------------------------------------- */
+
+static sc_drain_state_t s_restore_drain(json_object *per)
+{
+    json_object *p = NULL, *r = NULL, *v;
+    const char *res;
+
+    json_object_object_get_ex(per, "prepare", &p);
+    json_object_object_get_ex(per, "recover", &r);
+    if (r) {
+        res = json_object_object_get_ex(r, "result", &v) && v ? json_object_get_string(v) : NULL;
+        if (!res)
+            return json_object_object_get_ex(r, "started_ms", &v) && v ? SC_DRAIN_RECOVERING
+                                                                       : SC_DRAIN_RECOVER_ORDERED;
+        if (!strcmp(res, "done") || !strcmp(res, "skipped") || !strcmp(res, "refused"))
+            return SC_DRAIN_RECOVERED;
+        if (!strcmp(res, "failed") || !strcmp(res, "timed_out"))
+            return SC_DRAIN_RECOVER_FAILED;
+        return SC_DRAIN_RECOVER_ORDERED;
+    }
+    if (!p)
+        return SC_DRAIN_NONE;
+    res = json_object_object_get_ex(p, "result", &v) && v ? json_object_get_string(v) : NULL;
+    if (!res)
+        return json_object_object_get_ex(p, "started_ms", &v) && v ? SC_DRAIN_PREPARING
+                                                                   : SC_DRAIN_PREPARE_ORDERED;
+    if (!strcmp(res, "done") || !strcmp(res, "skipped"))
+        return SC_DRAIN_PREPARED;
+    if (!strcmp(res, "failed") || !strcmp(res, "timed_out"))
+        return SC_DRAIN_PREPARE_FAILED;
+    if (!strcmp(res, "interrupted"))
+        return SC_DRAIN_PREPARE_INTERRUPTED;
+    return SC_DRAIN_PREPARE_ORDERED;
+}
+
+static int64_t s_jint(json_object *o, const char *k)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, k, &v) && v ? json_object_get_int64(v) : 0;
+}
+
+static const char *s_jstr(json_object *o, const char *k)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, k, &v) && v ? json_object_get_string(v) : NULL;
+}
+
+static int s_restore(sc_coord_t *c)
+{
+    json_object *snap = NULL, *arr, *pend = NULL;
+    int64_t now = sc_mono_ms(), wall = sc_wall_ms();
+    int rc;
+
+    if ((rc = sc_store_snapshot(c->store, false, wall, 3600 * 1000, &snap)) < 0)
+        return rc;
+    /* Members: domains and gone from the store; new ones recorded. */
+    json_object_object_get_ex(snap, "members", &arr);
+    for (size_t i = 0; i < c->n_members && rc >= 0; i++) {
+        s_member_t *m = &c->members[i];
+        json_object *found = NULL;
+        for (size_t k = 0; arr && k < json_object_array_length(arr); k++) {
+            json_object *jm = json_object_array_get_idx(arr, k);
+            if (strcmp(s_jstr(jm, "name") ? s_jstr(jm, "name") : "", m->name) == 0)
+                found = jm;
+        }
+        if (found) {
+            json_object *v;
+            if (json_object_object_get_ex(found, "fault_domain", &v) && v)
+                m->fault_domain = json_object_get_int(v);
+            if (json_object_object_get_ex(found, "update_domain", &v) && v)
+                m->update_domain = json_object_get_int(v);
+            m->gone = s_jstr(found, "state") && !strcmp(s_jstr(found, "state"), "gone");
+        }
+        if (!found ||
+            strcmp(s_jstr(found, "endpoint") ? s_jstr(found, "endpoint") : "", m->endpoint) != 0) {
+            json_object *d = json_object_new_object();
+            json_object_object_add(d, "name", json_object_new_string(m->name));
+            json_object_object_add(d, "endpoint", json_object_new_string(m->endpoint));
+            json_object_object_add(d, "state", json_object_new_string("healthy"));
+            rc = s_decide(c, SC_DLOG_MEMBER, d, "member of the cluster list");
+        }
+    }
+    /* Events and their drains. */
+    json_object_object_get_ex(snap, "events", &arr);
+    for (size_t i = 0; rc >= 0 && arr && i < json_object_array_length(arr); i++) {
+        json_object *je = json_object_array_get_idx(arr, i), *jev, *seen, *detail;
+        const char *ended = s_jstr(je, "ended_how"), *started = s_jstr(je, "started_how");
+        char *txt = NULL, perr[256];
+        const char *wit[SC_COORD_MAX_MEMBERS];
+        sc_doc_t *doc = NULL;
+        sc_reg_restore_t r = {0};
+        s_evstate_t *e;
+        size_t nw = 0;
+
+        if (!json_object_object_get_ex(je, "event", &jev) || !jev)
+            continue;
+        {
+            const char *evtxt = json_object_to_json_string_ext(jev, JSON_C_TO_STRING_PLAIN);
+            size_t tl = strlen(evtxt) + 64;
+            if (!(txt = malloc(tl)))
+                return -ENOMEM;
+            snprintf(txt, tl, "{\"DocumentIncarnation\":0,\"Events\":[%s]}", evtxt);
+        }
+        if (sc_doc_parse(txt, strlen(txt), &doc, perr, sizeof(perr)) < 0 || doc->n_events != 1) {
+            sc_log_warn("stored event unreadable, skipped", "why=\"%s\"", perr);
+            free(txt);
+            sc_doc_destroy(&doc);
+            continue;
+        }
+        free(txt);
+        r.ev = &doc->events[0];
+        r.phase = !ended                        ? SC_REG_ACTIVE
+                  : !strcmp(ended, "cancelled") ? SC_REG_CANCELLED
+                                                : SC_REG_ENDED;
+        r.start_kind = !started                           ? SC_START_NONE
+                       : !strcmp(started, "approved")     ? SC_START_APPROVED
+                       : !strcmp(started, "host_failure") ? SC_START_DIRECT
+                                                          : SC_START_FORCED;
+        r.approved = s_jint(je, "approved_ms") != 0;
+        r.first_seen_ms = now - (wall - s_jint(je, "first_seen_ms"));
+        r.last_seen_ms = now;
+        r.started_ms = started ? now - (wall - s_jint(je, "started_ms")) : 0;
+        r.ended_ms = ended ? now - (wall - s_jint(je, "ended_ms")) : 0;
+        if (json_object_object_get_ex(je, "seen_by", &seen) && seen &&
+            json_object_is_type(seen, json_type_array))
+            for (size_t k = 0; k < json_object_array_length(seen) && nw < SC_COORD_MAX_MEMBERS; k++)
+                wit[nw++] = json_object_get_string(json_object_array_get_idx(seen, k));
+        r.witnesses = wit;
+        r.n_witnesses = nw;
+        rc = sc_registry_restore_event(c->reg, &r);
+        if (rc < 0) {
+            sc_log_warn("stored event not restored", "event=%s rc=%s", r.ev->id, sc_errname(rc));
+            rc = 0;
+            sc_doc_destroy(&doc);
+            continue;
+        }
+        if ((e = s_ev_get(c, doc->events[0].id))) {
+            e->approval = r.approved ? SC_APPROVAL_APPROVED
+                          : started  ? SC_APPROVAL_NOT_NEEDED
+                                     : SC_APPROVAL_NONE;
+            if (json_object_object_get_ex(je, "drain_detail", &detail) && detail) {
+                json_object_object_foreach(detail, vm, per)
+                {
+                    size_t mi = s_member_find(c, vm);
+                    if (mi != SC_PLAN_NONE)
+                        e->drain[mi] = s_restore_drain(per);
+                }
+            }
+        }
+        sc_doc_destroy(&doc);
+    }
+    json_object_put(snap);
+    if (rc < 0)
+        return rc;
+    /* Intents without an answer: the crash came between the intent and the answer. */
+    if ((rc = sc_approver_unanswered(c->approver, &pend)) < 0)
+        return rc;
+    for (size_t i = 0; rc >= 0 && i < json_object_array_length(pend); i++) {
+        json_object *p = json_object_array_get_idx(pend, i), *ids;
+        bool all_started = true;
+        json_object_object_get_ex(p, "event_ids", &ids);
+        for (size_t k = 0; ids && k < json_object_array_length(ids); k++) {
+            const sc_reg_event_t *re =
+                sc_registry_find(c->reg, json_object_get_string(json_object_array_get_idx(ids, k)));
+            if (re && re->phase == SC_REG_ACTIVE && !sc_event_is_started(&re->ev))
+                all_started = false;
+        }
+        rc = sc_approver_record_answer(
+            c->approver, c->term, s_jint(p, "id"), all_started ? 0 : SC_E_STATE, 0,
+            all_started ? "resolved after restart: the event started or is gone"
+                        : "resolved after restart: no answer recorded, approving again");
+        for (size_t k = 0; ids && k < json_object_array_length(ids); k++) {
+            s_evstate_t *e =
+                s_ev_find(c, json_object_get_string(json_object_array_get_idx(ids, k)));
+            if (!e)
+                continue;
+            const sc_reg_event_t *re = sc_registry_find(c->reg, e->id);
+            bool started = !re || re->phase != SC_REG_ACTIVE || sc_event_is_started(&re->ev);
+            e->approval = started ? SC_APPROVAL_APPROVED : SC_APPROVAL_FAILED;
+            e->retry_at_ms = now;
+        }
+        sc_log_notice("approval intent resolved after restart", "intent=%lld outcome=%s",
+                      (long long)s_jint(p, "id"), all_started ? "done" : "approve again");
+    }
+    json_object_put(pend);
+    return rc;
+}
+
+/* ---- life cycle ---------------------------------------------------------------------- */
+
+static void s_zap_cb(void *cb_data, sc_zap_decision_t decision, const char *mechanism,
+                     const char *address, const char *name, const char *public_z85)
+{
+    (void)cb_data;
+    if (decision != SC_ZAP_ACCEPTED)
+        sc_log_warn("connection refused by ZAP", "decision=%s mechanism=%s address=%s key=%s",
+                    sc_zap_decision_name(decision), mechanism, address, public_z85);
+    else
+        sc_log_debug("connection accepted", "member=%s address=%s", name, address);
+}
+
+int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, size_t errlen)
+{
+    sc_coord_t *c;
+    char dbpath[4200];
+    int rc, one = 1, zero = 0;
+
+    if (!o || !ret_coord)
+        return -EINVAL;
+    if (!o->name || !o->imds_url || !o->members || !o->state_dir) {
+        snprintf(err, errlen, "--name, --imds-url, --members and --state-dir are required");
+        return SC_E_CONFIG;
+    }
+    if (strlen(o->state_dir) > 3000) {
+        snprintf(err, errlen, "--state-dir: path too long");
+        return SC_E_CONFIG;
+    }
+    if (!o->insecure && (!o->key_file || !o->keys_file)) {
+        snprintf(err, errlen, "--key FILE and --keys FILE are required unless --insecure");
+        return SC_E_CONFIG;
+    }
+    if (!(c = calloc(1, sizeof(*c))))
+        return -ENOMEM;
+    c->o = *o;
+    c->ctl_fd = -1;
+    c->role = SC_ROLE_FOLLOWER;
+    if (!(c->name = strdup(o->name)) || !(c->state_dir = strdup(o->state_dir))) {
+        rc = -ENOMEM;
+        goto fail;
+    }
+    if ((rc = s_parse_members(c, o->members, err, errlen)) < 0)
+        goto fail;
+    c->self = s_member_find(c, o->name);
+    if (c->self == SC_PLAN_NONE || strcmp(c->members[c->self].name, o->name) != 0) {
+        snprintf(err, errlen, "--name: %s is not in --members", o->name);
+        rc = SC_E_CONFIG;
+        goto fail;
+    }
+    c->members[c->self].is_self = true;
+    if (mkdir(o->state_dir, 0700) < 0 && errno != EEXIST) {
+        rc = -errno;
+        snprintf(err, errlen, "--state-dir %s: %s", o->state_dir, strerror(errno));
+        goto fail;
+    }
+    snprintf(dbpath, sizeof(dbpath), "%s/%s", o->state_dir, SC_CTL_DB_NAME);
+    if ((rc = sc_store_open(dbpath, &c->store, err, errlen)) < 0)
+        goto fail;
+    if ((rc = sc_approver_new(c->store, o->imds_url, o->name, &c->approver)) < 0) {
+        snprintf(err, errlen, "--imds-url %s: %s", o->imds_url, sc_strerror(rc));
+        goto fail;
+    }
+    if ((rc = sc_registry_new(0, &c->reg)) < 0)
+        goto fail;
+    /* The term first: every decision of this run carries it. */
+    if ((rc = sc_store_apply_pending(c->store)) < 0 ||
+        (rc = sc_store_next_term(c->store, sc_wall_ms(), &c->term)) < 0) {
+        snprintf(err, errlen, "store %s: %s", dbpath, sc_db_errmsg(sc_store_db(c->store)));
+        goto fail;
+    }
+    if ((rc = s_restore(c)) < 0) {
+        snprintf(err, errlen, "restoring from %s: %s", dbpath, sc_strerror(rc));
+        goto fail;
+    }
+    /* Sockets. */
+    if (!(c->zctx = zmq_ctx_new())) {
+        rc = -ENOMEM;
+        goto fail;
+    }
+    if (!o->insecure) {
+        sc_curve_keypair_t kp;
+        sc_keyring_t *ring = NULL;
+        if ((rc = sc_curve_keypair_load(o->key_file, &kp, err, errlen)) < 0 ||
+            (rc = sc_keyring_load(o->keys_file, &ring, err, errlen)) < 0)
+            goto fail;
+        rc = sc_zap_start(c->zctx, ring, s_zap_cb, c, &c->zap);
+        sc_keyring_destroy(&ring);
+        if (rc < 0) {
+            snprintf(err, errlen, "ZAP handler: %s", sc_strerror(rc));
+            goto fail;
+        }
+        if (!(c->router = zmq_socket(c->zctx, ZMQ_ROUTER)) ||
+            (rc = sc_curve_server_setup(c->router, &kp, c->zap)) < 0) {
+            rc = rc < 0 ? rc : -zmq_errno();
+            snprintf(err, errlen, "CURVE server setup: %s", sc_strerror(rc));
+            goto fail;
+        }
+        memset(&kp, 0, sizeof(kp));
+    } else {
+        sc_log_warn("INSECURE: plain-text ZeroMQ, no authentication (--insecure)", NULL);
+        if (!(c->router = zmq_socket(c->zctx, ZMQ_ROUTER)) ||
+            (rc = sc_sock_insecure_setup(c->router)) < 0) {
+            rc = rc < 0 ? rc : -zmq_errno();
+            goto fail;
+        }
+    }
+    zmq_setsockopt(c->router, ZMQ_LINGER, &zero, sizeof(zero));
+    zmq_setsockopt(c->router, ZMQ_ROUTER_HANDOVER, &one, sizeof(one));
+    if (zmq_bind(c->router, c->members[c->self].endpoint) < 0) {
+        rc = -zmq_errno();
+        snprintf(err, errlen, "cannot bind %s: %s", c->members[c->self].endpoint,
+                 zmq_strerror(zmq_errno()));
+        goto fail;
+    }
+    snprintf(c->ctl_path, sizeof(c->ctl_path), "%s/%s", o->state_dir, SC_CTL_SOCKET_NAME);
+    if ((rc = sc_ctl_listen(c->ctl_path, &c->ctl_fd, err, errlen)) < 0)
+        goto fail;
+    c->role = SC_ROLE_LEADER;
+    sc_log_notice("role change", "old=follower new=leader term=%lld why=\"%s\"", (long long)c->term,
+                  "single coordinator: leader of a new term at start");
+    c->dirty = true;
+    *ret_coord = c;
+    return 0;
+fail:
+    sc_coord_destroy(&c);
+    return rc;
+}
+
+void sc_coord_destroy(sc_coord_t **coord)
+{
+    sc_coord_t *c;
+    if (!coord || !*coord)
+        return;
+    c = *coord;
+    if (c->ctl_fd >= 0)
+        sc_ctl_close(c->ctl_fd, c->ctl_path);
+    if (c->router)
+        zmq_close(c->router);
+    sc_zap_stop(&c->zap);
+    if (c->zctx)
+        zmq_ctx_term(c->zctx);
+    for (size_t i = 0; i < c->n_ev; i++)
+        s_ev_free(c->ev[i]);
+    free(c->ev);
+    for (size_t i = 0; i < c->n_alerts; i++)
+        free(c->alerts[i]);
+    free(c->alerts);
+    sc_registry_destroy(&c->reg);
+    sc_approver_destroy(&c->approver);
+    sc_store_close(&c->store);
+    free(c->members);
+    free(c->by_name);
+    free(c->name);
+    free(c->state_dir);
+    free(c);
+    *coord = NULL;
+}
+
+int sc_coord_step(sc_coord_t *c, int timeout_ms)
+{
+    zmq_pollitem_t items[2] = {{.socket = c->router, .events = ZMQ_POLLIN},
+                               {.fd = c->ctl_fd, .events = ZMQ_POLLIN}};
+    int64_t now = sc_mono_ms(), next = c->last_plan_ms + S_PLAN_EVERY_MS - now;
+    int rc;
+
+    if (c->dirty)
+        next = 0;
+    if (next < 0)
+        next = 0;
+    if (timeout_ms > next)
+        timeout_ms = (int)next;
+    if (zmq_poll(items, 2, timeout_ms) < 0 && zmq_errno() != EINTR)
+        return -zmq_errno();
+    if ((rc = s_drain_router(c)) < 0)
+        return rc;
+    if (items[1].revents & ZMQ_POLLIN)
+        while (sc_ctl_serve_one(c->ctl_fd, s_ctl_handler, c) == 1)
+            ;
+    if ((rc = s_timers(c)) < 0)
+        return rc;
+    now = sc_mono_ms();
+    if (c->dirty || now - c->last_plan_ms >= S_PLAN_EVERY_MS) {
+        c->dirty = false;
+        if ((rc = s_plan_round(c)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int sc_coord_run(sc_coord_t *c, volatile sig_atomic_t *stop)
+{
+    int rc = 0;
+    while (!*stop && rc >= 0)
+        rc = sc_coord_step(c, 100);
+    return rc;
+}
+
+/* ---- the daemon's command line ------------------------------------------------------- */
+
+typedef struct s_settings {
+    char *name;             /* --name */
+    char *imds_url;         /* --imds-url */
+    char *members;          /* --members */
+    char *state_dir;        /* --state-dir */
+    bool insecure;          /* --insecure */
+    char *key;              /* --key */
+    char *keys;             /* --keys */
+    double dead_after;      /* --dead-after */
+    double resend;          /* --resend */
+    char *log_level;        /* --log-level */
+    sc_policy_cfg_t policy; /* policy keys */
+} s_settings_t;
+
+static const sc_cfg_key_t s_keys[] = {
+    {"name", SC_CFG_STRING, offsetof(s_settings_t, name), NULL,
+     "our member name (its endpoint in --members is bound)", 0, 0, true},
+    {"imds-url", SC_CFG_STRING, offsetof(s_settings_t, imds_url), "http://169.254.169.254",
+     "base URL of our own VM's IMDS (approvals are POSTed there)", 0, 0, false},
+    {"members", SC_CFG_STRING, offsetof(s_settings_t, members), NULL,
+     "every member: NAME=HOST:PORT,... (the same list on every VM)", 0, 0, true},
+    {"state-dir", SC_CFG_STRING, offsetof(s_settings_t, state_dir), NULL,
+     "directory of coordinator.db and control.sock", 0, 0, true},
+    {"insecure", SC_CFG_BOOL, offsetof(s_settings_t, insecure), "false",
+     "plain-text ZeroMQ without authentication (single-machine demo only)", 0, 0, false},
+    {"key", SC_CFG_STRING, offsetof(s_settings_t, key), NULL,
+     "our CURVE key pair file (schedcoordctl keygen)", 0, 0, false},
+    {"keys", SC_CFG_STRING, offsetof(s_settings_t, keys), NULL,
+     "keyring: one \"NAME PUBLIC\" line per member", 0, 0, false},
+    {"dead-after", SC_CFG_SECONDS, offsetof(s_settings_t, dead_after), "5",
+     "a member is dead after this long without a message", 1, 3600, false},
+    {"resend", SC_CFG_SECONDS, offsetof(s_settings_t, resend), "2",
+     "unacknowledged orders are sent again after this long", 1, 3600, false},
+    {"log-level", SC_CFG_STRING, offsetof(s_settings_t, log_level), "info",
+     "debug, info, notice, warn, err", 0, 0, false},
+};
+
+static volatile sig_atomic_t s_stop;
+
+static void s_on_signal(int sig)
+{
+    (void)sig;
+    s_stop = 1;
+}
+
+int sc_coord_main(int argc, char **argv)
+{
+    size_t nbase = sizeof(s_keys) / sizeof(s_keys[0]), n = nbase + sc_policy_n_keys;
+    sc_cfg_key_t *table = calloc(n, sizeof(*table));
+    s_settings_t s = {0};
+    sc_coord_opts_t o;
+    sc_coord_t *c = NULL;
+    sc_log_level_t lvl;
+    char err[512] = "";
+    int rc, status = 1;
+
+    if (!table)
+        return 1;
+    memcpy(table, s_keys, sizeof(s_keys));
+    sc_policy_keys_rebase(offsetof(s_settings_t, policy), table + nbase);
+    rc = sc_config_parse(table, n, &s, argc, argv, stdout,
+                         "schedcoord-coordinator --name NAME --imds-url URL --members "
+                         "NAME=HOST:PORT,... --state-dir DIR [policy flags] [--insecure | --key "
+                         "FILE --keys FILE] [--config FILE]",
+                         err, sizeof(err));
+    if (rc == 1) {
+        status = 0;
+        goto out;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "schedcoord-coordinator: %s\n", err);
+        status = 2;
+        goto out;
+    }
+    if (sc_log_level_parse(s.log_level, &lvl) < 0) {
+        fprintf(stderr,
+                "schedcoord-coordinator: --log-level: \"%s\" is not one of debug, info, "
+                "notice, warn, err\n",
+                s.log_level);
+        status = 2;
+        goto out;
+    }
+    sc_log_init("schedcoord-coordinator", lvl);
+    sc_coord_opts_init(&o);
+    if (sc_policy_from_cfg(&s.policy, &o.policy, err, sizeof(err)) < 0) {
+        fprintf(stderr, "schedcoord-coordinator: %s\n", err);
+        status = 2;
+        goto out;
+    }
+    o.name = s.name;
+    o.imds_url = s.imds_url;
+    o.members = s.members;
+    o.state_dir = s.state_dir;
+    o.insecure = s.insecure;
+    o.key_file = s.key;
+    o.keys_file = s.keys;
+    o.dead_after_ms = (int64_t)(s.dead_after * 1000);
+    o.resend_ms = (int64_t)(s.resend * 1000);
+    rc = sc_coord_new(&o, &c, err, sizeof(err));
+    if (rc < 0) {
+        fprintf(stderr, "schedcoord-coordinator: %s\n", err[0] ? err : sc_strerror(rc));
+        status = rc == SC_E_CONFIG ? 2 : 1;
+        goto out;
+    }
+    signal(SIGINT, s_on_signal);
+    signal(SIGTERM, s_on_signal);
+    signal(SIGPIPE, SIG_IGN);
+    sc_log_notice("started", "name=%s term=%lld members=%zu endpoint=%s", c->name,
+                  (long long)c->term, c->n_members, c->members[c->self].endpoint);
+    rc = sc_coord_run(c, &s_stop);
+    if (rc < 0)
+        sc_log_err("stopping on error", "rc=%s why=\"%s\"", sc_errname(rc), sc_strerror(rc));
+    else
+        sc_log_notice("stopped", NULL);
+    status = rc < 0 ? 1 : 0;
+out:
+    sc_coord_destroy(&c);
+    sc_config_free(table, n, &s);
+    free(table);
+    return status;
+}

@@ -1,0 +1,80 @@
+/* sc_coord: the coordinator daemon — sockets, loop, membership and liveness, wiring of the
+ * registry, the planner, the decision log / store, the approver and the control socket.
+ *
+ * One loop (sc_coord_step): receive every pending agent message (hello, heartbeat, document,
+ * hook_progress, approve_result) on the ZMQ_ROUTER bound to our own endpoint of --members,
+ * apply documents to the registry and hook progress to the drain states (each change an entry
+ * of the decision log, applied to the store), then run the planner and carry out its actions:
+ * every decision is logged and applied before it is carried out (orders are sent for applied
+ * entries only; unacknowledged orders are sent again every resend interval — agents
+ * de-duplicate). Approvals: one POST per round for every event approved in that round.
+ *
+ * Roles: the election is a separate issue. Here a coordinator is leader of a new term at each
+ * start (term persisted in the store, +1 per start) and says so to every agent every second in
+ * a `leader` message. Every order and approval first checks sc_coord_is_leader().
+ *
+ * Restart: the registry, drain states and approvals are rebuilt from the store, agents are
+ * asked for their documents again; an approval intent without an answer is resolved (event
+ * Started or gone: done; else POSTed again). */
+#ifndef SC_COORD_H
+#define SC_COORD_H
+
+#include "sc_policy.h"
+
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SC_COORD_MAX_MEMBERS 4096 /* entries of --members */
+
+typedef struct sc_coord sc_coord_t;
+
+typedef enum {
+    SC_ROLE_FOLLOWER, /* not leading: never orders, never approves */
+    SC_ROLE_LEADER,   /* leads term `term` */
+    SC_ROLE_MAX
+} sc_coord_role_t;
+
+typedef struct sc_coord_opts {
+    const char *name;      /* our member name (must be in members) */
+    const char *imds_url;  /* our own IMDS base URL (approvals) */
+    const char *members;   /* "NAME=HOST:PORT,..." */
+    const char *state_dir; /* coordinator.db, control.sock */
+    sc_policy_t policy;    /* parsed policy */
+    bool insecure;         /* plain-text ZMQ (loopback demo/tests) */
+    const char *key_file;  /* our CURVE key pair (unless insecure) */
+    const char *keys_file; /* the members' keyring (unless insecure) */
+    int64_t dead_after_ms; /* member dead after this long without a message (default 5000) */
+    int64_t resend_ms;     /* unacknowledged orders re-sent after (default 2000) */
+    int64_t leader_ms;     /* leader message interval (default 1000) */
+} sc_coord_opts_t;
+
+/* Fills defaults (policy defaults too). */
+void sc_coord_opts_init(sc_coord_opts_t *o);
+/* Opens the store, rebuilds the state, binds the ROUTER and the control socket. Errors name
+ * what went wrong in err. *ret_coord is the caller's. */
+int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, size_t errlen);
+/* Closes everything; takes NULL; nulls the pointer. */
+void sc_coord_destroy(sc_coord_t **coord);
+/* One loop round: waits up to timeout_ms for messages, handles them, plans, acts.
+ * 0 or a fatal error (store failure). */
+int sc_coord_step(sc_coord_t *c, int timeout_ms);
+/* Loops until *stop becomes non-zero. */
+int sc_coord_run(sc_coord_t *c, volatile sig_atomic_t *stop);
+/* Whether we lead (and so may order and approve). */
+bool sc_coord_is_leader(const sc_coord_t *c);
+/* The current term. */
+int64_t sc_coord_term(const sc_coord_t *c);
+/* The status document of schedcoordctl status --json (the caller's). */
+json_object *sc_coord_status(sc_coord_t *c);
+/* POSTs made so far (tests, bench). */
+uint64_t sc_coord_posts(const sc_coord_t *c);
+/* Monotonic ms of the last approval POST (bench), 0 if none. */
+int64_t sc_coord_last_post_mono_ms(const sc_coord_t *c);
+
+/* The daemon: flags / --config (see --help). Returns the exit status. */
+int sc_coord_main(int argc, char **argv);
+
+#endif
