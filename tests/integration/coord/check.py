@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Checks a coordinated rollout from the outside: imds-sim's timeline, its final state and the
+hook logs ("start|end PHASE VM EVENT UNIXTIME" lines). Properties (DESIGN.md safety rules):
+
+  1. exactly one approval POST (status 200) per event, and no POST for an unknown event;
+  2. every approval after all prepare hooks of the event's Resources finished;
+  3. prepare->recover windows of VMs of different fault domains never overlap;
+  4. every prepared VM recovered (its recover ended after its event completed);
+  5. (--all-approved) every event started because we approved it, not at NotBefore.
+Exit 0 when all hold, 1 with one line per violation otherwise."""
+import argparse
+import collections
+import json
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--timeline", required=True)
+    ap.add_argument("--hooks", required=True)
+    ap.add_argument("--state", required=True)
+    ap.add_argument("--fault-domains", type=int, required=True)
+    ap.add_argument("--events", type=int, default=0, help="events expected (0: any >= 1)")
+    ap.add_argument("--all-approved", action="store_true")
+    a = ap.parse_args()
+    bad = []
+
+    tl = [json.loads(l) for l in open(a.timeline) if l.strip()]
+    state = json.load(open(a.state))
+    events = {e["EventId"]: e for e in state["events"]}
+    resources = {i: e.get("Resources", []) for i, e in events.items()}
+    if not events or (a.events and len(events) != a.events):
+        bad.append(f"expected {a.events or '>= 1'} events, the simulator has {len(events)}")
+
+    def fd(vm):
+        return int(vm.rsplit("_", 1)[1]) % a.fault_domains
+
+    # hooks: (phase, vm, event) -> [start, end]
+    win = collections.defaultdict(lambda: [None, None])
+    runs = collections.Counter()
+    for line in open(a.hooks):
+        p = line.split()
+        if len(p) != 5:
+            continue
+        what, phase, vm, ev, t = p
+        key = (phase, vm, ev)
+        if what == "start":
+            runs[key] += 1
+            win[key][0] = float(t)
+        else:
+            win[key][1] = float(t)
+    for key, n in runs.items():
+        if n != 1:
+            bad.append(f"hook {key} ran {n} times")
+    for key, (s, e) in win.items():
+        if s is None or e is None:
+            bad.append(f"hook {key} did not both start and end")
+
+    # 1. one approval POST per event
+    posts = [t for t in tl if t["kind"] == "post" and t.get("status") == 200]
+    per_event = collections.Counter(i for t in posts for i in t.get("events", []))
+    for ev in events:
+        if per_event[ev] != 1:
+            bad.append(f"event {ev}: {per_event[ev]} approval POSTs, expected exactly 1")
+    for ev in per_event:
+        if ev not in events:
+            bad.append(f"POST for unknown event {ev}")
+    failed = [t for t in tl if t["kind"] == "post" and t.get("status") != 200]
+    if failed:
+        bad.append(f"{len(failed)} approval POSTs failed: {failed[:3]}")
+
+    # 2. approval after every prepare of its Resources
+    for t in posts:
+        for ev in t.get("events", []):
+            for vm in resources.get(ev, []):
+                s, e = win.get(("prepare", vm, ev), (None, None))
+                if e is None:
+                    bad.append(f"event {ev} approved but {vm} never finished preparing")
+                elif e > t["wall"]:
+                    bad.append(f"event {ev} approved at {t['wall']:.3f} before {vm} finished "
+                               f"preparing at {e:.3f}")
+
+    # 3. windows of different fault domains never overlap
+    spans = []
+    for (phase, vm, ev), (s, e) in win.items():
+        if phase != "prepare" or s is None:
+            continue
+        r = win.get(("recover", vm, ev), (None, None))[1]
+        spans.append((s, r if r is not None else float("inf"), fd(vm), vm, ev))
+    spans.sort()
+    for i, x in enumerate(spans):
+        for y in spans[i + 1:]:
+            if y[0] >= x[1]:
+                break
+            if y[2] != x[2]:
+                bad.append(f"overlap: {x[3]} (FD {x[2]}) {x[0]:.3f}..{x[1]:.3f} and "
+                           f"{y[3]} (FD {y[2]}) {y[0]:.3f}..{y[1]:.3f}")
+
+    # 4. every prepared VM recovered, after its event completed
+    completed = {t["event"]: t["wall"] for t in tl if t["kind"] == "completed"}
+    for ev, e in events.items():
+        if ev not in completed:
+            bad.append(f"event {ev} did not complete")
+    for (phase, vm, ev), (s, e) in win.items():
+        if phase != "prepare":
+            continue
+        r = win.get(("recover", vm, ev))
+        if not r or r[1] is None:
+            bad.append(f"{vm} prepared for {ev} but never recovered")
+        elif ev in completed and r[0] < completed[ev]:
+            bad.append(f"{vm} recovered for {ev} before the event completed")
+    for ev, vms in resources.items():
+        for vm in vms:
+            if ("prepare", vm, ev) not in win:
+                bad.append(f"{vm} in Resources of {ev} was never prepared")
+
+    # 5. started by our approval
+    if a.all_approved:
+        for t in tl:
+            if t["kind"] == "started" and t.get("how") != "approved":
+                bad.append(f"event {t.get('event')} started {t.get('how')}, not by approval")
+
+    for b in bad[:40]:
+        print("VIOLATION:", b)
+    n_fd = len({fd(vm) for (_, vm, _) in win})
+    print(f"checked: {len(events)} events, {len(posts)} approval POSTs, "
+          f"{sum(1 for k in win if k[0] == 'prepare')} prepares over {n_fd} fault domains, "
+          f"{len(bad)} violations")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+# Helpers for the coordinator end-to-end tests (tests/integration/coord_*.sh). Sourced.
+#
+# One availability set on loopback: imds-sim (ephemeral port), N agents (--insecure, each
+# with a prepare and a recover hook that log "start|end PHASE VM EVENT TIME" to hooks.log and
+# sleep a little), one coordinator (member vm_0). Everything is killed on exit; a daemon that
+# exits non-zero (ASan, leaks) fails the test.
+set -euo pipefail
+SC_BIN="${SC_BIN:-build/bin}"
+SC_SRC="${SC_SRC:-.}"
+TMP="${SC_TMP:-$(mktemp -d)}"
+rm -rf "$TMP"
+mkdir -p "$TMP"
+unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY
+export NO_PROXY='*' no_proxy='*'
+# Leaks of a process killed by a signal are not worth reporting; a clean exit must be clean.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+
+SIM_PID=""
+COORD_PID=""
+AGENT_PIDS=()
+HOOKLOG="$TMP/hooks.log"
+TL="$TMP/timeline.jsonl"
+: >"$HOOKLOG"
+
+fail() {
+    echo "FAIL: $*" >&2
+    echo "--- coordinator log (tail)" >&2
+    tail -30 "$TMP/coord.err" 2>/dev/null >&2 || true
+    exit 1
+}
+ok() { echo "ok   $*"; }
+
+# wait_for SECONDS CMD... -> polls CMD every 0.1 s until it succeeds
+wait_for() {
+    local t=$1
+    shift
+    local end=$(($(date +%s%N) / 1000000 + t * 1000))
+    until "$@" 2>/dev/null; do
+        [ $(($(date +%s%N) / 1000000)) -lt $end ] || return 1
+        sleep 0.1
+    done
+}
+
+free_ports() { # N -> N free TCP ports on loopback
+    python3 - "$1" <<'PY'
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+PY
+}
+
+cleanup() {
+    local p
+    for p in "${AGENT_PIDS[@]}" $COORD_PID $SIM_PID; do
+        kill "$p" 2>/dev/null || true
+    done
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+# sim_start ARGS... (after --listen): sets PORT, B
+sim_start() {
+    "$SC_BIN/imds-sim" --listen 127.0.0.1:0 --timeline "$TL" "$@" >"$TMP/sim.out" 2>"$TMP/sim.err" &
+    SIM_PID=$!
+    wait_for 10 grep -q '^listening on ' "$TMP/sim.out" || fail "imds-sim did not start: $(tail -3 "$TMP/sim.err")"
+    PORT=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/sim.out" | head -1)
+    B="http://127.0.0.1:$PORT"
+}
+
+# set_start N: MEMBERS for N VMs (vm_0 .. vm_{N-1}), hooks, N agents
+set_start() {
+    local n=$1 i ports
+    read -r -a ports <<<"$(free_ports "$n")"
+    MEMBERS=""
+    for ((i = 0; i < n; i++)); do
+        MEMBERS+="${MEMBERS:+,}vm_$i=127.0.0.1:${ports[$i]}"
+    done
+    for ((i = 0; i < n; i++)); do
+        mkdir -p "$TMP/agent_$i"
+        cat >"$TMP/agent_$i/hook" <<HOOK
+#!/bin/sh
+echo "start \$SCHEDCOORD_PHASE vm_$i \$SCHEDCOORD_EVENT_ID \$(date +%s.%N)" >>"$HOOKLOG"
+sleep ${HOOK_SLEEP:-0.3}
+echo "end \$SCHEDCOORD_PHASE vm_$i \$SCHEDCOORD_EVENT_ID \$(date +%s.%N)" >>"$HOOKLOG"
+HOOK
+        chmod +x "$TMP/agent_$i/hook"
+        "$SC_BIN/schedcoord-agent" --name "vm_$i" --imds-url "$B/vm_$i" --members "$MEMBERS" \
+            --state-dir "$TMP/agent_$i" --prepare-hook "$TMP/agent_$i/hook" \
+            --recover-hook "$TMP/agent_$i/hook" --insecure --poll-interval "${POLL:-0.25}" \
+            --standalone-after 600 --hook-timeout 30 --log-level warn \
+            >"$TMP/agent_$i.out" 2>"$TMP/agent_$i.err" &
+        AGENT_PIDS+=($!)
+    done
+}
+
+# coord_start [extra flags]: the coordinator of vm_0
+coord_start() {
+    "$SC_BIN/schedcoord-coordinator" --name vm_0 --imds-url "$B/vm_0" --members "$MEMBERS" \
+        --state-dir "$TMP/coord" --insecure --deadline-margin-s 1 "$@" \
+        >>"$TMP/coord.out" 2>>"$TMP/coord.err" &
+    COORD_PID=$!
+    wait_for 10 test -S "$TMP/coord/control.sock" || fail "coordinator did not start"
+}
+
+coord_stop() { # clean stop: must exit 0 (ASan clean)
+    local rc=0
+    kill "$COORD_PID" 2>/dev/null || true
+    wait "$COORD_PID" || rc=$?
+    COORD_PID=""
+    [ "$rc" -eq 0 ] || fail "coordinator exited with $rc"
+}
+
+ctl() { "$SC_BIN/schedcoordctl" --state-dir "$TMP/coord" "$@"; }
+
+# all_members_seen N: status shows N alive members with a fault domain
+all_members_seen() {
+    [ "$(ctl status --json | jq "[.members[] | select(.alive and .fault_domain >= 0)] | length")" -eq "$1" ]
+}
+
+# rollout_done N_EVENTS: the simulator has N completed events and every prepared VM recovered
+events_completed() {
+    [ "$(curl -sS "$B/control/state" | jq '[.events[] | select(.status == "Completed" or .completed != null or .done == true)] | length')" -ge "$1" ] 2>/dev/null
+}
+
+completed_count() { grep -c '"kind": *"completed"' "$TL" 2>/dev/null || true; }
+
+hooks_settled() { # every start has its end, and recovers match prepares
+    local s e p r
+    s=$(grep -c '^start ' "$HOOKLOG" || true)
+    e=$(grep -c '^end ' "$HOOKLOG" || true)
+    p=$(grep -c '^end prepare ' "$HOOKLOG" || true)
+    r=$(grep -c '^end recover ' "$HOOKLOG" || true)
+    [ "$s" -eq "$e" ] && [ "$p" -gt 0 ] && [ "$p" -eq "$r" ]
+}
+
+# check FAULT_DOMAINS: the safety properties from the timeline and the hook logs
+check() {
+    curl -sS "$B/control/state" >"$TMP/state.json"
+    python3 "$SC_SRC/tests/integration/coord/check.py" --timeline "$TL" --hooks "$HOOKLOG" \
+        --state "$TMP/state.json" --fault-domains "$1" "${@:2}" || fail "safety check failed"
+}
