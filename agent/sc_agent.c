@@ -991,7 +991,8 @@ static int s_sockets_open(sc_agent_t *self, const sc_agent_settings_t *s, char *
         rc = -errno;
         goto out;
     }
-    zmq_ctx_set(self->zctx, ZMQ_MAX_SOCKETS, (int)(2 * self->n_conns + 16));
+    /* per member: the DEALER, the monitor's internal PAIR and ours */
+    zmq_ctx_set(self->zctx, ZMQ_MAX_SOCKETS, (int)(3 * self->n_conns + 16));
     for (size_t i = 0; i < self->n_conns; i++) {
         s_conn_t *c = &self->conns[i];
         int zero = 0, one = 1, hwm = S_SNDHWM, ivl = 200, ivl_max = 5000;
