@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# End to end with 30 VMs in 3 fault domains and an event in every fault domain at once: the
+# coordinator drains one fault domain at a time (the others wait), approves each event once,
+# after all its VMs prepared, and recovers every VM.
+. "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
+
+sim_start --vms 30 --fault-domains 3 --time-scale 100 --complete-after 100 --rate-limit 0
+POLL=0.5 set_start 30
+coord_start
+wait_for 40 all_members_seen 30 || fail "members not all seen: $(ctl status --json | jq -c '[.members[] | select(.alive | not) | .name]')"
+ok "30 members alive"
+
+# Three events at once, one per fault domain; 3000 simulated s of notice = 30 s each.
+for fd in 0 1 2; do
+    curl -sS -f -d "{\"EventType\":\"Reboot\",\"FaultDomain\":$fd,\"NoticeSeconds\":3000,\"DurationInSeconds\":30}" \
+        "$B/control/events" >/dev/null || fail "event for FD $fd not accepted"
+done
+# While the first fault domain drains, the others wait.
+wait_for 20 sh -c "$SC_BIN/schedcoordctl --state-dir '$TMP/coord' status --json | jq -e '[.events[].drains[] | select(. != \"none\")] | length > 0' >/dev/null" \
+    || fail "no drain started"
+waiting=$(ctl status --json | jq '[.events[] | select([.drains[] | select(. != "none")] | length == 0)] | length')
+[ "$waiting" -eq 2 ] || fail "expected 2 events waiting while the first drains, got $waiting"
+ok "events in every fault domain: one drains, two wait"
+wait_for 100 sh -c "[ \$(grep -c '\"completed\"' '$TL') -ge 3 ]" || fail "not all events completed: $(ctl status)"
+wait_for 30 hooks_settled || fail "hooks did not settle"
+check 3 --events 3 --all-approved
+ok "30 VMs: one POST per event, approvals after prepares, FDs serialised, all recovered"
+coord_stop
