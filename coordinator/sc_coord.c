@@ -1151,9 +1151,10 @@ static sc_drain_state_t s_restore_drain(json_object *per)
     json_object_object_get_ex(per, "recover", &r);
     if (r) {
         res = json_object_object_get_ex(r, "result", &v) && v ? json_object_get_string(v) : NULL;
+        /* Running when we stopped: order it again, the agent answers with its result (or
+         * its progress follows) and never runs a phase twice. */
         if (!res)
-            return json_object_object_get_ex(r, "started_ms", &v) && v ? SC_DRAIN_RECOVERING
-                                                                       : SC_DRAIN_RECOVER_ORDERED;
+            return SC_DRAIN_RECOVER_ORDERED;
         if (!strcmp(res, "done") || !strcmp(res, "skipped") || !strcmp(res, "refused"))
             return SC_DRAIN_RECOVERED;
         if (!strcmp(res, "failed") || !strcmp(res, "timed_out"))
@@ -1164,8 +1165,7 @@ static sc_drain_state_t s_restore_drain(json_object *per)
         return SC_DRAIN_NONE;
     res = json_object_object_get_ex(p, "result", &v) && v ? json_object_get_string(v) : NULL;
     if (!res)
-        return json_object_object_get_ex(p, "started_ms", &v) && v ? SC_DRAIN_PREPARING
-                                                                   : SC_DRAIN_PREPARE_ORDERED;
+        return SC_DRAIN_PREPARE_ORDERED;
     if (!strcmp(res, "done") || !strcmp(res, "skipped"))
         return SC_DRAIN_PREPARED;
     if (!strcmp(res, "failed") || !strcmp(res, "timed_out"))

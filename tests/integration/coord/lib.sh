@@ -101,7 +101,8 @@ coord_start() {
         --state-dir "$TMP/coord" --insecure --deadline-margin-s 1 "$@" \
         >>"$TMP/coord.out" 2>>"$TMP/coord.err" &
     COORD_PID=$!
-    wait_for 10 test -S "$TMP/coord/control.sock" || fail "coordinator did not start"
+    # (after a kill -9 the old socket file is still there: wait for an answer)
+    wait_for 10 ctl_quiet status || fail "coordinator did not start"
 }
 
 coord_stop() { # clean stop: must exit 0 (ASan clean)
@@ -113,6 +114,7 @@ coord_stop() { # clean stop: must exit 0 (ASan clean)
 }
 
 ctl() { "$SC_BIN/schedcoordctl" --state-dir "$TMP/coord" "$@"; }
+ctl_quiet() { ctl "$@" >/dev/null 2>&1; }
 
 # all_members_seen N: status shows N alive members with a fault domain
 all_members_seen() {
