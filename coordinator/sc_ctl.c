@@ -376,8 +376,12 @@ void sc_ctl_print_history(json_object *h, FILE *out)
         json_object *e = json_object_array_get_idx(h, i);
         char t[16];
         s_fmt_wall(json_object_get_int64(json_object_object_get(e, "wall_ms")), t, sizeof(t));
+        json_object *d = json_object_object_get(e, "data");
         fprintf(out, "%6s %4s %-12s %-16s %s  %s\n", s_s(e, "index", "?"), s_s(e, "term", "?"), t,
-                s_s(e, "kind", "?"), s_s(e, "reason", ""), s_s(e, "data", "{}"));
+                s_s(e, "kind", "?"), s_s(e, "reason", ""),
+                d ? json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN |
+                                                          JSON_C_TO_STRING_NOSLASHESCAPE)
+                  : "{}");
     }
 }
 
