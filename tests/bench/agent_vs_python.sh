@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# schedcoord-agent vs Azure's Python sample loop (advanced_sample, from the seeds), polling the
+# same imds-sim side by side at the same rate: private memory (RssAnon), shared library pages
+# (RssFile) and CPU (utime+stime) per poll, median of RUNS runs.
+#   tests/bench/agent_vs_python.sh [BUILD_DIR=build-bench] [SECONDS=20] [INTERVAL=0.25] [RUNS=3]
+# BUILD_DIR is configured as a Release build without sanitizers if it does not exist.
+# Polls are counted from the simulator's timeline (GETs of each VM in the measured window),
+# after a warm-up, so start-up costs (Python imports, the agent's first connections) are out.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${1:-build-bench}
+SECS=${2:-20}
+IVL=${3:-0.25}
+RUNS=${4:-3}
+WARM=3
+if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+    cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSC_SANITIZE=OFF >/dev/null
+fi
+cmake --build "$BUILD" -j2 --target schedcoord-agent imds-sim sc-agent-peer >/dev/null
+BIN="$BUILD/bin"
+TMP=$(mktemp -d)
+PIDS=()
+cleanup() {
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY
+export NO_PROXY='*' no_proxy='*'
+
+# CPU time in microseconds of every thread of the process (schedstat: nanosecond resolution,
+# where utime+stime in /proc/PID/stat only counts 10 ms ticks).
+cpu_us() { cat /proc/"$1"/task/*/schedstat | awk '{s += $1} END {printf "%d\n", s / 1000}'; }
+kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
+
+# The sample, unchanged but for its URL and its 1 s sleep; advanced_sample("-1") returns after
+# one poll, so calling it in a loop is the sample's own loop with its input ("1" each time).
+cat >"$TMP/run_sample.py" <<'PY'
+import sys
+src = open(sys.argv[1]).read()
+src = src.replace("http://169.254.169.254", sys.argv[2]).replace("sleep(1)", "sleep(%s)" % sys.argv[3])
+ns = {"__name__": "sample"}
+exec(compile(src, "azure_advanced_sample.py", "exec"), ns)
+while True:
+    ns["advanced_sample"]("-1")
+PY
+
+K="$TMP/keys"
+mkdir -p "$K"
+for n in vm_0 vm_9; do "$BIN/sc-agent-peer" keygen --name "$n" --out "$K" >"$K/$n.line"; done
+cat "$K"/*.line >"$K/keyring"
+
+one_run() {
+    local r=$1
+    "$BIN/imds-sim" --listen 127.0.0.1:0 --vms 10 --fault-domains 2 --timeline "$TMP/tl$r" \
+        >"$TMP/sim.out" 2>/dev/null &
+    PIDS+=($!)
+    for _ in $(seq 100); do grep -q '^listening' "$TMP/sim.out" && break; sleep 0.05; done
+    local port
+    port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/sim.out")
+    local b="http://127.0.0.1:$port"
+    # a realistic document: two events in the set
+    curl -s -X POST -d '{"EventType":"Reboot","FaultDomain":1,"NoticeSeconds":3600}' "$b/control/events" >/dev/null
+    curl -s -X POST -d '{"EventType":"Freeze","Resources":["vm_2"],"NoticeSeconds":3600,"DurationInSeconds":5}' "$b/control/events" >/dev/null
+    : >"$TMP/cmds"
+    "$BIN/sc-agent-peer" --bind "tcp://127.0.0.1:*" --name vm_9 --log "$TMP/peer$r.log" \
+        --cmds "$TMP/cmds" --key "$K/vm_9.key" --keys "$K/keyring" 2>/dev/null &
+    PIDS+=($!)
+    for _ in $(seq 100); do grep -q ready "$TMP/peer$r.log" 2>/dev/null && break; sleep 0.05; done
+    local pport
+    pport=$(grep ready "$TMP/peer$r.log" | jq -r .endpoint | sed 's/.*://')
+    echo "beat 1" >>"$TMP/cmds" # a live leader: heartbeats, no safety net
+    "$BIN/schedcoord-agent" --imds-url "$b/vm_0" --members "vm_9=127.0.0.1:$pport" \
+        --state-dir "$TMP/state$r" --prepare-hook /bin/true --recover-hook /bin/true \
+        --key "$K/vm_0.key" --keys "$K/keyring" --poll-interval "$IVL" --log-level warn \
+        2>"$TMP/agent$r.err" &
+    local ap=$!
+    PIDS+=($ap)
+    python3 "$TMP/run_sample.py" tests/imds-sim/azure_advanced_sample.py "$b/vm_1" "$IVL" \
+        >/dev/null 2>"$TMP/py$r.err" &
+    local pp=$!
+    PIDS+=($pp)
+    sleep "$WARM"
+    local t1 a1 p1 t2 a2 p2
+    t1=$(date +%s.%N); a1=$(cpu_us $ap); p1=$(cpu_us $pp)
+    sleep "$SECS"
+    t2=$(date +%s.%N); a2=$(cpu_us $ap); p2=$(cpu_us $pp)
+    local ar af pr pf
+    ar=$(kib $ap RssAnon); af=$(kib $ap RssFile); pr=$(kib $pp RssAnon); pf=$(kib $pp RssFile)
+    kill $ap $pp
+    wait $ap $pp 2>/dev/null || true
+    local an pn
+    an=$(jq -c --argjson a "$t1" --argjson b "$t2" 'select(.kind=="get" and .vm=="vm_0" and .wall>=$a and .wall<=$b)' "$TMP/tl$r" | wc -l)
+    pn=$(jq -c --argjson a "$t1" --argjson b "$t2" 'select(.kind=="get" and .vm=="vm_1" and .wall>=$a and .wall<=$b)' "$TMP/tl$r" | wc -l)
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    PIDS=()
+    # run agent_polls agent_cpu_us_per_poll agent_rssanon agent_rssfile py_polls py_cpu_us py_anon py_file
+    awk -v an="$an" -v ac=$((a2 - a1)) -v pn="$pn" -v pc=$((p2 - p1)) \
+        -v ar="$ar" -v af="$af" -v pr="$pr" -v pf="$pf" -v r="$r" 'BEGIN {
+        printf "%d %d %.1f %d %d %d %.1f %d %d\n", r, an, ac / (an ? an : 1), ar, af,
+               pn, pc / (pn ? pn : 1), pr, pf }'
+}
+
+echo "run agent_polls agent_cpu_us/poll agent_RssAnon_KiB agent_RssFile_KiB py_polls py_cpu_us/poll py_RssAnon_KiB py_RssFile_KiB"
+for r in $(seq "$RUNS"); do one_run "$r"; done | tee "$TMP/results"
+med() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+AC=$(awk '{print $3}' "$TMP/results" | med); PC=$(awk '{print $7}' "$TMP/results" | med)
+AR=$(awk '{print $4}' "$TMP/results" | med); AF=$(awk '{print $5}' "$TMP/results" | med)
+PR=$(awk '{print $8}' "$TMP/results" | med); PF=$(awk '{print $9}' "$TMP/results" | med)
+echo
+echo "median of $RUNS runs, ${SECS}s each, one poll every ${IVL}s:"
+printf "%-18s %14s %14s %14s\n" "" "CPU/poll" "RssAnon" "RssFile"
+printf "%-18s %11s us %10s KiB %10s KiB\n" "schedcoord-agent" "$AC" "$AR" "$AF"
+printf "%-18s %11s us %10s KiB %10s KiB\n" "python sample" "$PC" "$PR" "$PF"
+awk -v a="$AC" -v p="$PC" 'BEGIN { printf "CPU ratio (python / agent): %.1fx\n", (a > 0 ? p / a : 0) }'
