@@ -1,19 +1,31 @@
 /* Benchmark: from the moment the last prepare hook of an event reports done to the approval
  * POST reaching IMDS, with N simulated members (default 1,000).
  *
- * In one process: a fake IMDS (libmicrohttpd, tests/unit/imds_test_server.h) for the
- * coordinator's own VM, the real coordinator (sc_coord) on its own thread with its store in a
- * temporary directory, and N fake agents (one ZMQ_DEALER each, on loopback, --insecure) that say
- * hello, report documents and answer orders like schedcoord-agent does. Each round schedules
- * a Reboot of one whole fault domain (N/3 VMs), answers every prepare order with
+ * imds-sim (a child process, --unknown-event-ok: it answers 200 to the approval; the POST is
+ * seen the moment its line appears in the simulator's timeline file) stands for the
+ * coordinator's own VM's IMDS. In this process: the real coordinator (sc_coord) on its own thread
+ * with its store in a temporary directory, and N fake agents (one ZMQ_DEALER each, on loopback,
+ * --insecure) that say hello, report documents and answer orders like schedcoord-agent does. Each
+ * round schedules a Reboot of one whole fault domain (N/3 VMs), answers every prepare order with
  * started + done, holding back the last "done"; then it sends that last done and measures the
  * time until the POST arrives at the fake IMDS. The event then starts, ends, its VMs are
  * recovered, and the next round uses the next fault domain.
  *
- *   build/bench/bench_coord_approve [members=1000] [rounds=20]
+ *   build/bench/bench_coord_approve [members=1000] [rounds=20] [path/to/imds-sim]
+ * (imds-sim defaults to ../bin/imds-sim next to this program)
  */
-#include "imds_test_server.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include "sc_coord.h"
+#include "sc_ctl.h"
 #include "sc_event.h"
 #include "sc_log.h"
 #include "sc_msg.h"
@@ -132,6 +144,53 @@ static void s_pump(const char *ev, sc_msg_phase_t phase, char *got, int *n)
     }
 }
 
+/* Number of "post" lines in the timeline file so far. */
+static int s_posts(const char *tl)
+{
+    static char buf[1 << 20];
+    FILE *f = fopen(tl, "r");
+    int n = 0;
+    if (!f)
+        return 0;
+    while (fgets(buf, sizeof(buf), f))
+        n += strstr(buf, "\"kind\":\"post\"") != NULL;
+    fclose(f);
+    return n;
+}
+
+/* Starts imds-sim with one VM; returns its pid and writes its base URL for vm_0. */
+static pid_t s_sim_start(const char *sim, const char *tl, char *url, size_t urllen)
+{
+    int pfd[2];
+    pid_t pid;
+    char line[256];
+    FILE *f;
+
+    if (pipe(pfd) < 0)
+        return -1;
+    if ((pid = fork()) == 0) {
+        dup2(pfd[1], 1);
+        close(pfd[0]);
+        execl(sim, sim, "--listen", "127.0.0.1:0", "--vms", "1", "--fault-domains", "1",
+              "--unknown-event-ok", "--rate-limit", "0", "--timeline", tl, (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[1]);
+    f = fdopen(pfd[0], "r");
+    while (f && fgets(line, sizeof(line), f)) {
+        unsigned port;
+        if (sscanf(line, "listening on 127.0.0.1:%u", &port) == 1) {
+            snprintf(url, urllen, "http://127.0.0.1:%u/vm_0", port);
+            fclose(f);
+            return pid;
+        }
+    }
+    if (f)
+        fclose(f);
+    kill(pid, SIGTERM);
+    return -1;
+}
+
 static void *s_coord_thread(void *arg)
 {
     sc_coord_run(arg, &g_stop);
@@ -142,6 +201,37 @@ static int s_cmp(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
+}
+
+/* Polls the control socket until `n` VMs of event ev are prepared. */
+static int s_wait_prepared(const char *dir, const char *ev, int n)
+{
+    char path[256], req[] = "{\"cmd\":\"status\"}";
+    int64_t end = s_us() + 60 * 1000000LL;
+    snprintf(path, sizeof(path), "%s/%s", dir, SC_CTL_SOCKET_NAME);
+    while (s_us() < end) {
+        json_object *st = NULL, *evs;
+        int got = 0;
+        if (sc_ctl_request(path, req, 5000, &st, NULL, 0) == 0 &&
+            json_object_object_get_ex(st, "events", &evs)) {
+            for (size_t i = 0; i < json_object_array_length(evs); i++) {
+                json_object *e = json_object_array_get_idx(evs, i), *d;
+                if (strcmp(json_object_get_string(json_object_object_get(e, "EventId")), ev) ||
+                    !json_object_object_get_ex(e, "drains", &d))
+                    continue;
+                json_object_object_foreach(d, vm, state)
+                {
+                    (void)vm;
+                    got += strcmp(json_object_get_string(state), "prepared") == 0;
+                }
+            }
+        }
+        json_object_put(st);
+        if (got >= n)
+            return 0;
+        usleep(20000);
+    }
+    return -1;
 }
 
 static void s_wait_orders(const char *ev, sc_msg_phase_t ph, char *got, int want)
@@ -165,7 +255,8 @@ int main(int argc, char **argv)
 {
     int rounds = argc > 2 ? atoi(argv[2]) : 20;
     char dir[] = "/tmp/bench_coord.XXXXXX", *members, err[512] = "";
-    sc_ts_t *ts = sc_ts_start("/vm_0");
+    char sim[4096], tl[4200], url[128];
+    pid_t sim_pid;
     sc_coord_opts_t o;
     sc_coord_t *c = NULL;
     pthread_t th;
@@ -175,8 +266,23 @@ int main(int argc, char **argv)
 
     g_n = argc > 1 ? atoi(argv[1]) : 1000;
     sc_log_init("bench_coord_approve", SC_LOG_WARN);
-    if (g_n < FDS || g_n > 4000 || rounds < 1 || !ts || !mkdtemp(dir))
+    if (g_n < FDS || g_n > 4000 || rounds < 1 || !mkdtemp(dir))
         return 2;
+    if (argc > 3) {
+        snprintf(sim, sizeof(sim), "%s", argv[3]);
+    } else {
+        char self[4000];
+        ssize_t l = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        self[l > 0 ? l : 0] = '\0';
+        if (strrchr(self, '/'))
+            *strrchr(self, '/') = '\0';
+        snprintf(sim, sizeof(sim), "%s/../bin/imds-sim", self);
+    }
+    snprintf(tl, sizeof(tl), "%s/timeline.jsonl", dir);
+    if ((sim_pid = s_sim_start(sim, tl, url, sizeof(url))) < 0) {
+        fprintf(stderr, "cannot start %s\n", sim);
+        return 1;
+    }
     lat = calloc((size_t)rounds, sizeof(*lat));
     {
         /* A free port for vm_0; the other members' endpoints are never used. */
@@ -195,7 +301,7 @@ int main(int argc, char **argv)
                 i == 0 ? port : 1 + i);
     sc_coord_opts_init(&o);
     o.name = "vm_0";
-    o.imds_url = ts->url;
+    o.imds_url = url;
     o.members = members;
     o.state_dir = dir;
     o.insecure = true;
@@ -251,17 +357,17 @@ int main(int argc, char **argv)
             if (i != last)
                 s_progress(&g_agents[i], ev, SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_DONE);
         }
-        usleep(300000); /* the coordinator has handled everything but the last done */
-        sc_ts_lock(ts);
-        int before = ts->requests;
-        sc_ts_unlock(ts);
+        /* Wait until the coordinator has handled everything but the last done. */
+        if (s_wait_prepared(dir, ev, want - 1) < 0) {
+            fprintf(stderr, "round %d: the coordinator did not record %d prepared VMs\n", r,
+                    want - 1);
+            return 1;
+        }
+        int before = s_posts(tl);
         int64_t t0 = s_us(), t1 = 0;
         s_progress(&g_agents[last], ev, SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_DONE);
         while (s_us() - t0 < 10 * 1000000LL) {
-            sc_ts_lock(ts);
-            int now = ts->requests;
-            sc_ts_unlock(ts);
-            if (now > before) {
+            if (s_posts(tl) > before) {
                 t1 = s_us();
                 break;
             }
@@ -306,7 +412,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < g_n; i++)
         zmq_close(g_agents[i].sock);
     zmq_ctx_term(zctx);
-    sc_ts_stop(&ts);
+    kill(sim_pid, SIGTERM);
+    waitpid(sim_pid, NULL, 0);
     free(g_agents);
     free(got);
     free(members);
