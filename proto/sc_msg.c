@@ -1134,7 +1134,7 @@ static int s_decode_obj(s_dec_t *d, json_object *o, sc_msg_t **ret_msg)
     sc_msg_type_t type;
     sc_msg_t *m = NULL;
     char from[SC_NAME_MAX + 1];
-    uint64_t term, seq;
+    uint64_t term = 0, seq = 0;
     int64_t ver;
     int rc;
 
