@@ -110,7 +110,7 @@ int sc_curve_keypair_load(const char *path, sc_curve_keypair_t *ret_kp, char *er
     char derived[SC_CURVE_KEY_Z85_LEN + 1];
     struct stat st;
     char *buf = NULL, *line, *save = NULL;
-    size_t len;
+    size_t len = 0;
     unsigned lineno = 0;
     int fd, rc;
 
@@ -358,7 +358,7 @@ int sc_keyring_load(const char *path, sc_keyring_t **ret_ring, char *err, size_t
 {
     sc_keyring_t *ring = NULL;
     char *buf = NULL, *p, why[256];
-    size_t len;
+    size_t len = 0;
     unsigned lineno = 0;
     int fd, rc;
 

@@ -569,7 +569,7 @@ static int s_int_value(s_dec_t *d, json_object *v, const char *what, int64_t min
 static int s_get_i64(s_dec_t *d, json_object *obj, const char *key, int64_t min, int64_t max,
                      int64_t *ret)
 {
-    json_object *v;
+    json_object *v = NULL;
     int rc;
 
     if ((rc = s_field(d, obj, key, json_type_int, false, &v)) < 0)
@@ -599,7 +599,7 @@ static int s_get_u64(s_dec_t *d, json_object *obj, const char *key, uint64_t *re
 
 static int s_get_bool(s_dec_t *d, json_object *obj, const char *key, bool *ret)
 {
-    json_object *v;
+    json_object *v = NULL;
     int rc;
 
     if ((rc = s_field(d, obj, key, json_type_boolean, false, &v)) < 0)
@@ -635,7 +635,7 @@ static int s_str_value(s_dec_t *d, json_object *v, const char *what, size_t min,
 static int s_get_fixed(s_dec_t *d, json_object *obj, const char *key, char *dst, size_t min,
                        size_t max, bool (*ok)(unsigned char), const char *charset, bool optional)
 {
-    json_object *v;
+    json_object *v = NULL;
     int rc;
 
     if ((rc = s_field(d, obj, key, json_type_string, optional, &v)) < 0)
@@ -658,7 +658,7 @@ static int s_get_name(s_dec_t *d, json_object *obj, const char *key, char *dst)
 /* A free text (0..SC_MSG_MAX_TEXT bytes) copied to the heap. */
 static int s_get_text(s_dec_t *d, json_object *obj, const char *key, char **dst)
 {
-    json_object *v;
+    json_object *v = NULL;
     int rc;
 
     if ((rc = s_field(d, obj, key, json_type_string, false, &v)) < 0)
@@ -688,7 +688,7 @@ static int s_get_event_id(s_dec_t *d, json_object *v, const char *what, char *ds
 static int s_get_enum(s_dec_t *d, json_object *obj, const char *key, const char *const *names,
                       int n, int *ret)
 {
-    json_object *v;
+    json_object *v = NULL;
     int rc, i;
 
     if ((rc = s_field(d, obj, key, json_type_string, false, &v)) < 0)
@@ -784,7 +784,7 @@ static int s_dec_heartbeat(s_dec_t *d, json_object *o, sc_msg_t *m)
 static int s_dec_document(s_dec_t *d, json_object *o, sc_msg_t *m)
 {
     sc_msg_document_t *doc = &m->document;
-    json_object *v;
+    json_object *v = NULL;
     char *text = NULL, why[512] = "";
     int rc;
 
@@ -807,8 +807,8 @@ static int s_dec_document(s_dec_t *d, json_object *o, sc_msg_t *m)
 static int s_dec_hook_progress(s_dec_t *d, json_object *o, sc_msg_t *m)
 {
     sc_msg_hook_progress_t *h = &m->hook_progress;
-    json_object *v;
-    int rc, phase, state, origin;
+    json_object *v = NULL;
+    int rc, phase = 0, state = 0, origin = 0;
 
     if ((rc = s_field(d, o, "event", json_type_string, false, &v)) < 0 ||
         (rc = s_get_event_id(d, v, "event", h->event)) < 0 ||
@@ -1130,7 +1130,7 @@ static int s_parse_json(s_dec_t *d, const char *buf, size_t len, json_object **r
 
 static int s_decode_obj(s_dec_t *d, json_object *o, sc_msg_t **ret_msg)
 {
-    json_object *v;
+    json_object *v = NULL;
     sc_msg_type_t type;
     sc_msg_t *m = NULL;
     char from[SC_NAME_MAX + 1];
