@@ -2,7 +2,9 @@
 """Checks a coordinated rollout from the outside: imds-sim's timeline, its final state and the
 hook logs ("start|end PHASE VM EVENT UNIXTIME" lines). Properties (DESIGN.md safety rules):
 
-  1. exactly one approval POST (status 200) per event, and no POST for an unknown event;
+  1. exactly one successful approval POST (status 200) per event, no POST for an unknown
+     event, and no POST at all for an event after its successful one (failed POSTs, e.g. 429
+     from a busy IMDS, are retried and allowed before it);
   2. every approval after all prepare hooks of the event's Resources finished;
   3. prepare->recover windows of VMs of different fault domains never overlap;
   4. every prepared VM recovered (its recover ended after its event completed);
@@ -65,9 +67,17 @@ def main():
     for ev in per_event:
         if ev not in events:
             bad.append(f"POST for unknown event {ev}")
+    # A failed POST (429 when the VM's IMDS is busy, ...) is retried: allowed, but never
+    # after the event was approved (never again once approved).
     failed = [t for t in tl if t["kind"] == "post" and t.get("status") != 200]
-    if failed:
-        bad.append(f"{len(failed)} approval POSTs failed: {failed[:3]}")
+    approved_at = {}
+    for t in posts:
+        for i in t.get("events", []):
+            approved_at.setdefault(i, t["wall"])
+    for t in failed:
+        for i in t.get("events", []):
+            if i in approved_at and t["wall"] > approved_at[i]:
+                bad.append(f"event {i}: POST again after it was approved ({t.get('status')})")
 
     # 2. approval after every prepare of its Resources
     for t in posts:
@@ -124,6 +134,7 @@ def main():
         print("VIOLATION:", b)
     n_fd = len({fd(vm) for (_, vm, _) in win})
     print(f"checked: {len(events)} events, {len(posts)} approval POSTs, "
+          f"{len(failed)} failed and retried, "
           f"{sum(1 for k in win if k[0] == 'prepare')} prepares over {n_fd} fault domains, "
           f"{len(bad)} violations")
     return 1 if bad else 0

@@ -88,7 +88,7 @@ HOOK
         chmod +x "$TMP/agent_$i/hook"
         "$SC_BIN/schedcoord-agent" --name "vm_$i" --imds-url "$B/vm_$i" --members "$MEMBERS" \
             --state-dir "$TMP/agent_$i" --prepare-hook "$TMP/agent_$i/hook" \
-            --recover-hook "$TMP/agent_$i/hook" --insecure --poll-interval "${POLL:-0.25}" \
+            --recover-hook "$TMP/agent_$i/hook" --insecure --poll-interval "${POLL:-0.5}" \
             --standalone-after 600 --hook-timeout 30 --log-level warn \
             >"$TMP/agent_$i.out" 2>"$TMP/agent_$i.err" &
         AGENT_PIDS+=($!)
