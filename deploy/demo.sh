@@ -35,7 +35,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+if [[ -t 1 ]]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
+say() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
 ctl() { "$BIN/schedcoordctl" --state-dir "$DIR/coord" "$@"; }
 
 N=6
