@@ -436,9 +436,15 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
         const char *a = argv[i];
         if (strcmp(a, "--json") == 0)
             as_json = true;
-        else if (strcmp(a, "--state-dir") == 0 && i + 1 < argc)
+        else if (strcmp(a, "--state-dir") == 0) {
+            if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+                fprintf(errf,
+                        "schedcoordctl: --state-dir: missing value (expected a directory)\n%s",
+                        s_usage);
+                return 2;
+            }
             dir = argv[++i];
-        else if (strncmp(a, "--state-dir=", 12) == 0)
+        } else if (strncmp(a, "--state-dir=", 12) == 0)
             dir = a + 12;
         else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(s_usage, out);

@@ -165,6 +165,8 @@ SC_TEST(command_line)
     SC_CHECK(strstr(out, "unknown command \"explode\"") != NULL);
     SC_CHECK_INT(s_ctl("--state-dir", s_dir, "status", "--bogus", out, sizeof(out)), 2);
     SC_CHECK(strstr(out, "unknown option --bogus") != NULL);
+    SC_CHECK_INT(s_ctl("status", "--state-dir", NULL, NULL, out, sizeof(out)), 2);
+    SC_CHECK(strstr(out, "--state-dir: missing value") != NULL);
     SC_CHECK_INT(s_ctl("--state-dir", s_dir, "status", NULL, out, sizeof(out)), 1);
     SC_CHECK(strstr(out, "cannot reach the coordinator") != NULL);
     /* history without a daemon: straight from the store, read-only. */
