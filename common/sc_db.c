@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct sc_db {
     sqlite3 *db;      /* the connection */
@@ -101,6 +102,31 @@ fail:
     return rc < 0 && rc != -EEXIST ? rc : SC_E_DB;
 }
 
+/* Why SQLite could not open PATH, in words it does not give ("unable to open database
+ * file"): the path is a directory, its directory is missing or not a directory, or errno. */
+static void s_open_hint(const char *path, char *buf, size_t len)
+{
+    char dir[1024];
+    const char *slash = strrchr(path, '/');
+    struct stat sb;
+
+    buf[0] = '\0';
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode))
+            snprintf(buf, len, " (%s is a directory)", path);
+        return;
+    }
+    if (!slash || (size_t)(slash - path) >= sizeof(dir))
+        return;
+    snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+    if (!dir[0])
+        return;
+    if (stat(dir, &sb) != 0)
+        snprintf(buf, len, " (%s: %s)", dir, strerror(errno));
+    else if (!S_ISDIR(sb.st_mode))
+        snprintf(buf, len, " (%s is not a directory)", dir);
+}
+
 int sc_db_open(const char *path, const char *const *migrations, size_t n_migrations,
                sc_db_t **ret_db, char *err, size_t errlen)
 {
@@ -120,10 +146,12 @@ int sc_db_open(const char *path, const char *const *migrations, size_t n_migrati
     src = sqlite3_open_v2(path, &self->db,
                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
     if (src != SQLITE_OK) {
+        char hint[1100];
         rc = s_fail(self, src, "open");
+        s_open_hint(path, hint, sizeof(hint));
         if (err && errlen)
-            snprintf(err, errlen, "cannot open database %s: %s", path,
-                     self->db ? sqlite3_errmsg(self->db) : sqlite3_errstr(src));
+            snprintf(err, errlen, "cannot open database %s: %s%s", path,
+                     self->db ? sqlite3_errmsg(self->db) : sqlite3_errstr(src), hint);
         goto fail;
     }
     sqlite3_extended_result_codes(self->db, 1);

@@ -259,6 +259,17 @@ SC_TEST(not_a_database_is_an_error)
     SC_CHECK_INT(sc_db_open("/nonexistent-dir/x.db", s_migrations, N_MIG, &db, err, sizeof(err)),
                  SC_E_DB);
     SC_CHECK(strstr(err, "cannot open database /nonexistent-dir/x.db") != NULL);
+    SC_CHECK(strstr(err, "/nonexistent-dir: No such file or directory") != NULL);
+    /* The path is a directory; its directory is a regular file: said in words. */
+    char in_file[1100];
+    snprintf(in_file, sizeof(in_file), "%s/x.db", path); /* garbage.db is a regular file */
+    const char *dir = s_path("a-directory.db");          /* (same static buffer as path) */
+    rmdir(dir);
+    SC_REQUIRE(mkdir(dir, 0700) == 0);
+    SC_CHECK_INT(sc_db_open(dir, s_migrations, N_MIG, &db, err, sizeof(err)), SC_E_DB);
+    SC_CHECK(strstr(err, "is a directory") != NULL);
+    SC_CHECK_INT(sc_db_open(in_file, s_migrations, N_MIG, &db, err, sizeof(err)), SC_E_DB);
+    SC_CHECK(strstr(err, "is not a directory") != NULL);
 }
 
 int main(void)
