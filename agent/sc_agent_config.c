@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sc_config.h"
 #include "sc_error.h"
@@ -75,6 +77,24 @@ static int s_fail(char *err, size_t errlen, const char *fmt, ...)
     return SC_E_CONFIG;
 }
 
+/* A hook must be an executable regular file when the agent starts (it is checked again, and
+ * reported as failed, at each run: an operator may break it later). */
+static int s_hook_check(const char *key, const char *path, char *err, size_t errlen)
+{
+    struct stat sb;
+
+    if (stat(path, &sb) != 0)
+        return s_fail(err, errlen, "--%s: %s: %s (expected an executable file)", key, path,
+                      strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return s_fail(err, errlen, "--%s: %s is not a regular file (expected an executable file)",
+                      key, path);
+    if (access(path, X_OK) != 0)
+        return s_fail(err, errlen, "--%s: %s is not executable (expected an executable file)", key,
+                      path);
+    return 0;
+}
+
 int sc_agent_settings_parse(sc_agent_settings_t *s, int argc, char **argv, FILE *out, char *err,
                             size_t errlen)
 {
@@ -108,6 +128,9 @@ int sc_agent_settings_parse(sc_agent_settings_t *s, int argc, char **argv, FILE 
                       "--key/--keys: %sboth are required unless --insecure (expected --key FILE "
                       "--keys FILE)",
                       "");
+    if ((rc = s_hook_check("prepare-hook", s->prepare_hook, err, errlen)) != 0 ||
+        (rc = s_hook_check("recover-hook", s->recover_hook, err, errlen)) != 0)
+        return rc;
     rc = sc_agent_members_parse(s->members, &members, &n, err, errlen);
     free(members);
     return rc;

@@ -122,6 +122,28 @@ SC_TEST(settings_errors_name_the_key)
                  SC_E_CONFIG);
     SC_CHECK(strstr(err, "--log-level") != NULL);
     sc_agent_settings_free(&s);
+
+    /* hooks: missing, not a regular file, not executable */
+    SC_CHECK_INT(s_parse(&s, err, "--imds-url", "http://x", "--members", "a=h:1", "--state-dir",
+                         "/tmp/x", "--prepare-hook", "/nonexistent/hook", "--recover-hook",
+                         "/bin/true", "--insecure", NULL),
+                 SC_E_CONFIG);
+    SC_CHECK(strstr(err, "--prepare-hook: /nonexistent/hook: No such file") != NULL);
+    sc_agent_settings_free(&s);
+    SC_CHECK_INT(s_parse(&s, err, "--imds-url", "http://x", "--members", "a=h:1", "--state-dir",
+                         "/tmp/x", "--prepare-hook", "/bin/true", "--recover-hook", "/tmp",
+                         "--insecure", NULL),
+                 SC_E_CONFIG);
+    SC_CHECK(strstr(err, "--recover-hook: /tmp is not a regular file") != NULL);
+    sc_agent_settings_free(&s);
+    if (access("/etc/hostname", F_OK) == 0 && access("/etc/hostname", X_OK) != 0) {
+        SC_CHECK_INT(s_parse(&s, err, "--imds-url", "http://x", "--members", "a=h:1", "--state-dir",
+                             "/tmp/x", "--prepare-hook", "/etc/hostname", "--recover-hook",
+                             "/bin/true", "--insecure", NULL),
+                     SC_E_CONFIG);
+        SC_CHECK(strstr(err, "is not executable") != NULL);
+        sc_agent_settings_free(&s);
+    }
 }
 
 SC_TEST(members)
