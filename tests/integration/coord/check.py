@@ -9,6 +9,17 @@ hook logs ("start|end PHASE VM EVENT UNIXTIME" lines). Properties (DESIGN.md saf
   3. prepare->recover windows of VMs of different fault domains never overlap;
   4. every prepared VM recovered (its recover ended after its event completed);
   5. (--all-approved) every event started because we approved it, not at NotBefore.
+
+Event classes (docs/design.md), read from the simulator's state and timeline:
+  - started by our approval: exactly one successful POST; started at NotBefore or as a host
+    failure ("forced"), cancelled, or never started: no successful POST at all;
+  - short Freeze (DurationInSeconds 0..8): approved without any hook;
+  - Preempt / Terminate (evict): drained whatever else is happening (not part of the
+    fault-domain rule 3), and the member leaves: never recovered after it completed;
+  - cancelled: its prepared VMs recovered after the cancellation;
+  - a VM impacted without a prepare (forced event, or a User event approved at its deadline,
+    --user-deadline S): no prepare of another fault domain starts until it is back, and a
+    User event may be approved undrained only S seconds after it was created.
 Exit 0 when all hold, 1 with one line per violation otherwise."""
 import argparse
 import collections
@@ -24,6 +35,8 @@ def main():
     ap.add_argument("--fault-domains", type=int, required=True)
     ap.add_argument("--events", type=int, default=0, help="events expected (0: any >= 1)")
     ap.add_argument("--all-approved", action="store_true")
+    ap.add_argument("--user-deadline", type=float, default=None,
+                    help="User events may be approved undrained this long after created")
     a = ap.parse_args()
     bad = []
 
@@ -36,6 +49,22 @@ def main():
 
     def fd(vm):
         return int(vm.rsplit("_", 1)[1]) % a.fault_domains
+
+    started_how = {t["event"]: t.get("how") for t in tl if t["kind"] == "started"}
+    started_at = {t["event"]: t["wall"] for t in tl if t["kind"] == "started"}
+    cancelled = {t["event"]: t["wall"] for t in tl if t["kind"] == "cancelled"}
+    created = {t["event"]: t["wall"] for t in tl if t["kind"] == "created"}
+
+    def no_drain(ev):
+        e = events.get(ev, {})
+        d = e.get("DurationInSeconds", -1)
+        return e.get("EventType") == "Freeze" and d is not None and 0 <= d < 9
+
+    def evict(ev):
+        return events.get(ev, {}).get("EventType") in ("Preempt", "Terminate")
+
+    def user(ev):
+        return events.get(ev, {}).get("EventSource") == "User"
 
     # hooks: (phase, vm, event) -> [start, end]
     win = collections.defaultdict(lambda: [None, None])
@@ -62,8 +91,11 @@ def main():
     posts = [t for t in tl if t["kind"] == "post" and t.get("status") == 200]
     per_event = collections.Counter(i for t in posts for i in t.get("events", []))
     for ev in events:
-        if per_event[ev] != 1:
-            bad.append(f"event {ev}: {per_event[ev]} approval POSTs, expected exactly 1")
+        want = 1 if started_how.get(ev) == "approved" else 0
+        if per_event[ev] != want:
+            how = started_how.get(ev) or ("cancelled" if ev in cancelled else "never started")
+            bad.append(f"event {ev} ({how}): {per_event[ev]} approval POSTs, expected "
+                       f"exactly {want}")
     for ev in per_event:
         if ev not in events:
             bad.append(f"POST for unknown event {ev}")
@@ -80,21 +112,30 @@ def main():
                 bad.append(f"event {i}: POST again after it was approved ({t.get('status')})")
 
     # 2. approval after every prepare of its Resources
+    undrained_ok = set()  # (vm, ev): approved undrained, legitimately
     for t in posts:
         for ev in t.get("events", []):
+            if no_drain(ev):
+                continue
             for vm in resources.get(ev, []):
                 s, e = win.get(("prepare", vm, ev), (None, None))
-                if e is None:
+                if (e is None or e > t["wall"]) and user(ev) and a.user_deadline is not None \
+                        and ev in created and t["wall"] >= created[ev] + a.user_deadline - 0.2:
+                    undrained_ok.add((vm, ev))  # User event at its deadline
+                elif e is None:
                     bad.append(f"event {ev} approved but {vm} never finished preparing")
                 elif e > t["wall"]:
                     bad.append(f"event {ev} approved at {t['wall']:.3f} before {vm} finished "
                                f"preparing at {e:.3f}")
+    for (phase, vm, ev) in win:
+        if no_drain(ev):
+            bad.append(f"{phase} hook ran on {vm} for {ev}, a short Freeze (no drain)")
 
     # 3. windows of different fault domains never overlap
     spans = []
     for (phase, vm, ev), (s, e) in win.items():
-        if phase != "prepare" or s is None:
-            continue
+        if phase != "prepare" or s is None or evict(ev):
+            continue  # Preempt/Terminate drain at once, whatever else happens
         r = win.get(("recover", vm, ev), (None, None))[1]
         spans.append((s, r if r is not None else float("inf"), fd(vm), vm, ev))
     spans.sort()
@@ -106,22 +147,48 @@ def main():
                 bad.append(f"overlap: {x[3]} (FD {x[2]}) {x[0]:.3f}..{x[1]:.3f} and "
                            f"{y[3]} (FD {y[2]}) {y[0]:.3f}..{y[1]:.3f}")
 
-    # 4. every prepared VM recovered, after its event completed
+    # 3b. a VM impacted without a prepare (forced event, User event at its deadline): no
+    # prepare of another fault domain starts until its event is over (and it is recovered)
     completed = {t["event"]: t["wall"] for t in tl if t["kind"] == "completed"}
+    for ev, vms in resources.items():
+        if ev not in started_at or no_drain(ev) or evict(ev):
+            continue
+        for vm in vms:
+            if ("prepare", vm, ev) in win:
+                continue
+            if started_how.get(ev) == "approved" and (vm, ev) not in undrained_ok:
+                continue  # reported by rule 2
+            r = win.get(("recover", vm, ev), (None, None))[1]
+            end = r if r is not None else completed.get(ev, float("inf"))
+            for (phase, vm2, ev2), (s2, _) in win.items():
+                if phase == "prepare" and s2 is not None and not evict(ev2) and \
+                        fd(vm2) != fd(vm) and started_at[ev] < s2 < end:
+                    bad.append(f"{vm2} (FD {fd(vm2)}) started preparing for {ev2} at {s2:.3f} "
+                               f"while {vm} (FD {fd(vm)}) was impacted undrained by {ev} "
+                               f"({started_at[ev]:.3f}..{end:.3f})")
+
+    # 4. every prepared VM recovered, after its event completed (or was cancelled); a
+    # Preempt/Terminate VM is gone instead
     for ev, e in events.items():
-        if ev not in completed:
+        if ev not in completed and ev not in cancelled:
             bad.append(f"event {ev} did not complete")
     for (phase, vm, ev), (s, e) in win.items():
         if phase != "prepare":
             continue
         r = win.get(("recover", vm, ev))
-        if not r or r[1] is None:
+        over = completed.get(ev, cancelled.get(ev))
+        if evict(ev) and ev in completed:
+            if r:
+                bad.append(f"{vm} recovered after {events[ev].get('EventType')} {ev}: it is gone")
+        elif not r or r[1] is None:
             bad.append(f"{vm} prepared for {ev} but never recovered")
-        elif ev in completed and r[0] < completed[ev]:
-            bad.append(f"{vm} recovered for {ev} before the event completed")
+        elif over is not None and r[0] < over:
+            bad.append(f"{vm} recovered for {ev} before the event was over")
     for ev, vms in resources.items():
+        if started_how.get(ev) != "approved" or no_drain(ev):
+            continue
         for vm in vms:
-            if ("prepare", vm, ev) not in win:
+            if ("prepare", vm, ev) not in win and (vm, ev) not in undrained_ok:
                 bad.append(f"{vm} in Resources of {ev} was never prepared")
 
     # 5. started by our approval

@@ -1,9 +1,9 @@
 # Helpers for the coordinator end-to-end tests (tests/integration/coord_*.sh). Sourced.
 #
-# One availability set on loopback: imds-sim (ephemeral port), N agents (--insecure, each
-# with a prepare and a recover hook that log "start|end PHASE VM EVENT TIME" to hooks.log and
-# sleep a little), one coordinator (member vm_0). Everything is killed on exit; a daemon that
-# exits non-zero (ASan, leaks) fails the test.
+# One availability set on loopback: imds-sim (ephemeral port), N agents (--insecure, or CURVE
+# keys after keys_make; each with a prepare and a recover hook that log "start|end PHASE VM
+# EVENT TIME" to hooks.log and sleep a little), one coordinator (member vm_0). Everything is
+# killed on exit; a daemon that exits non-zero (ASan, leaks) fails the test.
 set -euo pipefail
 SC_BIN="${SC_BIN:-build/bin}"
 SC_SRC="${SC_SRC:-.}"
@@ -69,6 +69,42 @@ sim_start() {
     B="http://127.0.0.1:$PORT"
 }
 
+# write_hook I SLEEP [FAIL_PHASE]: vm_I's hook logs to hooks.log, sleeps SLEEP s, and exits 1
+# in FAIL_PHASE (prepare or recover). Read at each run: may be rewritten while agents run.
+write_hook() {
+    cat >"$TMP/agent_$1/hook.new" <<HOOK
+#!/bin/sh
+echo "start \$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID \$(date +%s.%N)" >>"$HOOKLOG"
+sleep $2
+echo "end \$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID \$(date +%s.%N)" >>"$HOOKLOG"
+[ "\$SCHEDCOORD_PHASE" != "${3:-none}" ] || exit 1
+HOOK
+    chmod +x "$TMP/agent_$1/hook.new"
+    mv "$TMP/agent_$1/hook.new" "$TMP/agent_$1/hook"
+}
+
+# sec_args NAME: --insecure, or NAME's CURVE key and the keyring when KEYDIR is set (made by
+# keys_make)
+sec_args() {
+    if [ -n "${KEYDIR:-}" ]; then
+        echo "--key $KEYDIR/$1.key --keys $KEYDIR/keyring"
+    else
+        echo "--insecure"
+    fi
+}
+
+# keys_make N: CURVE key pairs for vm_0 .. vm_{N-1} in KEYDIR and their keyring
+keys_make() {
+    local i
+    KEYDIR="$TMP/keys"
+    mkdir -p "$KEYDIR"
+    : >"$KEYDIR/keyring"
+    for ((i = 0; i < $1; i++)); do
+        "$SC_BIN/schedcoordctl" keygen --name "vm_$i" --out "$KEYDIR" >>"$KEYDIR/keyring" ||
+            fail "keygen vm_$i"
+    done
+}
+
 # set_start N: MEMBERS for N VMs (vm_0 .. vm_{N-1}), hooks, N agents
 set_start() {
     local n=$1 i ports
@@ -79,16 +115,11 @@ set_start() {
     done
     for ((i = 0; i < n; i++)); do
         mkdir -p "$TMP/agent_$i"
-        cat >"$TMP/agent_$i/hook" <<HOOK
-#!/bin/sh
-echo "start \$SCHEDCOORD_PHASE vm_$i \$SCHEDCOORD_EVENT_ID \$(date +%s.%N)" >>"$HOOKLOG"
-sleep ${HOOK_SLEEP:-0.3}
-echo "end \$SCHEDCOORD_PHASE vm_$i \$SCHEDCOORD_EVENT_ID \$(date +%s.%N)" >>"$HOOKLOG"
-HOOK
-        chmod +x "$TMP/agent_$i/hook"
+        write_hook "$i" "${HOOK_SLEEP:-0.3}"
+        # shellcheck disable=SC2046 # sec_args prints separate words
         "$SC_BIN/schedcoord-agent" --name "vm_$i" --imds-url "$B/vm_$i" --members "$MEMBERS" \
             --state-dir "$TMP/agent_$i" --prepare-hook "$TMP/agent_$i/hook" \
-            --recover-hook "$TMP/agent_$i/hook" --insecure --poll-interval "${POLL:-0.5}" \
+            --recover-hook "$TMP/agent_$i/hook" $(sec_args "vm_$i") --poll-interval "${POLL:-0.5}" \
             --standalone-after 600 --hook-timeout 30 --log-level warn \
             >"$TMP/agent_$i.out" 2>"$TMP/agent_$i.err" &
         AGENT_PIDS+=($!)
@@ -98,7 +129,7 @@ HOOK
 # coord_start [extra flags]: the coordinator of vm_0
 coord_start() {
     "$SC_BIN/schedcoord-coordinator" --name vm_0 --imds-url "$B/vm_0" --members "$MEMBERS" \
-        --state-dir "$TMP/coord" --insecure --deadline-margin-s 1 "$@" \
+        --state-dir "$TMP/coord" $(sec_args vm_0) --deadline-margin-s 1 "$@" \
         >>"$TMP/coord.out" 2>>"$TMP/coord.err" &
     COORD_PID=$!
     # (after a kill -9 the old socket file is still there: wait for an answer)
@@ -136,6 +167,29 @@ hooks_settled() { # every start has its end, and recovers match prepares
     r=$(grep -c '^end recover ' "$HOOKLOG" || true)
     [ "$s" -eq "$e" ] && [ "$p" -gt 0 ] && [ "$p" -eq "$r" ]
 }
+
+# new_event JSON: creates an event in the simulator, prints its EventId
+new_event() {
+    curl -sS -f -d "$1" "$B/control/events" | jq -r .EventId
+}
+
+# tl_count FILTER: timeline facts matching a jq boolean FILTER
+tl_count() { jq -c "select($1)" "$TL" | wc -l; }
+# ev_over ID...: the simulator says every event ID completed or was cancelled
+ev_over() {
+    local id
+    for id in "$@"; do
+        [ "$(tl_count "(.kind == \"completed\" or .kind == \"cancelled\") and .event == \"$id\"")" -ge 1 ] || return 1
+    done
+}
+# hist FILTER: decision-log entries (ctl history --json) matching a jq boolean FILTER
+hist() { ctl history --json | jq -c ".[] | select($1)"; }
+# hist_has FILTER: some decision-log entry matches
+hist_has() { [ -n "$(hist "$1")" ]; }
+# member_is NAME STATE: status shows member NAME in STATE (healthy, draining, impacted, gone...)
+member_is() { [ "$(ctl status --json | jq -r ".members[] | select(.name == \"$1\") | .state")" = "$2" ]; }
+# first_hook WHAT PHASE VM EVENT: the time of that hook line (start|end), empty if none
+first_hook() { awk -v w="$1" -v p="$2" -v v="$3" -v e="$4" '$1 == w && $2 == p && $3 == v && $4 == e { print $5; exit }' "$HOOKLOG"; }
 
 # check FAULT_DOMAINS: the safety properties from the timeline and the hook logs
 check() {
