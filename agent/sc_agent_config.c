@@ -77,6 +77,17 @@ static int s_fail(char *err, size_t errlen, const char *fmt, ...)
     return SC_E_CONFIG;
 }
 
+/* YYYY-MM-DD: it goes into the query string of every IMDS request. */
+static bool s_api_version_valid(const char *v)
+{
+    if (!v || strlen(v) != 10)
+        return false;
+    for (int i = 0; i < 10; i++)
+        if (i == 4 || i == 7 ? v[i] != '-' : (v[i] < '0' || v[i] > '9'))
+            return false;
+    return true;
+}
+
 /* A hook must be an executable regular file when the agent starts (it is checked again, and
  * reported as failed, at each run: an operator may break it later). */
 static int s_hook_check(const char *key, const char *path, char *err, size_t errlen)
@@ -117,6 +128,11 @@ int sc_agent_settings_parse(sc_agent_settings_t *s, int argc, char **argv, FILE 
     if (strncmp(s->imds_url, "http://", 7) != 0 && strncmp(s->imds_url, "https://", 8) != 0)
         return s_fail(err, errlen, "--imds-url: \"%s\" is not an http:// or https:// URL",
                       s->imds_url);
+    if (!s_api_version_valid(s->api_version))
+        return s_fail(err, errlen,
+                      "--api-version: \"%.64s\" is not an api-version (expected "
+                      "YYYY-MM-DD, e.g. 2020-07-01)",
+                      s->api_version);
     if (s->name && !sc_msg_name_valid(s->name))
         return s_fail(err, errlen,
                       "--name: \"%s\" is not a member name (expected 1..128 of [A-Za-z0-9._-])",

@@ -123,6 +123,13 @@ SC_TEST(settings_errors_name_the_key)
     SC_CHECK(strstr(err, "--log-level") != NULL);
     sc_agent_settings_free(&s);
 
+    SC_CHECK_INT(s_parse(&s, err, "--imds-url", "http://x", "--members", "a=h:1", "--state-dir",
+                         "/tmp/x", "--prepare-hook", "/bin/true", "--recover-hook", "/bin/true",
+                         "--insecure", "--api-version", "2020-07-01&x=1", NULL),
+                 SC_E_CONFIG);
+    SC_CHECK(strstr(err, "--api-version") && strstr(err, "YYYY-MM-DD"));
+    sc_agent_settings_free(&s);
+
     /* hooks: missing, not a regular file, not executable */
     SC_CHECK_INT(s_parse(&s, err, "--imds-url", "http://x", "--members", "a=h:1", "--state-dir",
                          "/tmp/x", "--prepare-hook", "/nonexistent/hook", "--recover-hook",
