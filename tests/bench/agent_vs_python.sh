@@ -6,6 +6,8 @@
 # BUILD_DIR is configured as a Release build without sanitizers if it does not exist.
 # Polls are counted from the simulator's timeline (GETs of each VM in the measured window),
 # after a warm-up, so start-up costs (Python imports, the agent's first connections) are out.
+# AGENT_B=/path/to/another/schedcoord-agent runs that binary too, at the same time on vm_2 with
+# its own peer, so that two builds (before / after a change) are compared in the same runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build-bench}
@@ -48,7 +50,7 @@ PY
 
 K="$TMP/keys"
 mkdir -p "$K"
-for n in vm_0 vm_9; do "$BIN/sc-agent-peer" keygen --name "$n" --out "$K" >"$K/$n.line"; done
+for n in vm_0 vm_2 vm_8 vm_9; do "$BIN/sc-agent-peer" keygen --name "$n" --out "$K" >"$K/$n.line"; done
 cat "$K"/*.line >"$K/keyring"
 
 one_run() {
@@ -77,33 +79,58 @@ one_run() {
         2>"$TMP/agent$r.err" &
     local ap=$!
     PIDS+=($ap)
+    local bp=0
+    if [ -n "${AGENT_B:-}" ]; then
+        : >"$TMP/cmdsb"
+        "$BIN/sc-agent-peer" --bind "tcp://127.0.0.1:*" --name vm_8 --log "$TMP/peerb$r.log" \
+            --cmds "$TMP/cmdsb" --key "$K/vm_8.key" --keys "$K/keyring" 2>/dev/null &
+        PIDS+=($!)
+        for _ in $(seq 100); do grep -q ready "$TMP/peerb$r.log" 2>/dev/null && break; sleep 0.05; done
+        echo "beat 1" >>"$TMP/cmdsb"
+        "$AGENT_B" --imds-url "$b/vm_2" \
+            --members "vm_8=127.0.0.1:$(grep ready "$TMP/peerb$r.log" | jq -r .endpoint | sed 's/.*://')" \
+            --state-dir "$TMP/stateb$r" --prepare-hook /bin/true --recover-hook /bin/true \
+            --key "$K/vm_2.key" --keys "$K/keyring" --poll-interval "$IVL" --log-level warn \
+            2>"$TMP/agentb$r.err" &
+        bp=$!
+        PIDS+=($bp)
+    fi
     python3 "$TMP/run_sample.py" tests/imds-sim/azure_advanced_sample.py "$b/vm_1" "$IVL" \
         >/dev/null 2>"$TMP/py$r.err" &
     local pp=$!
     PIDS+=($pp)
     sleep "$WARM"
     local t1 a1 p1 t2 a2 p2
+    local b1=0 b2=0
     t1=$(date +%s.%N); a1=$(cpu_us $ap); p1=$(cpu_us $pp)
+    [ "$bp" = 0 ] || b1=$(cpu_us $bp)
     sleep "$SECS"
     t2=$(date +%s.%N); a2=$(cpu_us $ap); p2=$(cpu_us $pp)
+    [ "$bp" = 0 ] || b2=$(cpu_us $bp)
     local ar af pr pf
     ar=$(kib $ap RssAnon); af=$(kib $ap RssFile); pr=$(kib $pp RssAnon); pf=$(kib $pp RssFile)
     kill $ap $pp
     wait $ap $pp 2>/dev/null || true
-    local an pn
+    [ "$bp" = 0 ] || kill $bp
+    local an pn bn
+    bn=$(jq -c --argjson a "$t1" --argjson b "$t2" 'select(.kind=="get" and .vm=="vm_2" and .wall>=$a and .wall<=$b)' "$TMP/tl$r" | wc -l)
     an=$(jq -c --argjson a "$t1" --argjson b "$t2" 'select(.kind=="get" and .vm=="vm_0" and .wall>=$a and .wall<=$b)' "$TMP/tl$r" | wc -l)
     pn=$(jq -c --argjson a "$t1" --argjson b "$t2" 'select(.kind=="get" and .vm=="vm_1" and .wall>=$a and .wall<=$b)' "$TMP/tl$r" | wc -l)
     for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
     PIDS=()
-    # run agent_polls agent_cpu_us_per_poll agent_rssanon agent_rssfile py_polls py_cpu_us py_anon py_file
-    awk -v an="$an" -v ac=$((a2 - a1)) -v pn="$pn" -v pc=$((p2 - p1)) \
+    # run agent_polls agent_cpu_us_per_poll agent_rssanon agent_rssfile py_polls py_cpu_us py_anon
+    # py_file [agent_b_polls agent_b_cpu_us_per_poll]
+    awk -v an="$an" -v ac=$((a2 - a1)) -v pn="$pn" -v pc=$((p2 - p1)) -v bn="$bn" \
+        -v bc=$((b2 - b1)) -v bp="$bp" \
         -v ar="$ar" -v af="$af" -v pr="$pr" -v pf="$pf" -v r="$r" 'BEGIN {
-        printf "%d %d %.1f %d %d %d %.1f %d %d\n", r, an, ac / (an ? an : 1), ar, af,
-               pn, pc / (pn ? pn : 1), pr, pf }'
+        printf "%d %d %.1f %d %d %d %.1f %d %d", r, an, ac / (an ? an : 1), ar, af,
+               pn, pc / (pn ? pn : 1), pr, pf
+        if (bp) printf " %d %.1f", bn, bc / (bn ? bn : 1)
+        printf "\n" }'
 }
 
-echo "run agent_polls agent_cpu_us/poll agent_RssAnon_KiB agent_RssFile_KiB py_polls py_cpu_us/poll py_RssAnon_KiB py_RssFile_KiB"
+echo "run agent_polls agent_cpu_us/poll agent_RssAnon_KiB agent_RssFile_KiB py_polls py_cpu_us/poll py_RssAnon_KiB py_RssFile_KiB${AGENT_B:+ b_polls b_cpu_us/poll}"
 for r in $(seq "$RUNS"); do one_run "$r"; done | tee "$TMP/results"
 med() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 AC=$(awk '{print $3}' "$TMP/results" | med); PC=$(awk '{print $7}' "$TMP/results" | med)
@@ -114,4 +141,7 @@ echo "median of $RUNS runs, ${SECS}s each, one poll every ${IVL}s:"
 printf "%-18s %14s %14s %14s\n" "" "CPU/poll" "RssAnon" "RssFile"
 printf "%-18s %11s us %10s KiB %10s KiB\n" "schedcoord-agent" "$AC" "$AR" "$AF"
 printf "%-18s %11s us %10s KiB %10s KiB\n" "python sample" "$PC" "$PR" "$PF"
+if [ -n "${AGENT_B:-}" ]; then
+    printf "%-18s %11s us   (AGENT_B=%s)\n" "agent B" "$(awk '{print $11}' "$TMP/results" | med)" "$AGENT_B"
+fi
 awk -v a="$AC" -v p="$PC" 'BEGIN { printf "CPU ratio (python / agent): %.1fx\n", (a > 0 ? p / a : 0) }'
