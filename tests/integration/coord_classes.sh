@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# End to end: event classes that do not wait their fault domain's turn, during a platform
+# Reboot rollout (fault domain 0 being drained):
+#  - a short Freeze (DurationInSeconds 5, vm_2) is approved at once, without any hook;
+#  - a User Reboot of vm_4 is queued behind the rollout, but not longer than
+#    --user-event-deadline-s (2 s): approved then (alert user_deadline), and vm_4 recovered
+#    (its recover order answered) after it ended; the rollout then completes normally.
+. "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
+
+DEADLINE=2
+sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
+HOOK_SLEEP=1.5 set_start 6
+coord_start --user-event-deadline-s "$DEADLINE"
+wait_for 20 all_members_seen 6 || fail "members not all seen"
+
+curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":3000,"DurationInSeconds":30}' \
+    "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
+wait_for 10 grep -q '^start prepare vm_0 ' "$HOOKLOG" || fail "FD 0 drain did not start"
+R0=$(awk '$1 == "start" && $3 == "vm_0" { print $4; exit }' "$HOOKLOG")
+Z=$(new_event '{"EventType":"Freeze","Resources":["vm_2"],"NoticeSeconds":3000,"DurationInSeconds":5}')
+U=$(new_event '{"EventType":"Reboot","Resources":["vm_4"],"EventSource":"User","NoticeSeconds":3000,"DurationInSeconds":30}')
+created() { jq -r "select(.kind == \"created\" and .event == \"$1\") | .wall" "$TL"; }
+approved() { jq -r "select(.kind == \"post\" and .status == 200 and (.events | index(\"$1\"))) | .wall" "$TL" | head -1; }
+
+wait_for 5 sh -c "grep -q '\"kind\": *\"started\".*\"$Z\"' '$TL'" || fail "short Freeze not started: $(ctl events)"
+python3 -c "import sys; c, a = map(float, sys.argv[1:]); sys.exit(0 if a - c < 1.5 else 1)" "$(created "$Z")" "$(approved "$Z")" ||
+    fail "short Freeze approved $(created "$Z") -> $(approved "$Z"): not at once"
+ok "short Freeze approved at once while FD 0 drains"
+
+wait_for $((DEADLINE + 5)) sh -c "grep -q '\"kind\": *\"started\".*\"$U\"' '$TL'" || fail "User event not started: $(ctl events)"
+u_app=$(approved "$U")
+[ -n "$u_app" ] || fail "User event started without our approval: $(jq -c "select(.event == \"$U\")" "$TL")"
+python3 -c "import sys; c, a, d = map(float, sys.argv[1:]); sys.exit(0 if d - 0.2 <= a - c <= d + 1.5 else 1)" \
+    "$(created "$U")" "$u_app" "$DEADLINE" || fail "User event created $(created "$U"), approved $u_app: not at its ${DEADLINE} s deadline"
+r0_back=$(awk -v e="$R0" '$1 == "end" && $2 == "recover" && $4 == e { print $5 }' "$HOOKLOG" | sort -n | tail -1)
+[ -z "$r0_back" ] || python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$u_app" "$r0_back" ||
+    fail "User event waited for the platform work (approved $u_app, FD 0 back $r0_back)"
+hist_has ".kind == \"alert\" and .data.alert == \"user_deadline\" and .data.event_id == \"$U\"" ||
+    fail "no user_deadline alert"
+ok "User Reboot approved at its ${DEADLINE} s deadline, not behind the rollout"
+
+wait_for 60 sh -c "[ \$(grep -c '\"kind\": *\"completed\"' '$TL') -ge 5 ]" || fail "not all events completed: $(ctl events)"
+wait_for 10 hist_has ".kind == \"hook_progress\" and .data.event_id == \"$U\" and .data.vm == \"vm_4\" and .data.phase == \"recover\"" ||
+    fail "vm_4 not recovered after the User event"
+wait_for 20 hooks_settled || fail "hooks did not settle"
+check 3 --events 5 --all-approved --user-deadline "$DEADLINE"
+ok "rollout completed; Freeze without hooks, User event recovered; one POST each"
+coord_stop
