@@ -10,12 +10,14 @@
 #include <sys/stat.h>
 
 #include "sc_db.h"
+#include "sc_dirlock.h"
 #include "sc_error.h"
 #include "sc_time.h"
 
 struct sc_agent_state {
-    sc_db_t *db;       /* agent.db */
-    uint64_t max_term; /* cached newest term seen */
+    sc_dirlock_t *lock; /* agent.lock: one agent per state directory */
+    sc_db_t *db;        /* agent.db */
+    uint64_t max_term;  /* cached newest term seen */
 };
 
 static const char *const s_migrations[] = {
@@ -69,6 +71,9 @@ int sc_agent_state_open(const char *dir, sc_agent_state_t **ret_state, int *ret_
     self = calloc(1, sizeof(*self));
     if (!self)
         return -ENOMEM;
+    /* Before the database: a second agent would mark the first one's hooks interrupted. */
+    if ((rc = sc_dirlock_acquire(dir, "agent.lock", &self->lock, err, errlen)) != 0)
+        goto fail;
     rc = sc_db_open(path, s_migrations, sizeof(s_migrations) / sizeof(s_migrations[0]), &self->db,
                     err, errlen);
     if (rc)
@@ -103,6 +108,7 @@ void sc_agent_state_close(sc_agent_state_t **state)
     if (!state || !*state)
         return;
     sc_db_close(&(*state)->db);
+    sc_dirlock_release(&(*state)->lock);
     free(*state);
     *state = NULL;
 }

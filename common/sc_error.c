@@ -43,6 +43,10 @@ const char *sc_errname(int rc)
     case EACCES: return "EACCES";
     case ERANGE: return "ERANGE";
     case EINTR: return "EINTR";
+    case EBUSY: return "EBUSY";
+    case ENOTDIR: return "ENOTDIR";
+    case EISDIR: return "EISDIR";
+    case ENAMETOOLONG: return "ENAMETOOLONG";
     default: return "ERRNO";
     }
 }

@@ -5,6 +5,7 @@
 #include "sc_config.h"
 #include "sc_ctl.h"
 #include "sc_curve.h"
+#include "sc_dirlock.h"
 #include "sc_error.h"
 #include "sc_event.h"
 #include "sc_log.h"
@@ -78,6 +79,7 @@ struct sc_coord {
     sc_zap_t *zap;           /* ZAP handler (CURVE) */
     int ctl_fd;              /* control socket */
     sc_store_t *store;       /* the store */
+    sc_dirlock_t *lock;      /* coordinator.lock: one coordinator per state directory */
     sc_approver_t *approver; /* approvals */
     sc_registry_t *reg;      /* merged events */
     s_evstate_t **ev;        /* per event state */
@@ -1384,6 +1386,10 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
         snprintf(err, errlen, "--state-dir %s: %s", o->state_dir, strerror(errno));
         goto fail;
     }
+    /* Before the store and the control socket: a second coordinator on this directory would
+     * lead a second term over the same store and take the socket away. */
+    if ((rc = sc_dirlock_acquire(o->state_dir, "coordinator.lock", &c->lock, err, errlen)) < 0)
+        goto fail;
     snprintf(dbpath, sizeof(dbpath), "%s/%s", o->state_dir, SC_CTL_DB_NAME);
     if ((rc = sc_store_open(dbpath, &c->store, err, errlen)) < 0)
         goto fail;
@@ -1479,6 +1485,7 @@ void sc_coord_destroy(sc_coord_t **coord)
     sc_registry_destroy(&c->reg);
     sc_approver_destroy(&c->approver);
     sc_store_close(&c->store);
+    sc_dirlock_release(&c->lock);
     free(c->members);
     free(c->by_name);
     free(c->name);
