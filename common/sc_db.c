@@ -156,8 +156,23 @@ int sc_db_open(const char *path, const char *const *migrations, size_t n_migrati
     }
     sqlite3_extended_result_codes(self->db, 1);
     sqlite3_busy_timeout(self->db, SC_DB_BUSY_TIMEOUT_MS);
+    /* Read before anything is written (journal mode included): a file that is not a database,
+     * or a newer program's database, is refused untouched. */
+    if ((rc = sc_db_user_version(self, &version)) < 0)
+        goto fail_msg;
+    if (version < 0 || (size_t)version > n_migrations) {
+        if (err && errlen)
+            snprintf(err, errlen,
+                     "database %s: schema version %d is newer than this program knows (%zu); "
+                     "upgrade the program or restore an older database",
+                     path, version, n_migrations);
+        snprintf(self->errmsg, sizeof(self->errmsg), "schema version %d is newer than %zu", version,
+                 n_migrations);
+        rc = SC_E_DB;
+        goto fail;
+    }
     /* journal_mode returns a row ("wal", or "memory" for :memory:), so step it rather than
-     * exec'ing blindly; a failure here usually means the file is not a database. */
+     * exec'ing blindly. */
     if ((rc = sc_db_prepare(self, &st, "PRAGMA journal_mode=WAL", NULL)) < 0 ||
         (rc = sc_db_step(self, st)) < 0)
         goto fail_msg;
@@ -173,19 +188,6 @@ int sc_db_open(const char *path, const char *const *migrations, size_t n_migrati
                  (long long)sync);
         rc = SC_E_DB;
         goto fail_msg;
-    }
-    if ((rc = sc_db_user_version(self, &version)) < 0)
-        goto fail_msg;
-    if (version < 0 || (size_t)version > n_migrations) {
-        if (err && errlen)
-            snprintf(err, errlen,
-                     "database %s: schema version %d is newer than this program knows (%zu); "
-                     "upgrade the program or restore an older database",
-                     path, version, n_migrations);
-        snprintf(self->errmsg, sizeof(self->errmsg), "schema version %d is newer than %zu", version,
-                 n_migrations);
-        rc = SC_E_DB;
-        goto fail;
     }
     for (size_t i = (size_t)version; i < n_migrations; i++) {
         if (!migrations[i]) {

@@ -149,6 +149,27 @@ SC_TEST(newer_database_is_refused)
     SC_CHECK_INT(sc_db_open(path, s_migrations, 1, &db, err, sizeof(err)), SC_E_DB);
     SC_CHECK(db == NULL);
     SC_CHECK(strstr(err, "schema version 3 is newer than this program knows (1)") != NULL);
+
+    /* A newer program's database in rollback-journal mode is refused untouched (not even
+     * switched to WAL). */
+    sqlite3 *raw = NULL;
+    unsigned char before[4096], after[4096];
+    size_t nb, na;
+    FILE *f;
+    path = s_path("newer-raw.db");
+    SC_REQUIRE(sqlite3_open(path, &raw) == SQLITE_OK);
+    SC_REQUIRE(sqlite3_exec(raw, "PRAGMA user_version = 99; CREATE TABLE t(x);", NULL, NULL,
+                            NULL) == SQLITE_OK);
+    sqlite3_close(raw);
+    SC_REQUIRE((f = fopen(path, "rb")) != NULL);
+    nb = fread(before, 1, sizeof(before), f);
+    fclose(f);
+    SC_CHECK_INT(sc_db_open(path, s_migrations, N_MIG, &db, err, sizeof(err)), SC_E_DB);
+    SC_CHECK(strstr(err, "schema version 99 is newer") != NULL);
+    SC_REQUIRE((f = fopen(path, "rb")) != NULL);
+    na = fread(after, 1, sizeof(after), f);
+    fclose(f);
+    SC_CHECK(nb > 0 && na == nb && memcmp(before, after, nb) == 0);
 }
 
 SC_TEST(failing_migration_rolls_back)
