@@ -247,17 +247,21 @@ static int s_apply_progress(sc_store_t *self, json_object *d, int64_t wall)
                          "UPDATE drains SET started_ms = coalesce(started_ms, ?) "
                          "WHERE event_id = ? AND vm = ? AND phase = ?",
                          "lsss", wall, id, vm, phase);
+    /* The same result reported again (an agent answering a re-sent order, or every result
+     * again to a new term) keeps the time it first finished. */
     if (has_es)
         return sc_db_run(self->db, NULL,
-                         "UPDATE drains SET finished_ms = ?, result = ?, exit_status = ?, "
+                         "UPDATE drains SET finished_ms = CASE WHEN result IS ? AND finished_ms "
+                         "IS NOT NULL THEN finished_ms ELSE ? END, result = ?, exit_status = ?, "
                          "started_ms = coalesce(started_ms, ?) "
                          "WHERE event_id = ? AND vm = ? AND phase = ?",
-                         "lsllsss", wall, state, es, wall, id, vm, phase);
+                         "slsllsss", state, wall, state, es, wall, id, vm, phase);
     return sc_db_run(self->db, NULL,
-                     "UPDATE drains SET finished_ms = ?, result = ?, "
+                     "UPDATE drains SET finished_ms = CASE WHEN result IS ? AND finished_ms IS "
+                     "NOT NULL THEN finished_ms ELSE ? END, result = ?, "
                      "started_ms = coalesce(started_ms, ?) "
                      "WHERE event_id = ? AND vm = ? AND phase = ?",
-                     "lslsss", wall, state, wall, id, vm, phase);
+                     "slslsss", state, wall, state, wall, id, vm, phase);
 }
 
 static int s_apply_intent(sc_store_t *self, int64_t index, json_object *d, int64_t wall)

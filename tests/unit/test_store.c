@@ -224,6 +224,49 @@ SC_TEST(bad_decisions_rejected)
     sc_store_close(&s);
 }
 
+/* A hook result reported again (an agent answering a re-sent order, or a new term) keeps the
+ * time it first finished; a different result (interrupted, then run again) moves it. */
+static int64_t s_finished(sc_store_t *s, const char *vm, const char *phase)
+{
+    json_object *snap = NULL;
+    char path[128];
+    int64_t v = -1;
+    snprintf(path, sizeof(path), "events.0.drain_detail.%s.%s.finished_ms", vm, phase);
+    if (sc_store_snapshot(s, true, 1000, 0, &snap) == 0 && s_get(snap, path))
+        v = json_object_get_int64(s_get(snap, path));
+    json_object_put(snap);
+    return v;
+}
+
+SC_TEST(hook_result_reported_again_keeps_its_time)
+{
+    sc_store_t *s = NULL;
+    char err[256];
+    const char *done = "{\"event_id\":\"E1\",\"vm\":\"vm_0\",\"phase\":\"prepare\","
+                       "\"state\":\"done\",\"exit_status\":0}";
+    const char *rdone = "{\"event_id\":\"E1\",\"vm\":\"vm_0\",\"phase\":\"recover\","
+                        "\"state\":\"done\"}";
+    const char *intr = "{\"event_id\":\"E1\",\"vm\":\"vm_3\",\"phase\":\"prepare\","
+                       "\"state\":\"interrupted\",\"exit_status\":-1}";
+    const char *done3 = "{\"event_id\":\"E1\",\"vm\":\"vm_3\",\"phase\":\"prepare\","
+                        "\"state\":\"done\",\"exit_status\":0}";
+    SC_REQUIRE(sc_store_open(":memory:", &s, err, sizeof(err)) == 0);
+    s_rollout(s, 1); /* vm_0's prepare done at 103, vm_3's started at 104 */
+    SC_CHECK_INT(s_finished(s, "vm_0", "prepare"), 103);
+    SC_CHECK_INT(sc_store_decide(s, 1, SC_DLOG_HOOK_PROGRESS, done, "", 400, NULL), 0);
+    SC_CHECK_INT(sc_store_decide(s, 1, SC_DLOG_HOOK_PROGRESS, rdone, "", 500, NULL), 0);
+    SC_CHECK_INT(sc_store_decide(s, 2, SC_DLOG_HOOK_PROGRESS, done, "", 900, NULL), 0);
+    SC_CHECK_INT(sc_store_decide(s, 2, SC_DLOG_HOOK_PROGRESS, rdone, "", 901, NULL), 0);
+    SC_CHECK_INT(s_finished(s, "vm_0", "prepare"), 103);
+    SC_CHECK_INT(s_finished(s, "vm_0", "recover"), 500);
+    SC_CHECK_INT(sc_store_decide(s, 2, SC_DLOG_HOOK_PROGRESS, intr, "", 600, NULL), 0);
+    SC_CHECK_INT(sc_store_decide(s, 2, SC_DLOG_HOOK_PROGRESS, done3, "", 700, NULL), 0);
+    SC_CHECK_INT(s_finished(s, "vm_3", "prepare"), 700);
+    SC_CHECK_INT(sc_store_decide(s, 2, SC_DLOG_HOOK_PROGRESS, done3, "", 950, NULL), 0);
+    SC_CHECK_INT(s_finished(s, "vm_3", "prepare"), 700);
+    sc_store_close(&s);
+}
+
 SC_TEST(drain_state_names)
 {
     SC_CHECK_STR(sc_store_drain_state(NULL, false, false, NULL, false), "pending");
@@ -241,6 +284,7 @@ int main(void)
     SC_RUN(migrates_from_empty);
     SC_RUN(decisions_survive_restart);
     SC_RUN(bad_decisions_rejected);
+    SC_RUN(hook_result_reported_again_keeps_its_time);
     SC_RUN(drain_state_names);
     return sc_test_done();
 }
