@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# End to end: an event cancelled while every VM is drained (approvals paused with
+# `schedcoordctl pause`): never approved, both VMs recovered after the cancellation. Then a
+# kill -9 and restart of the coordinator: the agents report their results again, and the
+# store still has the times the hooks really ran (prepare finished before recover started).
+# After `resume`, the next event is drained and approved normally.
+. "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
+
+sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
+set_start 6
+coord_start
+wait_for 20 all_members_seen 6 || fail "members not all seen"
+
+D=$(new_event '{"EventType":"Reboot","Resources":["vm_1","vm_4"],"NoticeSeconds":3000,"DurationInSeconds":30}')
+wait_for 10 grep -q "^start prepare vm_1 $D " "$HOOKLOG" || fail "no drain"
+ctl pause >/dev/null
+wait_for 10 sh -c "[ \$(grep -c '^end prepare' '$HOOKLOG') -eq 2 ]" || fail "not drained"
+paused() { ctl events >"$TMP/events.txt" && grep -qF "waiting for: paused: no approval" "$TMP/events.txt"; }
+wait_for 5 paused || fail "events does not say paused: $(cat "$TMP/events.txt")"
+curl -sS -f -X DELETE "$B/control/events/$D" >/dev/null || fail "cancel refused"
+wait_for 10 sh -c "[ \$(grep -c '^end recover' '$HOOKLOG') -eq 2 ]" || fail "not recovered: $(cat "$HOOKLOG")"
+[ "$(tl_count '.kind == "post"')" -eq 0 ] || fail "a POST for a paused, cancelled event"
+ok "cancelled while drained and paused: no POST, both VMs recovered"
+
+kill -9 "$COORD_PID"
+wait "$COORD_PID" 2>/dev/null || true
+COORD_PID=""
+coord_start
+sleep 2 # the agents report their results to the new term
+bad=$(ctl status --json | jq -c "[.events[] | select(.EventId == \"$D\") | .drain_detail | to_entries[]
+    | select(.value.prepare.finished_ms > .value.recover.started_ms) | .key]")
+[ "$bad" = "[]" ] || fail "after restart the store says these VMs finished preparing after recovering: $bad"
+[ "$(ctl status --json | jq -r ".events[] | select(.EventId == \"$D\") | .drain_detail.vm_1.prepare.finished_ms")" != null ] ||
+    fail "no drain detail for the cancelled event"
+ok "after kill -9 and restart: hook times as they were"
+
+ctl resume >/dev/null
+E=$(new_event '{"EventType":"Reboot","Resources":["vm_2","vm_5"],"NoticeSeconds":3000,"DurationInSeconds":30}')
+wait_for 20 ev_over "$E" || fail "the next event did not go through: $(ctl events)"
+wait_for 10 hooks_settled || fail "hooks did not settle"
+check 3 --events 2
+ok "resumed: the next event approved once after its drain"
+coord_stop
