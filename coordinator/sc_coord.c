@@ -478,13 +478,22 @@ static sc_drain_state_t s_drain_after(sc_drain_state_t cur, sc_msg_phase_t phase
 
 static int s_on_progress(sc_coord_t *c, size_t mi, const sc_msg_hook_progress_t *p)
 {
-    s_evstate_t *e = s_ev_get(c, p->event);
+    /* Only for an event we know (tracked, or in the registry): a report of anything else
+     * must not create an entry (phantom events in the store, a full event table). */
+    s_evstate_t *e = s_ev_find(c, p->event);
     sc_drain_state_t next;
     json_object *d;
     char reason[320];
 
-    if (!e)
+    if (!e && sc_registry_find(c->reg, p->event))
+        e = s_ev_get(c, p->event);
+    if (!e) {
+        c->rejected++;
+        sc_log_warn("hook progress for an unknown event ignored",
+                    "member=%s event=%s phase=%s state=%s", c->members[mi].name, p->event,
+                    sc_msg_phase_name(p->phase), sc_msg_hook_state_name(p->state));
         return 0;
+    }
     next = s_drain_after(e->drain[mi], p->phase, p->state);
     /* A late report of an earlier phase never moves a drain back. */
     if (p->phase == SC_MSG_PHASE_PREPARE && e->drain[mi] >= SC_DRAIN_RECOVER_ORDERED)
@@ -619,6 +628,7 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
         rc = sc_registry_apply_doc(c->reg, m->name, m->boot_id[0] ? m->boot_id : NULL,
                                    msg->document.document, now, &ch);
         if (rc < 0) {
+            c->rejected++;
             sc_log_warn("document refused", "member=%s rc=%s", m->name, sc_errname(rc));
             rc = 0;
         } else {
@@ -631,6 +641,14 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
         sc_log_warn("message refused by member", "member=%s ref_seq=%llu why=\"%s\"", m->name,
                     (unsigned long long)msg->nack.ref_seq,
                     msg->nack.reason ? msg->nack.reason : "");
+        break;
+    case SC_MSG_ORDER:
+    case SC_MSG_APPROVE_VIA:
+    case SC_MSG_DOC_REQUEST:
+        /* leader -> agent messages: a member sending one to us is confused or hostile */
+        c->rejected++;
+        sc_log_warn("message refused", "member=%s class=type why=\"%s is not for coordinators\"",
+                    m->name, sc_msg_type_name(msg->type));
         break;
     default:
         sc_log_debug("message ignored", "member=%s type=%s", m->name, sc_msg_type_name(msg->type));
@@ -665,15 +683,21 @@ static int s_drain_router(sc_coord_t *c)
         }
         zmq_msg_init(&body);
         zmq_msg_recv(&body, c->router, 0);
-        /* Drop any extra frames: one message is one frame. */
+        /* One message is one frame: a multi-frame message is dropped whole. */
         zmq_getsockopt(c->router, ZMQ_RCVMORE, &more, &more_len);
-        while (more) {
-            zmq_msg_t x;
-            zmq_msg_init(&x);
-            zmq_msg_recv(&x, c->router, 0);
-            zmq_msg_close(&x);
-            zmq_getsockopt(c->router, ZMQ_RCVMORE, &more, &more_len);
+        if (more) {
+            while (more) {
+                zmq_msg_t x;
+                zmq_msg_init(&x);
+                zmq_msg_recv(&x, c->router, 0);
+                zmq_msg_close(&x);
+                zmq_getsockopt(c->router, ZMQ_RCVMORE, &more, &more_len);
+            }
             c->rejected++;
+            sc_log_warn("message refused", "class=frames why=\"more than one frame\"");
+            zmq_msg_close(&body);
+            zmq_msg_close(&id);
+            continue;
         }
         rc = s_on_message(c, zmq_msg_data(&id), zmq_msg_size(&id), &body);
         zmq_msg_close(&body);
