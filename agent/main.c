@@ -77,8 +77,17 @@ int main(int argc, char **argv)
     rc = sc_agent_run(agent, &s_stop);
     if (rc)
         sc_log_err("fatal error", "rc=%s why=\"%s\"", sc_errname(rc), sc_strerror(rc));
-    else
-        sc_log_notice("stopping", NULL);
+    else {
+        sc_agent_stats_t st;
+        sc_agent_get_stats(agent, &st);
+        sc_log_notice("stopping",
+                      "polls=%llu poll_errors=%llu bad_documents=%llu rejected_msgs=%llu "
+                      "stale_orders=%llu hooks_started=%llu send_dropped=%llu",
+                      (unsigned long long)st.polls, (unsigned long long)st.poll_errors,
+                      (unsigned long long)st.bad_documents, (unsigned long long)st.rejected_msgs,
+                      (unsigned long long)st.stale_orders, (unsigned long long)st.hooks_started,
+                      (unsigned long long)st.send_dropped);
+    }
     sc_agent_destroy(&agent);
     sc_agent_settings_free(&s);
     return rc ? 1 : 0;
