@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Bad IMDS answers during a real rollout (imds-sim x100 + 6 agents + coordinator vm_0): while
+# each fault domain's event is drained, its VMs' IMDS answers 500, 429, 410, times out,
+# answers garbage, an empty body, or resets the connection (POST /control/faults); vm_0's
+# IMDS, through which the coordinator POSTs its approvals, answers 500 and then resets just
+# before approvals are due. Proves: every daemon still runs; each agent's log names the
+# problem it met; the coordinator's failed approval POSTs were retried with backoff and each
+# event got exactly one successful POST after its prepares (check.py), fault domains never
+# overlapped, every prepared VM recovered, every event approved by us.
+. "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
+
+sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100 --fault-timeout 7
+set_start 6
+coord_start
+wait_for 20 all_members_seen 6 || fail "members not all seen"
+
+fault() { # VM ANSWER COUNT
+    local a=$2
+    [[ "$a" =~ ^[0-9]+$ ]] || a="\"$a\""
+    curl -sS -f -d "{\"vm\":\"$1\",\"answer\":$a,\"count\":$3}" "$B/control/faults" >/dev/null ||
+        fail "fault $1 $2 not accepted"
+}
+created() { grep -c '"kind": *"created"' "$TL" || true; }
+
+# Faults on vm_0 hit its agent's polls too (one IMDS per VM): they are injected once the
+# coordinator has ordered the drain of an event (its agent has seen the event by then, so the
+# coordinator approves through vm_0 itself), in time to meet the approval POST.
+ordered() { [ "$(grep -c 'prepare ordered' "$TMP/coord.err")" -ge "$1" ]; }
+
+# FD 0 (vm_0, vm_3) drains first; every VM gets a fault at once (they all see the event and
+# report documents): vm_3 410, vm_1 429, vm_4 a timeout (7 s held, the agent gives up at 5 s),
+# vm_2 garbage, vm_5 an empty body.
+fault vm_3 410 4
+fault vm_1 429 4
+fault vm_4 timeout 1
+fault vm_2 garbage 4
+fault vm_5 empty 4
+# 900 simulated s of notice = 9 s; 30 s of impact = 0.3 s
+curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":900,"DurationInSeconds":30}' \
+    "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
+wait_for 30 ordered 1 || fail "first drain never ordered: $(ctl status)"
+fault vm_0 500 3
+# FD 1 (vm_1, vm_4): resets and 500s; vm_0 resets when its approval is due
+wait_for 30 ordered 3 || fail "second drain never ordered: $(ctl status)"
+fault vm_0 reset 3
+fault vm_1 reset 3
+fault vm_4 500 3
+# FD 2 (vm_2, vm_5): garbage and empty bodies while drained; vm_0 429
+wait_for 30 ordered 5 || fail "third drain never ordered: $(ctl status)"
+fault vm_0 429 3
+fault vm_2 empty 3
+fault vm_5 garbage 3
+
+wait_for 60 sh -c "[ \$(grep -c '\"completed\"' '$TL') -ge 3 ]" || fail "rollout not complete: $(ctl status)"
+wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
+
+# 1. every daemon still running
+for p in "${AGENT_PIDS[@]}" "$COORD_PID"; do kill -0 "$p" || fail "pid $p died"; done
+ok "6 agents and the coordinator still running"
+
+# 2. each log names the problem it met
+need() { # FILE REGEX WHAT
+    grep -Eq "$2" "$1" || fail "$(basename "$1"): no log line naming $3: $(grep -i 'imds\|approv' "$1" | tail -5)"
+}
+need "$TMP/agent_0.err" 'HTTP 5|http=500' "the 500"
+need "$TMP/agent_0.err" 'reset|Empty reply|closed|SC_E_NET' "the reset"
+need "$TMP/agent_3.err" 'HTTP 410|http=410' "the 410"
+need "$TMP/agent_1.err" 'HTTP 429|http=429' "the 429"
+need "$TMP/agent_4.err" 'timed out|TIMEOUT' "the timeout"
+need "$TMP/agent_2.err" 'not JSON|NOT_JSON|cut short|TRUNCATED|refused' "the garbage"
+need "$TMP/agent_5.err" 'empty body|EMPTY' "the empty body"
+grep -q 'AddressSanitizer\|runtime error' "$TMP"/*.err && fail "sanitizer report"
+ok "agents' logs name each fault (HTTP 500/410/429, timeout, not JSON, empty body, reset)"
+
+# 3. the coordinator's approvals met failures, were retried, and succeeded once per event
+failed_posts=$(jq -s '[.[] | select(.kind == "post" and .vm == "vm_0" and .status != 200)] | length' "$TL")
+[ "$failed_posts" -ge 1 ] || fail "no approval POST of vm_0 met a fault: the test did not test the retry: $(jq -c 'select(.kind == "post")' "$TL")"
+grep -Eq 'approv.*(HTTP 5|http=500|http=0|http=429|SC_E_)' "$TMP/coord.err" ||
+    fail "coordinator log does not name the failed approval: $(grep -i approv "$TMP/coord.err" | tail -5)"
+check 3 --events 3 --all-approved
+ok "approvals: $failed_posts failed POSTs retried, exactly one successful POST per event, FDs serialised, all recovered (check.py)"
+
+# 4. nothing forgotten: the coordinator's view agrees, every drain recovered
+ctl status --json >"$TMP/status.json"
+jq -e '[.events[] | .drains // {} | to_entries[] | select(.value != "recovered" and .value != "none")] | length == 0' \
+    "$TMP/status.json" >/dev/null || fail "drains not all recovered: $(jq -c '[.events[] | .drains]' "$TMP/status.json")"
+coord_stop
+ok "every prepared VM recovered in the coordinator's store; clean stop"
