@@ -467,12 +467,11 @@ static sc_drain_state_t s_drain_after(sc_drain_state_t cur, sc_msg_phase_t phase
     switch (st) {
     case SC_MSG_HOOK_STARTED: return SC_DRAIN_RECOVERING;
     case SC_MSG_HOOK_DONE:
-    case SC_MSG_HOOK_SKIPPED:
-    case SC_MSG_HOOK_REFUSED: return SC_DRAIN_RECOVERED; /* refused: nothing was prepared */
+    case SC_MSG_HOOK_SKIPPED: return SC_DRAIN_RECOVERED; /* skipped: prepare never ran there */
     case SC_MSG_HOOK_FAILED:
     case SC_MSG_HOOK_TIMED_OUT: return SC_DRAIN_RECOVER_FAILED;
     case SC_MSG_HOOK_INTERRUPTED: return SC_DRAIN_RECOVER_ORDERED;
-    default: return cur;
+    default: return cur; /* refused (e.g. the agent's queue was full): the order is sent again */
     }
 }
 
