@@ -4,21 +4,7 @@
 # key or a bad line -> exit 2 with a message naming the key and the expected form, without
 # starting anything. --help exits 0 and lists every key; every key listed is accepted in a
 # config file (and a bad value there is refused naming it).
-set -euo pipefail
-BIN="${SC_BIN:-build/bin}"
-TMP="${SC_TMP:-$(mktemp -d)}"
-rm -rf "$TMP"
-mkdir -p "$TMP"
-unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY
-export NO_PROXY='*' no_proxy='*'
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-ok() { echo "ok   $*"; }
+. "${SC_SRC:-$(dirname "$0")/../..}/tests/lib/common.sh"
 N=0
 
 # expect RC PATTERN PROGRAM ARGS...: runs it (it must end by itself within 5 s), checks the

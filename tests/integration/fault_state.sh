@@ -4,22 +4,7 @@
 # files when not root) -> a clear error at start naming the file and the problem, exit
 # non-zero, nothing overwritten. A second daemon on the same state directory is refused (it
 # would overwrite the first one's state) and the first keeps its state and keeps running.
-set -euo pipefail
-BIN="${SC_BIN:-build/bin}"
-TMP="${SC_TMP:-$(mktemp -d)}"
-rm -rf "$TMP"
-mkdir -p "$TMP"
-unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY
-export NO_PROXY='*' no_proxy='*'
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-ok() { echo "ok   $*"; }
-port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+. "${SC_SRC:-$(dirname "$0")/../..}/tests/lib/common.sh"
 
 # refused WHAT PATTERN PROGRAM ARGS...: exits by itself non-zero (not a crash) naming the problem
 refused() {
@@ -33,11 +18,8 @@ refused() {
     grep -Eq -- "$pat" "$TMP/err" || fail "$what: message does not match /$pat/: $(tail -3 "$TMP/err")"
 }
 
-"$BIN/imds-sim" --listen 127.0.0.1:0 --vms 2 --fault-domains 1 >"$TMP/sim.out" 2>"$TMP/sim.err" &
-PIDS+=($!)
-for _ in $(seq 100); do grep -q '^listening on ' "$TMP/sim.out" && break; sleep 0.05; done
-B="http://127.0.0.1:$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/sim.out")"
-CP=$(port)
+sc_sim_start --vms 2 --fault-domains 1
+CP=$(free_ports 1)
 CO=(--name vm_0 --imds-url "$B/vm_0" --members "vm_0=127.0.0.1:$CP" --insecure)
 AG=(--name vm_1 --imds-url "$B/vm_1" --members "vm_0=127.0.0.1:$CP" --insecure
     --prepare-hook /bin/true --recover-hook /bin/true --standalone-after 600)
@@ -107,7 +89,7 @@ C1=$!
 PIDS+=($C1)
 for _ in $(seq 100); do "$BIN/schedcoordctl" --state-dir "$TMP/c1" status >/dev/null 2>&1 && break; sleep 0.1; done
 term1=$("$BIN/schedcoordctl" --state-dir "$TMP/c1" status --json | jq .term)
-CO2=(--name vm_0 --imds-url "$B/vm_0" --members "vm_0=127.0.0.1:$(port)" --insecure)
+CO2=(--name vm_0 --imds-url "$B/vm_0" --members "vm_0=127.0.0.1:$(free_ports 1)" --insecure)
 refused "second coordinator" "c1 is in use by another process \(pid $C1," \
     "$BIN/schedcoord-coordinator" "${CO2[@]}" --state-dir "$TMP/c1"
 kill -0 $C1 || fail "first coordinator died"

@@ -34,7 +34,7 @@ rm -f "$fifo"; mkfifo "$fifo"
 python3 -u "$py" <"$fifo" >"$out" 2>"$TMP/sample.err" &
 PY=$!
 exec 3>"$fifo"
-trap '{ exec 3>&-; } 2>/dev/null || true; kill $PY 2>/dev/null || true; s_cleanup' EXIT
+trap '{ exec 3>&-; } 2>/dev/null || true; kill $PY 2>/dev/null || true; sc_cleanup' EXIT
 
 echo 1 >&3   # "Press 1 to poll for new events"
 wait_for 10 grep -q 'Processed events from document: 2' "$out" || fail "sample did not process document 2: $(cat "$out" "$TMP/sample.err")"

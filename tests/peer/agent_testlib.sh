@@ -2,43 +2,20 @@
 # Starts imds-sim, the test peer (sc-agent-peer, a coordinator stand-in) and agents; kills
 # everything it started on exit; fails the test when a program exits with an error
 # (e.g. an ASan report).
-set -euo pipefail
-BIN="${SC_BIN:-build/bin}"
-TMP="${SC_TMP:-$(mktemp -d)}"
-rm -rf "$TMP"
-mkdir -p "$TMP"
-unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY
-export NO_PROXY='*' no_proxy='*'
-PIDS=()
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
-fail() {
-    echo "FAIL: $*" >&2
-    for f in "$TMP"/*.err; do echo "--- $f" >&2; tail -25 "$f" >&2; done
-    exit 1
+sc_on_fail() {
+    local f
+    for f in "$TMP"/*.err; do echo "--- $f"; tail -25 "$f"; done
 }
-ok() { echo "ok   $*"; }
-
-s_cleanup() {
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+sc_on_exit() {
     # hooks left behind by a kill -9'd agent write their pid here
+    local f
     for f in "$TMP"/hook-*.pid; do [ -f "$f" ] && kill -9 -- "-$(cat "$f")" 2>/dev/null || true; done
 }
-trap s_cleanup EXIT
 
 # sim_start ARGS... -> $SIM_PID, $PORT, $B (base URL)
-sim_start() {
-    "$BIN/imds-sim" --listen 127.0.0.1:0 "$@" >"$TMP/sim.out" 2>>"$TMP/sim.err" &
-    SIM_PID=$!
-    PIDS+=("$SIM_PID")
-    for _ in $(seq 200); do
-        grep -q '^listening on ' "$TMP/sim.out" && break
-        sleep 0.05
-    done
-    PORT=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/sim.out" | head -1)
-    [ -n "$PORT" ] || fail "imds-sim did not start"
-    B="http://127.0.0.1:$PORT"
-}
+sim_start() { sc_sim_start "$@"; }
 
 # sim_event JSON -> EventId
 sim_event() {
@@ -92,22 +69,15 @@ agent_start() {
 }
 
 # agent_stop: SIGTERM, and the exit status must be 0 (clean, no sanitizer report)
-agent_stop() {
-    local rc=0
-    kill "$AGENT_PID" 2>/dev/null || true
-    wait "$AGENT_PID" || rc=$?
-    [ "$rc" -eq 0 ] || fail "agent exited with $rc"
-}
+agent_stop() { sc_stop agent "$AGENT_PID"; }
 
 # count JQ_FILTER -> number of peer.log lines matching (select(FILTER))
 count() { jq -c "select($1)" "$TMP/peer.log" 2>/dev/null | wc -l; }
 
+count_at_least() { [ "$(count "$1")" -ge "$2" ]; }
+
 # wait_for SECONDS JQ_FILTER [N] : until at least N (default 1) lines match
 wait_for() {
     local t=$1 f=$2 n=${3:-1}
-    for _ in $(seq $((t * 10))); do
-        [ "$(count "$f")" -ge "$n" ] && return 0
-        sleep 0.1
-    done
-    fail "timed out waiting for $n of: $f (have $(count "$f"))"
+    sc_wait_until "$t" count_at_least "$f" "$n" || fail "timed out waiting for $n of: $f (have $(count "$f"))"
 }

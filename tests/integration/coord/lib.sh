@@ -4,70 +4,27 @@
 # keys after keys_make; each with a prepare and a recover hook that log "start|end PHASE VM
 # EVENT TIME" to hooks.log and sleep a little), one coordinator (member vm_0). Everything is
 # killed on exit; a daemon that exits non-zero (ASan, leaks) fails the test.
-set -euo pipefail
-SC_BIN="${SC_BIN:-build/bin}"
-SC_SRC="${SC_SRC:-.}"
-TMP="${SC_TMP:-$(mktemp -d)}"
-rm -rf "$TMP"
-mkdir -p "$TMP"
-unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY
-export NO_PROXY='*' no_proxy='*'
+. "$(dirname "${BASH_SOURCE[0]}")/../../lib/common.sh"
 # Leaks of a process killed by a signal are not worth reporting; a clean exit must be clean.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 
-SIM_PID=""
 COORD_PID=""
 AGENT_PIDS=()
 HOOKLOG="$TMP/hooks.log"
 TL="$TMP/timeline.jsonl"
 : >"$HOOKLOG"
 
-fail() {
-    echo "FAIL: $*" >&2
-    echo "--- coordinator log (tail)" >&2
-    tail -30 "$TMP/coord.err" 2>/dev/null >&2 || true
-    exit 1
+sc_on_fail() {
+    echo "--- coordinator log (tail)"
+    tail -30 "$TMP/coord.err" 2>/dev/null || true
 }
-ok() { echo "ok   $*"; }
+sc_on_exit() { sc_kill "${AGENT_PIDS[@]}" "$COORD_PID"; }
 
-# wait_for SECONDS CMD... -> polls CMD every 0.1 s until it succeeds
-wait_for() {
-    local t=$1
-    shift
-    local end=$(($(date +%s%N) / 1000000 + t * 1000))
-    until "$@" 2>/dev/null; do
-        [ $(($(date +%s%N) / 1000000)) -lt $end ] || return 1
-        sleep 0.1
-    done
-}
-
-free_ports() { # N -> N free TCP ports on loopback
-    python3 - "$1" <<'PY'
-import socket, sys
-socks = []
-for _ in range(int(sys.argv[1])):
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
-print(" ".join(str(s.getsockname()[1]) for s in socks))
-PY
-}
-
-cleanup() {
-    local p
-    for p in "${AGENT_PIDS[@]}" $COORD_PID $SIM_PID; do
-        kill "$p" 2>/dev/null || true
-    done
-    wait 2>/dev/null || true
-}
-trap cleanup EXIT
+# wait_for SECONDS CMD... -> polls CMD (its stderr dropped) every 0.1 s until it succeeds
+wait_for() { sc_wait_until "$@" 2>/dev/null; }
 
 # sim_start ARGS... (after --listen): sets PORT, B
-sim_start() {
-    "$SC_BIN/imds-sim" --listen 127.0.0.1:0 --timeline "$TL" "$@" >"$TMP/sim.out" 2>"$TMP/sim.err" &
-    SIM_PID=$!
-    wait_for 10 grep -q '^listening on ' "$TMP/sim.out" || fail "imds-sim did not start: $(tail -3 "$TMP/sim.err")"
-    PORT=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/sim.out" | head -1)
-    B="http://127.0.0.1:$PORT"
-}
+sim_start() { sc_sim_start --timeline "$TL" "$@"; }
 
 # write_hook I SLEEP [FAIL_PHASE]: vm_I's hook logs to hooks.log, sleeps SLEEP s, and exits 1
 # in FAIL_PHASE (prepare or recover). Read at each run: may be rewritten while agents run.
@@ -137,11 +94,8 @@ coord_start() {
 }
 
 coord_stop() { # clean stop: must exit 0 (ASan clean)
-    local rc=0
-    kill "$COORD_PID" 2>/dev/null || true
-    wait "$COORD_PID" || rc=$?
+    sc_stop coordinator "$COORD_PID"
     COORD_PID=""
-    [ "$rc" -eq 0 ] || fail "coordinator exited with $rc"
 }
 
 ctl() { "$SC_BIN/schedcoordctl" --state-dir "$TMP/coord" "$@"; }
