@@ -469,8 +469,10 @@ static sc_drain_state_t s_drain_after(sc_drain_state_t cur, sc_msg_phase_t phase
     case SC_MSG_HOOK_DONE:
     case SC_MSG_HOOK_SKIPPED: return SC_DRAIN_RECOVERED; /* skipped: prepare never ran there */
     case SC_MSG_HOOK_FAILED:
-    case SC_MSG_HOOK_TIMED_OUT: return SC_DRAIN_RECOVER_FAILED;
-    case SC_MSG_HOOK_INTERRUPTED: return SC_DRAIN_RECOVER_ORDERED;
+    case SC_MSG_HOOK_TIMED_OUT:
+    /* interrupted: never re-run by the agent (it answers every new order with the same
+     * result), so it is final like a failure: ALERT, and the fault domain is free again */
+    case SC_MSG_HOOK_INTERRUPTED: return SC_DRAIN_RECOVER_FAILED;
     default: return cur; /* refused (e.g. the agent's queue was full): the order is sent again */
     }
 }
@@ -1182,7 +1184,7 @@ static sc_drain_state_t s_restore_drain(json_object *per)
             return SC_DRAIN_RECOVER_ORDERED;
         if (!strcmp(res, "done") || !strcmp(res, "skipped") || !strcmp(res, "refused"))
             return SC_DRAIN_RECOVERED;
-        if (!strcmp(res, "failed") || !strcmp(res, "timed_out"))
+        if (!strcmp(res, "failed") || !strcmp(res, "timed_out") || !strcmp(res, "interrupted"))
             return SC_DRAIN_RECOVER_FAILED;
         return SC_DRAIN_RECOVER_ORDERED;
     }

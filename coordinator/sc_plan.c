@@ -391,7 +391,8 @@ static int s_plan_over(s_plan_t *pl, size_t i)
     return 0;
 }
 
-/* Orders PREPARE for the VMs of event i that need it (NONE alive, or interrupted). */
+/* Orders PREPARE for the VMs of event i that need it (NONE and alive). Never again for an
+ * interrupted prepare: the agent never re-runs a phase and answers "interrupted" again. */
 static int s_order_prepares(s_plan_t *pl, size_t i, const char *why)
 {
     const sc_plan_event_t *e = &pl->in->events[i];
@@ -401,8 +402,7 @@ static int s_order_prepares(s_plan_t *pl, size_t i, const char *why)
         size_t m = e->vms[j].member;
         sc_drain_state_t s = e->vms[j].drain;
 
-        if (pl->in->members[m].gone || !pl->in->members[m].alive ||
-            (s != SC_DRAIN_NONE && s != SC_DRAIN_PREPARE_INTERRUPTED))
+        if (pl->in->members[m].gone || !pl->in->members[m].alive || s != SC_DRAIN_NONE)
             continue;
         if ((rc = s_act(pl, SC_ACT_PREPARE, m, i, SC_ALERT_NONE, "%s %s: %s",
                         sc_event_type_name(e->ev->type), e->ev->id, why)) < 0)
@@ -460,7 +460,7 @@ static int s_admit(s_plan_t *pl, size_t i)
                 return rc;
             continue;
         }
-        if (s != SC_DRAIN_NONE && s != SC_DRAIN_PREPARE_INTERRUPTED)
+        if (s != SC_DRAIN_NONE)
             continue;
         n_order++;
         if (pl->mstate[m] == SC_MEMBER_HEALTHY)
@@ -568,11 +568,12 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
         if (s == SC_DRAIN_PREPARED) {
             n_prepared++;
         } else {
-            if (s == SC_DRAIN_PREPARE_FAILED) {
+            if (s == SC_DRAIN_PREPARE_FAILED || s == SC_DRAIN_PREPARE_INTERRUPTED) {
                 n_failed++;
                 if ((rc = s_act(pl, SC_ACT_ALERT, m, i, SC_ALERT_PREPARE_FAILED,
-                                "prepare hook failed on %s: event %s not approved, left to "
+                                "prepare hook %s on %s: event %s not approved, left to "
                                 "Azure",
+                                s == SC_DRAIN_PREPARE_FAILED ? "failed" : "interrupted",
                                 s_mname(pl, m), e->ev->id)) < 0)
                     return rc;
             }

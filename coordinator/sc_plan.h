@@ -39,12 +39,14 @@
  *     a hook still running) gets ALERT DEADLINE and is left to Azure: it is approved only if
  *     its drain still completes before Azure starts it. When its turn comes after that point
  *     its drain is still ordered (best effort: a drained VM loses less).
- *     A PREPARE_FAILED VM blocks its event's approval (ALERT), not the cluster: its FD is
- *     free again once the event is over and the VM recovered.
+ *     A PREPARE_FAILED or PREPARE_INTERRUPTED VM blocks its event's approval (ALERT
+ *     prepare_failed), not the cluster: its FD is free again once the event is over and the
+ *     VM recovered.
  *
- * Drain progress of a VM on an admitted event: NONE -> PREPARE (once; PREPARE_INTERRUPTED is
- * re-ordered). A dead member in NONE is skipped (not drained, not waited for, ALERT); a dead
- * member already ordered/preparing is waited for.
+ * Drain progress of a VM on an admitted event: NONE -> PREPARE (once; never again, not even
+ * after PREPARE_INTERRUPTED: agents never run a phase twice and answer a new order with the
+ * recorded result). A dead member in NONE is skipped (not drained, not waited for, ALERT); a
+ * dead member already ordered/preparing is waited for.
  */
 #ifndef SC_PLAN_H
 #define SC_PLAN_H

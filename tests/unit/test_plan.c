@@ -273,10 +273,19 @@ static const row_t rows[] = {
      FD2,
      {{.id = "E1", .vms = "a0=prepared,a1=prepared"}},
      .expect = "APPROVE E1"},
-    {"interrupted_prepare_reordered",
+    /* an interrupted prepare is final (the agent never re-runs it): no order loop, no
+     * approval, an alert; recovered when the event is over */
+    {"interrupted_prepare_blocks_approval",
      FD2,
      {{.id = "E1", .vms = "a0=prepared,a1=prepare_interrupted"}},
-     .expect = "PREPARE a1 E1"},
+     .expect = "ALERT prepare_failed E1 a1"},
+    {"interrupted_prepare_recovered_when_over",
+     FD2,
+     {{.id = "E1",
+       .started = true,
+       .phase = SC_REG_ENDED,
+       .vms = "a0=prepared,a1=prepare_interrupted"}},
+     .expect = "RECOVER a0 E1; RECOVER a1 E1"},
     /* rule 2: two FDs with events at once: one waits (earliest NotBefore first) */
     {"two_fds_one_waits",
      FD2,
