@@ -2,7 +2,6 @@
 #include "sc_agent_config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -62,21 +61,6 @@ static const char s_usage[] =
     "[--poll-interval S] [--standalone-after S] [--standalone-approve] "
     "[--insecure | --key FILE --keys FILE] [--config FILE]";
 
-static int s_fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int s_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return SC_E_CONFIG;
-}
-
 /* YYYY-MM-DD: it goes into the query string of every IMDS request. */
 static bool s_api_version_valid(const char *v)
 {
@@ -95,14 +79,14 @@ static int s_hook_check(const char *key, const char *path, char *err, size_t err
     struct stat sb;
 
     if (stat(path, &sb) != 0)
-        return s_fail(err, errlen, "--%s: %s: %s (expected an executable file)", key, path,
-                      strerror(errno));
+        return sc_errf(err, errlen, SC_E_CONFIG, "--%s: %s: %s (expected an executable file)", key,
+                       path, strerror(errno));
     if (!S_ISREG(sb.st_mode))
-        return s_fail(err, errlen, "--%s: %s is not a regular file (expected an executable file)",
-                      key, path);
+        return sc_errf(err, errlen, SC_E_CONFIG,
+                       "--%s: %s is not a regular file (expected an executable file)", key, path);
     if (access(path, X_OK) != 0)
-        return s_fail(err, errlen, "--%s: %s is not executable (expected an executable file)", key,
-                      path);
+        return sc_errf(err, errlen, SC_E_CONFIG,
+                       "--%s: %s is not executable (expected an executable file)", key, path);
     return 0;
 }
 
@@ -117,33 +101,36 @@ int sc_agent_settings_parse(sc_agent_settings_t *s, int argc, char **argv, FILE 
     if (rc != 0)
         return rc;
     if (sc_log_level_parse(s->log_level, &lvl) != 0)
-        return s_fail(err, errlen,
-                      "--log-level: \"%s\" is not a level (expected debug, info, notice, warn "
-                      "or err)",
-                      s->log_level);
+        return sc_errf(err, errlen, SC_E_CONFIG,
+                       "--log-level: \"%s\" is not a level (expected debug, info, notice, warn "
+                       "or err)",
+                       s->log_level);
     if (s->poll_interval < 0.05)
-        return s_fail(err, errlen, "--poll-interval: %s must be at least 0.05 seconds", "");
+        return sc_errf(err, errlen, SC_E_CONFIG,
+                       "--poll-interval: %s must be at least 0.05 seconds", "");
     if (s->heartbeat_interval < 0.05)
-        return s_fail(err, errlen, "--heartbeat-interval: %s must be at least 0.05 seconds", "");
+        return sc_errf(err, errlen, SC_E_CONFIG,
+                       "--heartbeat-interval: %s must be at least 0.05 seconds", "");
     if (strncmp(s->imds_url, "http://", 7) != 0 && strncmp(s->imds_url, "https://", 8) != 0)
-        return s_fail(err, errlen, "--imds-url: \"%s\" is not an http:// or https:// URL",
-                      s->imds_url);
+        return sc_errf(err, errlen, SC_E_CONFIG,
+                       "--imds-url: \"%s\" is not an http:// or https:// URL", s->imds_url);
     if (!s_api_version_valid(s->api_version))
-        return s_fail(err, errlen,
-                      "--api-version: \"%.64s\" is not an api-version (expected "
-                      "YYYY-MM-DD, e.g. 2020-07-01)",
-                      s->api_version);
+        return sc_errf(err, errlen, SC_E_CONFIG,
+                       "--api-version: \"%.64s\" is not an api-version (expected "
+                       "YYYY-MM-DD, e.g. 2020-07-01)",
+                       s->api_version);
     if (s->name && !sc_msg_name_valid(s->name))
-        return s_fail(err, errlen,
-                      "--name: \"%s\" is not a member name (expected 1..128 of [A-Za-z0-9._-])",
-                      s->name);
+        return sc_errf(err, errlen, SC_E_CONFIG,
+                       "--name: \"%s\" is not a member name (expected 1..128 of [A-Za-z0-9._-])",
+                       s->name);
     if (s->insecure && (s->key || s->keys))
-        return s_fail(err, errlen, "--insecure: %scannot be combined with --key / --keys", "");
+        return sc_errf(err, errlen, SC_E_CONFIG,
+                       "--insecure: %scannot be combined with --key / --keys", "");
     if (!s->insecure && (!s->key || !s->keys))
-        return s_fail(err, errlen,
-                      "--key/--keys: %sboth are required unless --insecure (expected --key FILE "
-                      "--keys FILE)",
-                      "");
+        return sc_errf(err, errlen, SC_E_CONFIG,
+                       "--key/--keys: %sboth are required unless --insecure (expected --key FILE "
+                       "--keys FILE)",
+                       "");
     if ((rc = s_hook_check("prepare-hook", s->prepare_hook, err, errlen)) != 0 ||
         (rc = s_hook_check("recover-hook", s->recover_hook, err, errlen)) != 0)
         return rc;
@@ -179,7 +166,8 @@ int sc_agent_members_parse(const char *text, sc_agent_member_t **ret_members, si
     const char *p = text;
 
     if (!text || !*text)
-        return s_fail(err, errlen, "--members: %sempty (expected NAME=HOST:PORT,...)", "");
+        return sc_errf(err, errlen, SC_E_CONFIG, "--members: %sempty (expected NAME=HOST:PORT,...)",
+                       "");
     while (*p) {
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,19 +31,6 @@ typedef struct s_parse {
     char *err;                 /* message buffer, may be NULL */
     size_t errlen;             /* its size */
 } s_parse_t;
-
-__attribute__((format(printf, 3, 4))) static int s_errf(char *err, size_t errlen, const char *fmt,
-                                                        ...)
-{
-    va_list ap;
-
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return SC_E_CONFIG;
-}
 
 /* A value made safe to quote in a message: at most 64 bytes, non-printables as '?'. */
 static const char *s_quote(const char *v, char *buf, size_t len)
@@ -201,12 +187,13 @@ static int s_store(const sc_cfg_key_t *k, void *settings, const char *v, const c
     char q[80];
 
     if (strlen(v) > SC_CFG_VALUE_MAX)
-        return s_errf(err, errlen, "%s: value longer than %u bytes", where, SC_CFG_VALUE_MAX);
+        return sc_errf(err, errlen, SC_E_CONFIG, "%s: value longer than %u bytes", where,
+                       SC_CFG_VALUE_MAX);
     switch (k->type) {
     case SC_CFG_STRING: {
         char *old, *s = strdup(v);
         if (!s) {
-            s_errf(err, errlen, "%s: out of memory", where);
+            sc_errf(err, errlen, SC_E_CONFIG, "%s: out of memory", where);
             return -ENOMEM;
         }
         memcpy(&old, slot, sizeof(old));
@@ -217,34 +204,35 @@ static int s_store(const sc_cfg_key_t *k, void *settings, const char *v, const c
     case SC_CFG_INT: {
         long l;
         if (!s_parse_long(v, &l))
-            return s_errf(err, errlen, "%s: \"%s\" is not %s", where, s_quote(v, q, sizeof(q)),
-                          s_type_expect[k->type]);
+            return sc_errf(err, errlen, SC_E_CONFIG, "%s: \"%s\" is not %s", where,
+                           s_quote(v, q, sizeof(q)), s_type_expect[k->type]);
         if (k->min < k->max && (l < k->min || l > k->max))
-            return s_errf(err, errlen, "%s: %ld is out of range (expected %ld..%ld)", where, l,
-                          k->min, k->max);
+            return sc_errf(err, errlen, SC_E_CONFIG, "%s: %ld is out of range (expected %ld..%ld)",
+                           where, l, k->min, k->max);
         memcpy(slot, &l, sizeof(l));
         return 0;
     }
     case SC_CFG_SECONDS: {
         double d;
         if (!s_parse_seconds(v, &d))
-            return s_errf(err, errlen, "%s: \"%s\" is not %s", where, s_quote(v, q, sizeof(q)),
-                          s_type_expect[k->type]);
+            return sc_errf(err, errlen, SC_E_CONFIG, "%s: \"%s\" is not %s", where,
+                           s_quote(v, q, sizeof(q)), s_type_expect[k->type]);
         if (k->min < k->max && (d < (double)k->min || d > (double)k->max))
-            return s_errf(err, errlen, "%s: %s is out of range (expected %ld..%ld seconds)", where,
-                          s_quote(v, q, sizeof(q)), k->min, k->max);
+            return sc_errf(err, errlen, SC_E_CONFIG,
+                           "%s: %s is out of range (expected %ld..%ld seconds)", where,
+                           s_quote(v, q, sizeof(q)), k->min, k->max);
         memcpy(slot, &d, sizeof(d));
         return 0;
     }
     case SC_CFG_BOOL: {
         bool b;
         if (!s_parse_bool(v, &b))
-            return s_errf(err, errlen, "%s: \"%s\" is not %s", where, s_quote(v, q, sizeof(q)),
-                          s_type_expect[k->type]);
+            return sc_errf(err, errlen, SC_E_CONFIG, "%s: \"%s\" is not %s", where,
+                           s_quote(v, q, sizeof(q)), s_type_expect[k->type]);
         memcpy(slot, &b, sizeof(b));
         return 0;
     }
-    default: return s_errf(err, errlen, "%s: key has an unknown type", where);
+    default: return sc_errf(err, errlen, SC_E_CONFIG, "%s: key has an unknown type", where);
     }
 }
 
@@ -266,7 +254,7 @@ int sc_config_defaults(const sc_cfg_key_t *table, size_t n_keys, void *settings,
                        size_t errlen)
 {
     if (!table || !settings || n_keys > SC_CFG_KEYS_MAX)
-        return s_errf(err, errlen, "bad configuration table");
+        return sc_errf(err, errlen, SC_E_CONFIG, "bad configuration table");
     sc_config_free(table, n_keys, settings);
     for (size_t i = 0; i < n_keys; i++) {
         const sc_cfg_key_t *k = &table[i];
@@ -275,7 +263,7 @@ int sc_config_defaults(const sc_cfg_key_t *table, size_t n_keys, void *settings,
         int rc;
 
         if (!k->name || k->type >= SC_CFG_TYPE_MAX)
-            return s_errf(err, errlen, "bad configuration table (key %zu)", i);
+            return sc_errf(err, errlen, SC_E_CONFIG, "bad configuration table (key %zu)", i);
         if (!k->def) {
             if (k->type == SC_CFG_INT)
                 memset(slot, 0, sizeof(long));
@@ -314,13 +302,13 @@ static int s_line(s_parse_t *p, const char *src, int lineno, const char *s, cons
         return 0;
     for (const char *c = s; c < e; c++)
         if (*c == '\0' || (iscntrl((unsigned char)*c) && *c != '\t'))
-            return s_errf(p->err, p->errlen, "config file %s line %d: control character in line",
-                          src, lineno);
+            return sc_errf(p->err, p->errlen, SC_E_CONFIG,
+                           "config file %s line %d: control character in line", src, lineno);
     if (!(eq = memchr(s, '=', (size_t)(e - s)))) {
         snprintf(value, sizeof(value), "%.*s", (int)(e - s), s);
-        return s_errf(p->err, p->errlen,
-                      "config file %s line %d: expected \"key = value\", got \"%s\"", src, lineno,
-                      s_quote(value, q, sizeof(q)));
+        return sc_errf(p->err, p->errlen, SC_E_CONFIG,
+                       "config file %s line %d: expected \"key = value\", got \"%s\"", src, lineno,
+                       s_quote(value, q, sizeof(q)));
     }
     ks = s;
     ke = eq;
@@ -328,16 +316,18 @@ static int s_line(s_parse_t *p, const char *src, int lineno, const char *s, cons
     klen = (size_t)(ke - ks);
     snprintf(value, sizeof(value), "%.*s", (int)klen, ks);
     if (klen == 0)
-        return s_errf(p->err, p->errlen, "config file %s line %d: missing key before '='", src,
-                      lineno);
+        return sc_errf(p->err, p->errlen, SC_E_CONFIG,
+                       "config file %s line %d: missing key before '='", src, lineno);
     if (!(k = s_find(p, ks, klen, &idx))) {
         s_suggest(p, ks, klen, hint, sizeof(hint));
-        return s_errf(p->err, p->errlen, "config file %s line %d: unknown key \"%s\"%s", src,
-                      lineno, s_quote(value, q, sizeof(q)), hint);
+        return sc_errf(p->err, p->errlen, SC_E_CONFIG,
+                       "config file %s line %d: unknown key \"%s\"%s", src, lineno,
+                       s_quote(value, q, sizeof(q)), hint);
     }
     snprintf(where, sizeof(where), "config file %s line %d: %s", src, lineno, k->name);
     if (p->set_at && p->set_at[idx] > 0)
-        return s_errf(p->err, p->errlen, "%s: set twice (first on line %d)", where, p->set_at[idx]);
+        return sc_errf(p->err, p->errlen, SC_E_CONFIG, "%s: set twice (first on line %d)", where,
+                       p->set_at[idx]);
     vs = eq + 1;
     ve = e;
     s_trim(&vs, &ve);
@@ -345,12 +335,13 @@ static int s_line(s_parse_t *p, const char *src, int lineno, const char *s, cons
         const char *close = memchr(vs + 1, '"', (size_t)(ve - vs - 1));
         const char *rest;
         if (!close)
-            return s_errf(p->err, p->errlen, "%s: missing closing '\"'", where);
+            return sc_errf(p->err, p->errlen, SC_E_CONFIG, "%s: missing closing '\"'", where);
         rest = close + 1;
         while (rest < ve && (*rest == ' ' || *rest == '\t'))
             rest++;
         if (rest < ve && *rest != '#')
-            return s_errf(p->err, p->errlen, "%s: text after the closing '\"'", where);
+            return sc_errf(p->err, p->errlen, SC_E_CONFIG, "%s: text after the closing '\"'",
+                           where);
         vs++;
         ve = close;
     } else {
@@ -362,8 +353,8 @@ static int s_line(s_parse_t *p, const char *src, int lineno, const char *s, cons
         s_trim(&vs, &ve);
     }
     if (vs == ve && k->type != SC_CFG_STRING)
-        return s_errf(p->err, p->errlen, "%s: missing value (expected %s)", where,
-                      s_type_expect[k->type]);
+        return sc_errf(p->err, p->errlen, SC_E_CONFIG, "%s: missing value (expected %s)", where,
+                       s_type_expect[k->type]);
     snprintf(value, sizeof(value), "%.*s", (int)(ve - vs), vs);
     if (p->set_at)
         p->set_at[idx] = lineno;
@@ -376,16 +367,17 @@ static int s_text(s_parse_t *p, const char *text, size_t len, const char *src)
     int lineno = 0, rc;
 
     if (len > SC_CFG_FILE_MAX)
-        return s_errf(p->err, p->errlen, "config file %s: larger than %u bytes", src,
-                      SC_CFG_FILE_MAX);
+        return sc_errf(p->err, p->errlen, SC_E_CONFIG, "config file %s: larger than %u bytes", src,
+                       SC_CFG_FILE_MAX);
     while (s < end) {
         const char *nl = memchr(s, '\n', (size_t)(end - s));
         const char *e = nl ? nl : end;
 
         lineno++;
         if (e - s > SC_CFG_LINE_MAX)
-            return s_errf(p->err, p->errlen, "config file %s line %d: longer than %d bytes", src,
-                          lineno, SC_CFG_LINE_MAX);
+            return sc_errf(p->err, p->errlen, SC_E_CONFIG,
+                           "config file %s line %d: longer than %d bytes", src, lineno,
+                           SC_CFG_LINE_MAX);
         if ((rc = s_line(p, src, lineno, s, e)) < 0)
             return rc;
         s = nl ? nl + 1 : end;
@@ -400,9 +392,9 @@ int sc_config_parse_text(const sc_cfg_key_t *table, size_t n_keys, void *setting
     int rc;
 
     if (!table || !settings || (len && !text) || n_keys > SC_CFG_KEYS_MAX)
-        return s_errf(err, errlen, "bad arguments");
+        return sc_errf(err, errlen, SC_E_CONFIG, "bad arguments");
     if (!(p.set_at = calloc(n_keys + 1, sizeof(*p.set_at)))) {
-        s_errf(err, errlen, "out of memory");
+        sc_errf(err, errlen, SC_E_CONFIG, "out of memory");
         return -ENOMEM;
     }
     rc = s_text(&p, text ? text : "", len, source ? source : "(text)");
@@ -418,19 +410,21 @@ static int s_file(s_parse_t *p, const char *path)
     int fd, rc;
 
     if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return s_errf(p->err, p->errlen, "--config %s: cannot read: %s", path, strerror(errno));
+        return sc_errf(p->err, p->errlen, SC_E_CONFIG, "--config %s: cannot read: %s", path,
+                       strerror(errno));
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return s_errf(p->err, p->errlen, "--config %s: cannot read: not a regular file", path);
+        return sc_errf(p->err, p->errlen, SC_E_CONFIG,
+                       "--config %s: cannot read: not a regular file", path);
     }
     if (st.st_size > (off_t)SC_CFG_FILE_MAX) {
         close(fd);
-        return s_errf(p->err, p->errlen, "--config %s: larger than %u bytes", path,
-                      SC_CFG_FILE_MAX);
+        return sc_errf(p->err, p->errlen, SC_E_CONFIG, "--config %s: larger than %u bytes", path,
+                       SC_CFG_FILE_MAX);
     }
     if (!(buf = malloc((size_t)st.st_size + 1))) {
         close(fd);
-        s_errf(p->err, p->errlen, "--config %s: out of memory", path);
+        sc_errf(p->err, p->errlen, SC_E_CONFIG, "--config %s: out of memory", path);
         return -ENOMEM;
     }
     /* Reads to EOF (the file may change size under us), never past the limit. */
@@ -439,14 +433,16 @@ static int s_file(s_parse_t *p, const char *path)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            rc = s_errf(p->err, p->errlen, "--config %s: cannot read: %s", path, strerror(errno));
+            rc = sc_errf(p->err, p->errlen, SC_E_CONFIG, "--config %s: cannot read: %s", path,
+                         strerror(errno));
             goto out;
         }
         if (n == 0)
             break;
         len += (size_t)n;
         if (len > (size_t)st.st_size) {
-            rc = s_errf(p->err, p->errlen, "--config %s: file changed while read", path);
+            rc = sc_errf(p->err, p->errlen, SC_E_CONFIG, "--config %s: file changed while read",
+                         path);
             goto out;
         }
     }
@@ -516,7 +512,7 @@ int sc_config_parse_args(const sc_cfg_key_t *table, size_t n_keys, void *setting
     if (err && errlen)
         err[0] = '\0';
     if (!table || !settings || argc < 0 || (argc && !argv) || n_keys > SC_CFG_KEYS_MAX)
-        return s_errf(err, errlen, "bad arguments");
+        return sc_errf(err, errlen, SC_E_CONFIG, "bad arguments");
     /* --help first: it answers even when other arguments are wrong. */
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -529,7 +525,7 @@ int sc_config_parse_args(const sc_cfg_key_t *table, size_t n_keys, void *setting
     if (!(p.set_at = calloc(n_keys + 1, sizeof(*p.set_at))) ||
         !(args = calloc((size_t)argc + 1, sizeof(*args)))) {
         rc = -ENOMEM;
-        s_errf(err, errlen, "out of memory");
+        sc_errf(err, errlen, SC_E_CONFIG, "out of memory");
         goto out;
     }
     for (int i = 1; i < argc; i++) {
@@ -539,11 +535,12 @@ int sc_config_parse_args(const sc_cfg_key_t *table, size_t n_keys, void *setting
             if (!v && i + 1 < argc)
                 v = argv[++i];
             if (!v || !*v) {
-                rc = s_errf(err, errlen, "--config: missing value (expected a file name)");
+                rc = sc_errf(err, errlen, SC_E_CONFIG,
+                             "--config: missing value (expected a file name)");
                 goto out;
             }
             if (config) {
-                rc = s_errf(err, errlen, "--config: given twice");
+                rc = sc_errf(err, errlen, SC_E_CONFIG, "--config: given twice");
                 goto out;
             }
             config = v;
@@ -572,8 +569,9 @@ int sc_config_parse_args(const sc_cfg_key_t *table, size_t n_keys, void *setting
             continue;
         }
         if (a[1] != '-') {
-            rc = s_errf(err, errlen, "unknown option \"%s\" (options are --name or --name=value)",
-                        s_quote(a, q, sizeof(q)));
+            rc = sc_errf(err, errlen, SC_E_CONFIG,
+                         "unknown option \"%s\" (options are --name or --name=value)",
+                         s_quote(a, q, sizeof(q)));
             goto out;
         }
         name = a + 2;
@@ -591,7 +589,8 @@ int sc_config_parse_args(const sc_cfg_key_t *table, size_t n_keys, void *setting
             char nm[80];
             snprintf(nm, sizeof(nm), "%.*s", (int)(nlen < 64 ? nlen : 64), name);
             s_suggest(&p, name, nlen, hint, sizeof(hint));
-            rc = s_errf(err, errlen, "unknown option \"--%s\"%s", s_quote(nm, q, sizeof(q)), hint);
+            rc = sc_errf(err, errlen, SC_E_CONFIG, "unknown option \"--%s\"%s",
+                         s_quote(nm, q, sizeof(q)), hint);
             goto out;
         }
         snprintf(where, sizeof(where), "--%s", k->name);
@@ -602,13 +601,13 @@ int sc_config_parse_args(const sc_cfg_key_t *table, size_t n_keys, void *setting
         } else if (i + 1 < argc) {
             v = argv[++i];
         } else {
-            rc = s_errf(err, errlen, "%s: missing value (expected %s)", where,
-                        s_type_expect[k->type]);
+            rc = sc_errf(err, errlen, SC_E_CONFIG, "%s: missing value (expected %s)", where,
+                         s_type_expect[k->type]);
             goto out;
         }
         if (k->type != SC_CFG_STRING && !*v) {
-            rc = s_errf(err, errlen, "%s: missing value (expected %s)", where,
-                        s_type_expect[k->type]);
+            rc = sc_errf(err, errlen, SC_E_CONFIG, "%s: missing value (expected %s)", where,
+                         s_type_expect[k->type]);
             goto out;
         }
         if ((rc = s_store(k, settings, v, where, err, errlen)) < 0)
@@ -617,15 +616,16 @@ int sc_config_parse_args(const sc_cfg_key_t *table, size_t n_keys, void *setting
     }
     for (size_t i = 0; i < n_keys; i++) {
         if (table[i].required && !p.set_at[i]) {
-            rc = s_errf(err, errlen,
-                        "missing required setting \"%s\" (--%s VALUE, or %s = VALUE in the "
-                        "config file)",
-                        table[i].name, table[i].name, table[i].name);
+            rc = sc_errf(err, errlen, SC_E_CONFIG,
+                         "missing required setting \"%s\" (--%s VALUE, or %s = VALUE in the "
+                         "config file)",
+                         table[i].name, table[i].name, table[i].name);
             goto out;
         }
     }
     if (nargs && !ret_args) {
-        rc = s_errf(err, errlen, "unexpected argument \"%s\"", s_quote(args[0], q, sizeof(q)));
+        rc = sc_errf(err, errlen, SC_E_CONFIG, "unexpected argument \"%s\"",
+                     s_quote(args[0], q, sizeof(q)));
         goto out;
     }
     if (ret_args) {

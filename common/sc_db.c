@@ -97,9 +97,8 @@ static int s_migrate_one(sc_db_t *self, size_t i, const char *sql, char *err, si
 fail_rollback:
     sqlite3_exec(self->db, "ROLLBACK", NULL, NULL, NULL);
 fail:
-    if (err && errlen)
-        snprintf(err, errlen, "migration %zu -> %zu failed: %s", i, i + 1, self->errmsg);
-    return rc < 0 && rc != -EEXIST ? rc : SC_E_DB;
+    return sc_errf(err, errlen, rc < 0 && rc != -EEXIST ? rc : SC_E_DB,
+                   "migration %zu -> %zu failed: %s", i, i + 1, self->errmsg);
 }
 
 /* Why SQLite could not open PATH, in words it does not give ("unable to open database

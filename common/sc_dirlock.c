@@ -1,4 +1,5 @@
 #include "sc_dirlock.h"
+#include "sc_error.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,16 +25,12 @@ int sc_dirlock_acquire(const char *dir, const char *name, sc_dirlock_t **ret_loc
     if (!dir || !name || !ret_lock)
         return -EINVAL;
     if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
-        if (err && errlen)
-            snprintf(err, errlen, "lock file %s/%s: path too long", dir, name);
-        return -ENAMETOOLONG;
+        return sc_errf(err, errlen, -ENAMETOOLONG, "lock file %s/%s: path too long", dir, name);
     }
     fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {
         rc = -errno;
-        if (err && errlen)
-            snprintf(err, errlen, "lock file %s: %s", path, strerror(-rc));
-        return rc;
+        return sc_errf(err, errlen, rc, "lock file %s: %s", path, strerror(-rc));
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         rc = errno == EWOULDBLOCK ? -EBUSY : -errno;

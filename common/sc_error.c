@@ -1,6 +1,8 @@
 #include "sc_error.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const s_msgs[] = {
@@ -49,4 +51,16 @@ const char *sc_errname(int rc)
     case ENAMETOOLONG: return "ENAMETOOLONG";
     default: return "ERRNO";
     }
+}
+
+int sc_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err && errlen) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
 }

@@ -6,6 +6,8 @@
 #ifndef SC_ERROR_H
 #define SC_ERROR_H
 
+#include <stddef.h>
+
 /* X(name, message). Add new codes at the end of the list. */
 #define SC_ERRORS(X)                                                                               \
     X(SC_E_PARSE, "malformed input")                                                               \
@@ -45,5 +47,11 @@ enum {
 const char *sc_strerror(int rc);
 /* The code's name ("SC_E_TIMEOUT", "ENOMEM", ...), for logs and JSON. Never NULL. */
 const char *sc_errname(int rc);
+
+/* Formats a reason into err (at most errlen bytes, always terminated; nothing is written when
+ * err is NULL or errlen is 0) and returns rc, so that a failure reads
+ * `return sc_errf(err, errlen, SC_E_CONFIG, "%s: bad value", key);`. */
+int sc_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

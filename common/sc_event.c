@@ -2,7 +2,6 @@
 #include "sc_event.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,22 +83,6 @@ static bool s_is_alnum(char c)
 static bool s_is_space(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-static int s_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-/* Writes the reason into err (when given) and returns rc. */
-static int s_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
 }
 
 /* A short printable rendering of untrusted text for error messages: at most 40 bytes, with
@@ -507,20 +490,20 @@ static int s_tokenize(const char *buf, size_t len, const char *what, json_object
     int rc;
 
     if (!buf && len)
-        return s_fail(err, errlen, -EINVAL, "%s: NULL buffer", what);
+        return sc_errf(err, errlen, -EINVAL, "%s: NULL buffer", what);
     for (i = 0; i < len && s_is_space(buf[i]); i++)
         ;
     if (i == len)
-        return s_fail(err, errlen, SC_E_EMPTY, "%s is empty%s", what,
-                      len ? " (only whitespace)" : "");
+        return sc_errf(err, errlen, SC_E_EMPTY, "%s is empty%s", what,
+                       len ? " (only whitespace)" : "");
     if (len > SC_DOC_MAX_BYTES)
-        return s_fail(err, errlen, SC_E_TOO_BIG, "%s is %zu bytes, more than the limit of %d", what,
-                      len, SC_DOC_MAX_BYTES);
+        return sc_errf(err, errlen, SC_E_TOO_BIG, "%s is %zu bytes, more than the limit of %d",
+                       what, len, SC_DOC_MAX_BYTES);
     if ((nul = memchr(buf, '\0', len)))
-        return s_fail(err, errlen, SC_E_NOT_JSON, "%s is not JSON: NUL byte at offset %zu", what,
-                      (size_t)(nul - buf));
+        return sc_errf(err, errlen, SC_E_NOT_JSON, "%s is not JSON: NUL byte at offset %zu", what,
+                       (size_t)(nul - buf));
     if (!(tok = json_tokener_new_ex(SC_DOC_MAX_DEPTH)))
-        return s_fail(err, errlen, -ENOMEM, "%s: out of memory", what);
+        return sc_errf(err, errlen, -ENOMEM, "%s: out of memory", what);
     json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
     root = json_tokener_parse_ex(tok, buf, (int)len);
     jerr = json_tokener_get_error(tok);
@@ -531,23 +514,23 @@ static int s_tokenize(const char *buf, size_t len, const char *what, json_object
         root = json_tokener_parse_ex(tok, "", 1);
         if (!root) {
             json_tokener_free(tok);
-            return s_fail(err, errlen, SC_E_TRUNCATED,
-                          "%s is cut short: JSON ends unfinished after %zu bytes", what, len);
+            return sc_errf(err, errlen, SC_E_TRUNCATED,
+                           "%s is cut short: JSON ends unfinished after %zu bytes", what, len);
         }
         jerr = json_tokener_success;
         end = len;
     }
     if (!root) {
         if (jerr == json_tokener_error_depth)
-            rc = s_fail(err, errlen, SC_E_TOO_BIG,
-                        "%s: JSON nested deeper than %d levels at offset %zu", what,
-                        SC_DOC_MAX_DEPTH, end);
+            rc = sc_errf(err, errlen, SC_E_TOO_BIG,
+                         "%s: JSON nested deeper than %d levels at offset %zu", what,
+                         SC_DOC_MAX_DEPTH, end);
         else if (jerr == json_tokener_error_parse_utf8_string)
-            rc = s_fail(err, errlen, SC_E_NOT_JSON, "%s is not JSON: invalid UTF-8 at offset %zu",
-                        what, end);
+            rc = sc_errf(err, errlen, SC_E_NOT_JSON, "%s is not JSON: invalid UTF-8 at offset %zu",
+                         what, end);
         else
-            rc = s_fail(err, errlen, SC_E_NOT_JSON, "%s is not JSON: %s at offset %zu", what,
-                        json_tokener_error_desc(jerr), end);
+            rc = sc_errf(err, errlen, SC_E_NOT_JSON, "%s is not JSON: %s at offset %zu", what,
+                         json_tokener_error_desc(jerr), end);
         json_tokener_free(tok);
         return rc;
     }
@@ -556,8 +539,8 @@ static int s_tokenize(const char *buf, size_t len, const char *what, json_object
         ;
     if (i < len) {
         json_object_put(root);
-        return s_fail(err, errlen, SC_E_NOT_JSON, "%s is not JSON: trailing data at offset %zu",
-                      what, i);
+        return sc_errf(err, errlen, SC_E_NOT_JSON, "%s is not JSON: trailing data at offset %zu",
+                       what, i);
     }
     *ret = root;
     return 0;
@@ -617,21 +600,21 @@ static int s_get_string(json_object *obj, const char *path, const char *key, boo
     *ret = NULL;
     if (!json_object_object_get_ex(obj, key, &v)) {
         if (required)
-            return s_fail(err, errlen, SC_E_PARSE, "%s%s: missing", path, key);
+            return sc_errf(err, errlen, SC_E_PARSE, "%s%s: missing", path, key);
         return 0;
     }
     if (!json_object_is_type(v, json_type_string))
-        return s_fail(err, errlen, SC_E_PARSE, "%s%s: must be a string, got %s", path, key,
-                      s_jtype(v));
+        return sc_errf(err, errlen, SC_E_PARSE, "%s%s: must be a string, got %s", path, key,
+                       s_jtype(v));
     s = json_object_get_string(v);
     len = (size_t)json_object_get_string_len(v);
     if (len > SC_EVENT_MAX_STRING)
-        return s_fail(err, errlen, SC_E_TOO_BIG, "%s%s: %zu bytes, more than the limit of %d", path,
-                      key, len, SC_EVENT_MAX_STRING);
+        return sc_errf(err, errlen, SC_E_TOO_BIG, "%s%s: %zu bytes, more than the limit of %d",
+                       path, key, len, SC_EVENT_MAX_STRING);
     if (strlen(s) != len)
-        return s_fail(err, errlen, SC_E_PARSE, "%s%s: contains a NUL character", path, key);
+        return sc_errf(err, errlen, SC_E_PARSE, "%s%s: contains a NUL character", path, key);
     if (nonempty && !len)
-        return s_fail(err, errlen, SC_E_PARSE, "%s%s: empty string", path, key);
+        return sc_errf(err, errlen, SC_E_PARSE, "%s%s: empty string", path, key);
     *ret = s;
     return 0;
 }
@@ -643,15 +626,15 @@ static int s_check_event_id(const char *id, const char *path, const char *key, c
     size_t len = strlen(id);
 
     if (!len)
-        return s_fail(err, errlen, SC_E_PARSE, "%s%s: empty string", path, key);
+        return sc_errf(err, errlen, SC_E_PARSE, "%s%s: empty string", path, key);
     if (len > SC_EVENT_ID_MAX)
-        return s_fail(err, errlen, SC_E_PARSE, "%s%s: %zu characters, longer than %d", path, key,
-                      len, SC_EVENT_ID_MAX);
+        return sc_errf(err, errlen, SC_E_PARSE, "%s%s: %zu characters, longer than %d", path, key,
+                       len, SC_EVENT_ID_MAX);
     if (!sc_event_id_valid(id))
-        return s_fail(err, errlen, SC_E_PARSE,
-                      "%s%s: \"%s\" is not an EventId (letters, digits, '-', '_'; first a letter "
-                      "or digit)",
-                      path, key, s_quote(id, len, q, sizeof(q)));
+        return sc_errf(err, errlen, SC_E_PARSE,
+                       "%s%s: \"%s\" is not an EventId (letters, digits, '-', '_'; first a letter "
+                       "or digit)",
+                       path, key, s_quote(id, len, q, sizeof(q)));
     return 0;
 }
 
@@ -670,40 +653,40 @@ static int s_parse_resources(json_object *obj, const char *path, sc_event_t *ev,
     size_t n;
 
     if (!json_object_object_get_ex(obj, "Resources", &arr))
-        return s_fail(err, errlen, SC_E_PARSE, "%sResources: missing", path);
+        return sc_errf(err, errlen, SC_E_PARSE, "%sResources: missing", path);
     if (!json_object_is_type(arr, json_type_array))
-        return s_fail(err, errlen, SC_E_PARSE, "%sResources: must be an array, got %s", path,
-                      s_jtype(arr));
+        return sc_errf(err, errlen, SC_E_PARSE, "%sResources: must be an array, got %s", path,
+                       s_jtype(arr));
     n = json_object_array_length(arr);
     if (n > SC_EVENT_MAX_RESOURCES)
-        return s_fail(err, errlen, SC_E_TOO_BIG,
-                      "%sResources: %zu names, more than the limit of %d", path, n,
-                      SC_EVENT_MAX_RESOURCES);
+        return sc_errf(err, errlen, SC_E_TOO_BIG,
+                       "%sResources: %zu names, more than the limit of %d", path, n,
+                       SC_EVENT_MAX_RESOURCES);
     if (n && !(ev->resources = calloc(n, sizeof(char *))))
-        return s_fail(err, errlen, -ENOMEM, "out of memory");
+        return sc_errf(err, errlen, -ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         json_object *v = json_object_array_get_idx(arr, i);
         const char *s;
         size_t len;
 
         if (!json_object_is_type(v, json_type_string))
-            return s_fail(err, errlen, SC_E_PARSE, "%sResources[%zu]: must be a string, got %s",
-                          path, i, s_jtype(v));
+            return sc_errf(err, errlen, SC_E_PARSE, "%sResources[%zu]: must be a string, got %s",
+                           path, i, s_jtype(v));
         s = json_object_get_string(v);
         len = (size_t)json_object_get_string_len(v);
         if (!len)
-            return s_fail(err, errlen, SC_E_PARSE, "%sResources[%zu]: empty string", path, i);
+            return sc_errf(err, errlen, SC_E_PARSE, "%sResources[%zu]: empty string", path, i);
         if (len > SC_EVENT_MAX_STRING)
-            return s_fail(err, errlen, SC_E_TOO_BIG,
-                          "%sResources[%zu]: %zu bytes, more than the limit of %d", path, i, len,
-                          SC_EVENT_MAX_STRING);
+            return sc_errf(err, errlen, SC_E_TOO_BIG,
+                           "%sResources[%zu]: %zu bytes, more than the limit of %d", path, i, len,
+                           SC_EVENT_MAX_STRING);
         for (size_t k = 0; k < len; k++)
             if ((unsigned char)s[k] < 0x20 || s[k] == 0x7f)
-                return s_fail(err, errlen, SC_E_PARSE,
-                              "%sResources[%zu]: control character 0x%02x at %zu", path, i,
-                              (unsigned char)s[k], k);
+                return sc_errf(err, errlen, SC_E_PARSE,
+                               "%sResources[%zu]: control character 0x%02x at %zu", path, i,
+                               (unsigned char)s[k], k);
         if (!(ev->resources[i] = strdup(s)))
-            return s_fail(err, errlen, -ENOMEM, "out of memory");
+            return sc_errf(err, errlen, -ENOMEM, "out of memory");
         ev->n_resources = i + 1;
     }
     return 0;
@@ -724,23 +707,25 @@ static int s_parse_duration(json_object *obj, const char *path, sc_event_t *ev, 
         size_t len = (size_t)json_object_get_string_len(v);
 
         if (strlen(s) != len || !s_parse_decimal(s, &d))
-            return s_fail(err, errlen, SC_E_PARSE,
-                          "%sDurationInSeconds: string \"%s\" is not a decimal integer", path,
-                          s_quote(s, len, q, sizeof(q)));
+            return sc_errf(err, errlen, SC_E_PARSE,
+                           "%sDurationInSeconds: string \"%s\" is not a decimal integer", path,
+                           s_quote(s, len, q, sizeof(q)));
     } else if (!s_get_int64(v, &d, &in_range)) {
         if (!in_range)
-            return s_fail(err, errlen, SC_E_PARSE, "%sDurationInSeconds: out of the range -1..%lld",
-                          path, SC_EVENT_DURATION_MAX);
-        return s_fail(err, errlen, SC_E_PARSE, "%sDurationInSeconds: must be an integer, got %s %s",
-                      path, s_jtype(v), json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+            return sc_errf(err, errlen, SC_E_PARSE,
+                           "%sDurationInSeconds: out of the range -1..%lld", path,
+                           SC_EVENT_DURATION_MAX);
+        return sc_errf(err, errlen, SC_E_PARSE,
+                       "%sDurationInSeconds: must be an integer, got %s %s", path, s_jtype(v),
+                       json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
     }
     if (d < -1)
-        return s_fail(err, errlen, SC_E_PARSE,
-                      "%sDurationInSeconds: %lld is below -1 (-1 means unknown)", path,
-                      (long long)d);
+        return sc_errf(err, errlen, SC_E_PARSE,
+                       "%sDurationInSeconds: %lld is below -1 (-1 means unknown)", path,
+                       (long long)d);
     if (d > SC_EVENT_DURATION_MAX)
-        return s_fail(err, errlen, SC_E_PARSE, "%sDurationInSeconds: out of the range -1..%lld",
-                      path, SC_EVENT_DURATION_MAX);
+        return sc_errf(err, errlen, SC_E_PARSE, "%sDurationInSeconds: out of the range -1..%lld",
+                       path, SC_EVENT_DURATION_MAX);
     ev->has_duration = true;
     ev->duration_s = d;
     return 0;
@@ -756,8 +741,8 @@ static int s_event_parse(json_object *obj, size_t i, sc_event_t *ev, char *err, 
 
     snprintf(path, sizeof(path), "Events[%zu].", i);
     if (!json_object_is_type(obj, json_type_object))
-        return s_fail(err, errlen, SC_E_PARSE, "Events[%zu]: must be an object, got %s", i,
-                      s_jtype(obj));
+        return sc_errf(err, errlen, SC_E_PARSE, "Events[%zu]: must be an object, got %s", i,
+                       s_jtype(obj));
 
     if ((rc = s_get_string(obj, path, "EventId", true, false, &s, err, errlen)) < 0 ||
         (rc = s_check_event_id(s, path, "EventId", err, errlen)) < 0)
@@ -768,18 +753,18 @@ static int s_event_parse(json_object *obj, size_t i, sc_event_t *ev, char *err, 
         return rc;
     ev->type = (sc_event_type_t)s_enum_of(s, s_type_names, 1, SC_EVENT_TYPE_MAX);
     if (!(ev->type_raw = strdup(s)))
-        return s_fail(err, errlen, -ENOMEM, "out of memory");
+        return sc_errf(err, errlen, -ENOMEM, "out of memory");
 
     if ((rc = s_get_string(obj, path, "EventStatus", true, true, &s, err, errlen)) < 0)
         return rc;
     ev->status = (sc_event_status_t)s_enum_of(s, s_status_names, 1, SC_EVENT_STATUS_MAX);
     if (!(ev->status_raw = strdup(s)))
-        return s_fail(err, errlen, -ENOMEM, "out of memory");
+        return sc_errf(err, errlen, -ENOMEM, "out of memory");
 
     if ((rc = s_get_string(obj, path, "ResourceType", true, true, &s, err, errlen)) < 0)
         return rc;
     if (!(ev->resource_type = strdup(s)))
-        return s_fail(err, errlen, -ENOMEM, "out of memory");
+        return sc_errf(err, errlen, -ENOMEM, "out of memory");
 
     if ((rc = s_parse_resources(obj, path, ev, err, errlen)) < 0)
         return rc;
@@ -787,16 +772,16 @@ static int s_event_parse(json_object *obj, size_t i, sc_event_t *ev, char *err, 
     if ((rc = s_get_string(obj, path, "NotBefore", true, false, &s, err, errlen)) < 0)
         return rc;
     if (sc_notbefore_parse(s, &ev->has_not_before, &ev->not_before) < 0)
-        return s_fail(err, errlen, SC_E_PARSE,
-                      "%sNotBefore: \"%s\" is neither RFC 1123 nor ISO 8601", path,
-                      s_quote(s, strlen(s), q, sizeof(q)));
+        return sc_errf(err, errlen, SC_E_PARSE,
+                       "%sNotBefore: \"%s\" is neither RFC 1123 nor ISO 8601", path,
+                       s_quote(s, strlen(s), q, sizeof(q)));
     if (!(ev->not_before_raw = strdup(s)))
-        return s_fail(err, errlen, -ENOMEM, "out of memory");
+        return sc_errf(err, errlen, -ENOMEM, "out of memory");
 
     if ((rc = s_get_string(obj, path, "Description", false, false, &s, err, errlen)) < 0)
         return rc;
     if (s && !(ev->description = strdup(s)))
-        return s_fail(err, errlen, -ENOMEM, "out of memory");
+        return sc_errf(err, errlen, -ENOMEM, "out of memory");
 
     if ((rc = s_get_string(obj, path, "EventSource", false, true, &s, err, errlen)) < 0)
         return rc;
@@ -806,7 +791,7 @@ static int s_event_parse(json_object *obj, size_t i, sc_event_t *ev, char *err, 
         if (ev->source == SC_EVENT_SOURCE_ABSENT)
             ev->source = SC_EVENT_SOURCE_UNKNOWN;
         if (!(ev->source_raw = strdup(s)))
-            return s_fail(err, errlen, -ENOMEM, "out of memory");
+            return sc_errf(err, errlen, -ENOMEM, "out of memory");
     }
 
     return s_parse_duration(obj, path, ev, err, errlen);
@@ -821,53 +806,53 @@ int sc_doc_parse(const char *buf, size_t len, sc_doc_t **ret_doc, char *err, siz
     int rc;
 
     if (!ret_doc)
-        return s_fail(err, errlen, -EINVAL, "no place for the result");
+        return sc_errf(err, errlen, -EINVAL, "no place for the result");
     if ((rc = s_tokenize(buf, len, "document", &root, err, errlen)) < 0)
         return rc;
     if (!json_object_is_type(root, json_type_object)) {
-        rc = s_fail(err, errlen, SC_E_PARSE, "document must be a JSON object, got %s",
-                    s_jtype(root));
+        rc = sc_errf(err, errlen, SC_E_PARSE, "document must be a JSON object, got %s",
+                     s_jtype(root));
         goto out;
     }
     if (!(doc = calloc(1, sizeof(*doc)))) {
-        rc = s_fail(err, errlen, -ENOMEM, "out of memory");
+        rc = sc_errf(err, errlen, -ENOMEM, "out of memory");
         goto out;
     }
 
     if (!json_object_object_get_ex(root, "DocumentIncarnation", &v)) {
-        rc = s_fail(err, errlen, SC_E_PARSE, "DocumentIncarnation: missing");
+        rc = sc_errf(err, errlen, SC_E_PARSE, "DocumentIncarnation: missing");
         goto out;
     }
     if (!s_get_int64(v, &doc->incarnation, &in_range)) {
         if (!in_range)
-            rc = s_fail(err, errlen, SC_E_PARSE, "DocumentIncarnation: out of range");
+            rc = sc_errf(err, errlen, SC_E_PARSE, "DocumentIncarnation: out of range");
         else
-            rc = s_fail(err, errlen, SC_E_PARSE, "DocumentIncarnation: must be an integer, got %s",
-                        s_jtype(v));
+            rc = sc_errf(err, errlen, SC_E_PARSE, "DocumentIncarnation: must be an integer, got %s",
+                         s_jtype(v));
         goto out;
     }
     if (doc->incarnation < 0) {
-        rc = s_fail(err, errlen, SC_E_PARSE, "DocumentIncarnation: %lld is negative",
-                    (long long)doc->incarnation);
+        rc = sc_errf(err, errlen, SC_E_PARSE, "DocumentIncarnation: %lld is negative",
+                     (long long)doc->incarnation);
         goto out;
     }
 
     if (!json_object_object_get_ex(root, "Events", &events)) {
-        rc = s_fail(err, errlen, SC_E_PARSE, "Events: missing");
+        rc = sc_errf(err, errlen, SC_E_PARSE, "Events: missing");
         goto out;
     }
     if (!json_object_is_type(events, json_type_array)) {
-        rc = s_fail(err, errlen, SC_E_PARSE, "Events: must be an array, got %s", s_jtype(events));
+        rc = sc_errf(err, errlen, SC_E_PARSE, "Events: must be an array, got %s", s_jtype(events));
         goto out;
     }
     n = json_object_array_length(events);
     if (n > SC_DOC_MAX_EVENTS) {
-        rc = s_fail(err, errlen, SC_E_TOO_BIG, "Events: %zu events, more than the limit of %d", n,
-                    SC_DOC_MAX_EVENTS);
+        rc = sc_errf(err, errlen, SC_E_TOO_BIG, "Events: %zu events, more than the limit of %d", n,
+                     SC_DOC_MAX_EVENTS);
         goto out;
     }
     if (n && !(doc->events = calloc(n, sizeof(sc_event_t)))) {
-        rc = s_fail(err, errlen, -ENOMEM, "out of memory");
+        rc = sc_errf(err, errlen, -ENOMEM, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
@@ -878,10 +863,10 @@ int sc_doc_parse(const char *buf, size_t len, sc_doc_t **ret_doc, char *err, siz
             goto out;
         for (size_t k = 0; k < i; k++)
             if (sc_event_id_equal(doc->events[k].id, doc->events[i].id)) {
-                rc = s_fail(err, errlen, SC_E_PARSE,
-                            "Events[%zu].EventId: \"%s\" repeats Events[%zu] (EventIds compare "
-                            "ignoring case)",
-                            i, doc->events[i].id, k);
+                rc = sc_errf(err, errlen, SC_E_PARSE,
+                             "Events[%zu].EventId: \"%s\" repeats Events[%zu] (EventIds compare "
+                             "ignoring case)",
+                             i, doc->events[i].id, k);
                 goto out;
             }
     }
@@ -1101,18 +1086,18 @@ static int s_approval_incarnation(json_object *v, char *err, size_t errlen)
         size_t len = (size_t)json_object_get_string_len(v);
 
         if (strlen(s) != len || !s_parse_decimal(s, &inc) || inc < 0 || s[0] == '-')
-            return s_fail(err, errlen, SC_E_PARSE,
-                          "DocumentIncarnation: string \"%s\" is not a non-negative integer",
-                          s_quote(s, len, q, sizeof(q)));
+            return sc_errf(err, errlen, SC_E_PARSE,
+                           "DocumentIncarnation: string \"%s\" is not a non-negative integer",
+                           s_quote(s, len, q, sizeof(q)));
         return 0;
     }
     if (!s_get_int64(v, &inc, &in_range))
-        return s_fail(err, errlen, SC_E_PARSE,
-                      "DocumentIncarnation: must be an integer or a string of digits, got %s",
-                      s_jtype(v));
+        return sc_errf(err, errlen, SC_E_PARSE,
+                       "DocumentIncarnation: must be an integer or a string of digits, got %s",
+                       s_jtype(v));
     if (inc < 0)
-        return s_fail(err, errlen, SC_E_PARSE, "DocumentIncarnation: %lld is negative",
-                      (long long)inc);
+        return sc_errf(err, errlen, SC_E_PARSE, "DocumentIncarnation: %lld is negative",
+                       (long long)inc);
     return 0;
 }
 
@@ -1125,12 +1110,12 @@ int sc_approval_parse(const char *buf, size_t len, char ***ret_ids, size_t *ret_
     int rc;
 
     if (!ret_ids || !ret_n)
-        return s_fail(err, errlen, -EINVAL, "no place for the result");
+        return sc_errf(err, errlen, -EINVAL, "no place for the result");
     if ((rc = s_tokenize(buf, len, "approval body", &root, err, errlen)) < 0)
         return rc;
     if (!json_object_is_type(root, json_type_object)) {
-        rc = s_fail(err, errlen, SC_E_PARSE, "approval body must be a JSON object, got %s",
-                    s_jtype(root));
+        rc = sc_errf(err, errlen, SC_E_PARSE, "approval body must be a JSON object, got %s",
+                     s_jtype(root));
         goto out;
     }
     json_object_object_foreach(root, key, val)
@@ -1141,32 +1126,33 @@ int sc_approval_parse(const char *buf, size_t len, char ***ret_ids, size_t *ret_
             if ((rc = s_approval_incarnation(val, err, errlen)) < 0)
                 goto out;
         } else {
-            rc = s_fail(err, errlen, SC_E_PARSE, "approval body: unexpected field \"%s\"",
-                        s_quote(key, strlen(key), q, sizeof(q)));
+            rc = sc_errf(err, errlen, SC_E_PARSE, "approval body: unexpected field \"%s\"",
+                         s_quote(key, strlen(key), q, sizeof(q)));
             goto out;
         }
     }
     if (!reqs) {
-        rc = s_fail(err, errlen, SC_E_PARSE, "StartRequests: missing");
+        rc = sc_errf(err, errlen, SC_E_PARSE, "StartRequests: missing");
         goto out;
     }
     if (!json_object_is_type(reqs, json_type_array)) {
-        rc = s_fail(err, errlen, SC_E_PARSE, "StartRequests: must be an array, got %s",
-                    s_jtype(reqs));
+        rc = sc_errf(err, errlen, SC_E_PARSE, "StartRequests: must be an array, got %s",
+                     s_jtype(reqs));
         goto out;
     }
     n = json_object_array_length(reqs);
     if (n == 0) {
-        rc = s_fail(err, errlen, SC_E_PARSE, "StartRequests: empty array");
+        rc = sc_errf(err, errlen, SC_E_PARSE, "StartRequests: empty array");
         goto out;
     }
     if (n > SC_DOC_MAX_EVENTS) {
-        rc = s_fail(err, errlen, SC_E_TOO_BIG,
+        rc =
+            sc_errf(err, errlen, SC_E_TOO_BIG,
                     "StartRequests: %zu requests, more than the limit of %d", n, SC_DOC_MAX_EVENTS);
         goto out;
     }
     if (!(ids = calloc(n, sizeof(char *)))) {
-        rc = s_fail(err, errlen, -ENOMEM, "out of memory");
+        rc = sc_errf(err, errlen, -ENOMEM, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
@@ -1176,16 +1162,16 @@ int sc_approval_parse(const char *buf, size_t len, char ***ret_ids, size_t *ret_
 
         snprintf(path, sizeof(path), "StartRequests[%zu].", i);
         if (!json_object_is_type(req, json_type_object)) {
-            rc = s_fail(err, errlen, SC_E_PARSE, "StartRequests[%zu]: must be an object, got %s", i,
-                        s_jtype(req));
+            rc = sc_errf(err, errlen, SC_E_PARSE, "StartRequests[%zu]: must be an object, got %s",
+                         i, s_jtype(req));
             goto out;
         }
         json_object_object_foreach(req, rkey, rval)
         {
             (void)rval;
             if (strcmp(rkey, "EventId") != 0) {
-                rc = s_fail(err, errlen, SC_E_PARSE, "StartRequests[%zu]: unexpected field \"%s\"",
-                            i, s_quote(rkey, strlen(rkey), q, sizeof(q)));
+                rc = sc_errf(err, errlen, SC_E_PARSE, "StartRequests[%zu]: unexpected field \"%s\"",
+                             i, s_quote(rkey, strlen(rkey), q, sizeof(q)));
                 goto out;
             }
         }
@@ -1194,13 +1180,13 @@ int sc_approval_parse(const char *buf, size_t len, char ***ret_ids, size_t *ret_
             goto out;
         for (size_t k = 0; k < i; k++)
             if (sc_event_id_equal(ids[k], id)) {
-                rc = s_fail(err, errlen, SC_E_PARSE,
-                            "StartRequests[%zu].EventId: \"%s\" repeats StartRequests[%zu]", i, id,
-                            k);
+                rc = sc_errf(err, errlen, SC_E_PARSE,
+                             "StartRequests[%zu].EventId: \"%s\" repeats StartRequests[%zu]", i, id,
+                             k);
                 goto out;
             }
         if (!(ids[i] = strdup(id))) {
-            rc = s_fail(err, errlen, -ENOMEM, "out of memory");
+            rc = sc_errf(err, errlen, -ENOMEM, "out of memory");
             goto out;
         }
         n_ids = i + 1;

@@ -249,17 +249,14 @@ int sc_ctl_request(const char *path, const char *request, int timeout_ms, json_o
         rc = s_read_msg(fd, SC_CTL_RESPONSE_MAX, deadline, false, &buf, &len);
     close(fd);
     if (rc < 0) {
-        if (err && errlen)
-            snprintf(err, errlen, "control socket %s: %s", path, sc_strerror(rc));
-        return rc;
+        return sc_errf(err, errlen, rc, "control socket %s: %s", path, sc_strerror(rc));
     }
     ans = json_tokener_parse(buf);
     free(buf);
     if (!ans || !json_object_is_type(ans, json_type_object)) {
         json_object_put(ans);
-        if (err && errlen)
-            snprintf(err, errlen, "control socket %s: answer is not a JSON object", path);
-        return SC_E_NOT_JSON;
+        return sc_errf(err, errlen, SC_E_NOT_JSON, "control socket %s: answer is not a JSON object",
+                       path);
     }
     *ret_answer = ans;
     return 0;

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,18 +18,6 @@
 #include "sc_msg.h"
 
 #define S_ZAP_ENDPOINT "inproc://zeromq.zap.01"
-
-__attribute__((format(printf, 3, 4))) static void s_err(char *err, size_t errlen, const char *fmt,
-                                                        ...)
-{
-    va_list ap;
-
-    if (!err || !errlen)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 bool sc_curve_available(void)
 {
@@ -118,30 +105,26 @@ int sc_curve_keypair_load(const char *path, sc_curve_keypair_t *ret_kp, char *er
         return -EINVAL;
     if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
         rc = -errno;
-        s_err(err, errlen, "%s: cannot open: %s", path, strerror(-rc));
-        return rc;
+        return sc_errf(err, errlen, rc, "%s: cannot open: %s", path, strerror(-rc));
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        s_err(err, errlen, "%s: not a regular file", path);
-        return SC_E_PARSE;
+        return sc_errf(err, errlen, SC_E_PARSE, "%s: not a regular file", path);
     }
     if (st.st_mode & 077) {
         close(fd);
-        s_err(err, errlen, "%s: mode %04o lets others read the secret key; chmod 600 it", path,
-              (unsigned)(st.st_mode & 07777));
-        return -EPERM;
+        return sc_errf(err, errlen, -EPERM,
+                       "%s: mode %04o lets others read the secret key; chmod 600 it", path,
+                       (unsigned)(st.st_mode & 07777));
     }
     rc = s_read_fd(fd, SC_KEYFILE_MAX_BYTES, &buf, &len);
     close(fd);
     if (rc < 0) {
-        s_err(err, errlen, "%s: %s", path,
-              rc == SC_E_TOO_BIG ? "larger than 4096 bytes" : sc_strerror(rc));
-        return rc;
+        return sc_errf(err, errlen, rc, "%s: %s", path,
+                       rc == SC_E_TOO_BIG ? "larger than 4096 bytes" : sc_strerror(rc));
     }
     if (memchr(buf, '\0', len)) {
-        s_err(err, errlen, "%s: contains a NUL byte", path);
-        rc = SC_E_PARSE;
+        rc = sc_errf(err, errlen, SC_E_PARSE, "%s: contains a NUL byte", path);
         goto out;
     }
     for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -152,9 +135,8 @@ int sc_curve_keypair_load(const char *path, sc_curve_keypair_t *ret_kp, char *er
         if (!*line || *line == '#')
             continue;
         if (!(eq = strchr(line, '='))) {
-            s_err(err, errlen, "%s:%u: expected \"public = KEY\" or \"secret = KEY\"", path,
-                  lineno);
-            rc = SC_E_PARSE;
+            rc = sc_errf(err, errlen, SC_E_PARSE,
+                         "%s:%u: expected \"public = KEY\" or \"secret = KEY\"", path, lineno);
             goto out;
         }
         *eq = '\0';
@@ -165,31 +147,30 @@ int sc_curve_keypair_load(const char *path, sc_curve_keypair_t *ret_kp, char *er
         } else if (strcmp(key, "secret") == 0) {
             dst = kp.secret_z85;
         } else {
-            s_err(err, errlen, "%s:%u: unknown key \"%.32s\" (expected public or secret)", path,
-                  lineno, key);
-            rc = SC_E_PARSE;
+            rc = sc_errf(err, errlen, SC_E_PARSE,
+                         "%s:%u: unknown key \"%.32s\" (expected public or secret)", path, lineno,
+                         key);
             goto out;
         }
         if (dst[0]) {
-            s_err(err, errlen, "%s:%u: %s given twice", path, lineno, key);
-            rc = SC_E_PARSE;
+            rc = sc_errf(err, errlen, SC_E_PARSE, "%s:%u: %s given twice", path, lineno, key);
             goto out;
         }
         if (!sc_curve_key_valid(val)) {
-            s_err(err, errlen, "%s:%u: %s is not a key (40 Z85 characters)", path, lineno, key);
-            rc = SC_E_PARSE;
+            rc = sc_errf(err, errlen, SC_E_PARSE, "%s:%u: %s is not a key (40 Z85 characters)",
+                         path, lineno, key);
             goto out;
         }
         memcpy(dst, val, SC_CURVE_KEY_Z85_LEN + 1);
     }
     if (!kp.public_z85[0] || !kp.secret_z85[0]) {
-        s_err(err, errlen, "%s: missing %s key", path, kp.public_z85[0] ? "secret" : "public");
-        rc = SC_E_PARSE;
+        rc = sc_errf(err, errlen, SC_E_PARSE, "%s: missing %s key", path,
+                     kp.public_z85[0] ? "secret" : "public");
         goto out;
     }
     if (zmq_curve_public(derived, kp.secret_z85) != 0 || strcmp(derived, kp.public_z85) != 0) {
-        s_err(err, errlen, "%s: the public key does not belong to the secret key", path);
-        rc = SC_E_PARSE;
+        rc = sc_errf(err, errlen, SC_E_PARSE,
+                     "%s: the public key does not belong to the secret key", path);
         goto out;
     }
     *ret_kp = kp;
@@ -210,8 +191,7 @@ int sc_curve_keypair_save(const char *path, const sc_curve_keypair_t *kp, char *
 
     if (!path || !kp || !sc_curve_key_valid(kp->public_z85) ||
         !sc_curve_key_valid(kp->secret_z85)) {
-        s_err(err, errlen, "invalid key pair");
-        return -EINVAL;
+        return sc_errf(err, errlen, -EINVAL, "invalid key pair");
     }
     n = snprintf(text, sizeof(text),
                  "# schedcoord CURVE key pair. Keep it secret (mode 0600).\n"
@@ -219,8 +199,7 @@ int sc_curve_keypair_save(const char *path, const sc_curve_keypair_t *kp, char *
                  kp->public_z85, kp->secret_z85);
     if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
         rc = -errno;
-        s_err(err, errlen, "%s: cannot create: %s", path, strerror(-rc));
-        return rc;
+        return sc_errf(err, errlen, rc, "%s: cannot create: %s", path, strerror(-rc));
     }
     if (fchmod(fd, 0600) != 0 || write(fd, text, (size_t)n) != n || fsync(fd) != 0)
         rc = errno ? -errno : -EIO;
@@ -228,7 +207,7 @@ int sc_curve_keypair_save(const char *path, const sc_curve_keypair_t *kp, char *
         rc = -errno;
     memset(text, 0, sizeof(text));
     if (rc < 0) {
-        s_err(err, errlen, "%s: cannot write: %s", path, strerror(-rc));
+        sc_errf(err, errlen, rc, "%s: cannot write: %s", path, strerror(-rc));
         unlink(path);
     }
     return rc;
@@ -299,25 +278,22 @@ int sc_keyring_add(sc_keyring_t *ring, const char *name, const char *public_z85,
     if (!ring)
         return -EINVAL;
     if (!sc_msg_name_valid(name)) {
-        s_err(err, errlen, "\"%.64s\" is not a member name (1..%d of [A-Za-z0-9._-])",
-              name ? name : "", SC_NAME_MAX);
-        return -EINVAL;
+        return sc_errf(err, errlen, -EINVAL,
+                       "\"%.64s\" is not a member name (1..%d of [A-Za-z0-9._-])", name ? name : "",
+                       SC_NAME_MAX);
     }
     if (!sc_curve_key_valid(public_z85)) {
-        s_err(err, errlen, "%s: not a public key (40 Z85 characters)", name);
-        return -EINVAL;
+        return sc_errf(err, errlen, -EINVAL, "%s: not a public key (40 Z85 characters)", name);
     }
     if (sc_keyring_find_name(ring, name)) {
-        s_err(err, errlen, "%s: listed twice", name);
-        return -EEXIST;
+        return sc_errf(err, errlen, -EEXIST, "%s: listed twice", name);
     }
     if (sc_keyring_find_key(ring, public_z85)) {
-        s_err(err, errlen, "%s: same key as %s", name, sc_keyring_find_key(ring, public_z85));
-        return -EEXIST;
+        return sc_errf(err, errlen, -EEXIST, "%s: same key as %s", name,
+                       sc_keyring_find_key(ring, public_z85));
     }
     if (ring->n >= SC_KEYRING_MAX) {
-        s_err(err, errlen, "more than %d members", SC_KEYRING_MAX);
-        return SC_E_TOO_BIG;
+        return sc_errf(err, errlen, SC_E_TOO_BIG, "more than %d members", SC_KEYRING_MAX);
     }
     if (ring->n == ring->cap) {
         size_t cap = ring->cap ? ring->cap * 2 : 8;
@@ -366,19 +342,16 @@ int sc_keyring_load(const char *path, sc_keyring_t **ret_ring, char *err, size_t
         return -EINVAL;
     if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
         rc = -errno;
-        s_err(err, errlen, "%s: cannot open: %s", path, strerror(-rc));
-        return rc;
+        return sc_errf(err, errlen, rc, "%s: cannot open: %s", path, strerror(-rc));
     }
     rc = s_read_fd(fd, SC_KEYRING_MAX_BYTES, &buf, &len);
     close(fd);
     if (rc < 0) {
-        s_err(err, errlen, "%s: %s", path,
-              rc == SC_E_TOO_BIG ? "larger than 1 MiB" : sc_strerror(rc));
-        return rc;
+        return sc_errf(err, errlen, rc, "%s: %s", path,
+                       rc == SC_E_TOO_BIG ? "larger than 1 MiB" : sc_strerror(rc));
     }
     if (memchr(buf, '\0', len)) {
-        s_err(err, errlen, "%s: contains a NUL byte", path);
-        rc = SC_E_PARSE;
+        rc = sc_errf(err, errlen, SC_E_PARSE, "%s: contains a NUL byte", path);
         goto out;
     }
     if ((rc = sc_keyring_new(&ring)) < 0)
@@ -396,20 +369,19 @@ int sc_keyring_load(const char *path, sc_keyring_t **ret_ring, char *err, size_t
         key = strtok_r(NULL, " \t\r", &save);
         extra = strtok_r(NULL, " \t\r", &save);
         if (!key || (extra && extra[0] != '#')) {
-            s_err(err, errlen, "%s:%u: expected \"NAME PUBLIC_KEY\"", path, lineno);
-            rc = SC_E_PARSE;
+            rc = sc_errf(err, errlen, SC_E_PARSE, "%s:%u: expected \"NAME PUBLIC_KEY\"", path,
+                         lineno);
             goto out;
         }
         if ((rc = sc_keyring_add(ring, name, key, why, sizeof(why))) < 0) {
-            s_err(err, errlen, "%s:%u: %s", path, lineno, why);
+            sc_errf(err, errlen, rc, "%s:%u: %s", path, lineno, why);
             if (rc != -ENOMEM && rc != SC_E_TOO_BIG)
                 rc = SC_E_PARSE;
             goto out;
         }
     }
     if (ring->n == 0) {
-        s_err(err, errlen, "%s: no member listed", path);
-        rc = SC_E_PARSE;
+        rc = sc_errf(err, errlen, SC_E_PARSE, "%s: no member listed", path);
         goto out;
     }
     *ret_ring = ring;

@@ -1445,9 +1445,7 @@ static int s_build(const sc_msg_t *msg, char **ret_buf, size_t *ret_len, char *e
     char *buf;
 
     if (!msg || (unsigned)msg->type >= SC_MSG_TYPE_MAX) {
-        if (err && errlen)
-            snprintf(err, errlen, "type: out of range");
-        return -EINVAL;
+        return sc_errf(err, errlen, -EINVAL, "type: out of range");
     }
     if (!(e.o = json_object_new_object()))
         return -ENOMEM;

@@ -17,6 +17,31 @@ SC_TEST(error_messages)
     SC_CHECK_STR(sc_strerror(SC_E_MAX_), "unknown error");
 }
 
+SC_TEST(error_formatting)
+{
+    char err[16];
+
+    /* formats into the buffer and hands back the code it was given */
+    memset(err, 'x', sizeof(err));
+    SC_CHECK_INT(sc_errf(err, sizeof(err), SC_E_CONFIG, "%s: %d", "key", 42), SC_E_CONFIG);
+    SC_CHECK_STR(err, "key: 42");
+    SC_CHECK_INT(sc_errf(err, sizeof(err), -ENOMEM, "out of memory"), -ENOMEM);
+    SC_CHECK_STR(err, "out of memory");
+    SC_CHECK_INT(sc_errf(err, sizeof(err), 0, "%s", ""), 0);
+    SC_CHECK_STR(err, "");
+    /* truncated to the buffer, always terminated, nothing written past it */
+    char big[8] = "abcdefg";
+    SC_CHECK_INT(sc_errf(big, 4, -EINVAL, "%s", "0123456789"), -EINVAL);
+    SC_CHECK_STR(big, "012");
+    SC_CHECK(big[4] == 'e' && big[7] == '\0');
+    /* no buffer (NULL or size 0): nothing written, the code still returned */
+    SC_CHECK_INT(sc_errf(NULL, 0, SC_E_PARSE, "%d", 1), SC_E_PARSE);
+    SC_CHECK_INT(sc_errf(NULL, 16, SC_E_PARSE, "%d", 1), SC_E_PARSE);
+    strcpy(err, "kept");
+    SC_CHECK_INT(sc_errf(err, 0, SC_E_TOO_BIG, "%s", "changed"), SC_E_TOO_BIG);
+    SC_CHECK_STR(err, "kept");
+}
+
 SC_TEST(log_levels)
 {
     sc_log_level_t l;
@@ -46,6 +71,7 @@ SC_TEST(time_formats)
 int main(void)
 {
     SC_RUN(error_messages);
+    SC_RUN(error_formatting);
     SC_RUN(log_levels);
     SC_RUN(time_formats);
     return sc_test_done();
