@@ -1182,7 +1182,8 @@ static sc_drain_state_t s_restore_drain(json_object *per)
          * its progress follows) and never runs a phase twice. */
         if (!res)
             return SC_DRAIN_RECOVER_ORDERED;
-        if (!strcmp(res, "done") || !strcmp(res, "skipped") || !strcmp(res, "refused"))
+        /* refused (the agent's queue was full): never run, so it is ordered again below */
+        if (!strcmp(res, "done") || !strcmp(res, "skipped"))
             return SC_DRAIN_RECOVERED;
         if (!strcmp(res, "failed") || !strcmp(res, "timed_out") || !strcmp(res, "interrupted"))
             return SC_DRAIN_RECOVER_FAILED;
