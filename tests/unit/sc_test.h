@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int sc_test_checks_failed_; /* failed checks in the current test */
 static int sc_test_passed_;        /* tests that passed */
@@ -104,6 +106,73 @@ static inline char *sc_test_fixture(const char *name, size_t *ret_len)
 
     snprintf(path, sizeof(path), "%s/%s", dir ? dir : "tests/fixtures", name);
     return sc_test_slurp(path, ret_len);
+}
+
+/* mkdir -p DIR (0700 for what it creates). 0, or -1 when DIR is not a directory after. */
+static inline int sc_test_mkdirs(const char *dir)
+{
+    char buf[1024];
+    struct stat st;
+
+    snprintf(buf, sizeof(buf), "%s", dir);
+    for (char *c = buf + 1; *c; c++) {
+        if (*c == '/') {
+            *c = '\0';
+            mkdir(buf, 0700);
+            *c = '/';
+        }
+    }
+    mkdir(buf, 0700);
+    return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+}
+
+/* The test's scratch directory, created: $SC_TMP (/tmp/sc_test when unset or empty), or its
+ * subdirectory SUB when SUB is not NULL. A static buffer. */
+static inline const char *sc_test_tmpdir(const char *sub)
+{
+    static char dir[900];
+    const char *tmp = getenv("SC_TMP");
+
+    if (!tmp || !*tmp)
+        tmp = "/tmp/sc_test";
+    if (sub)
+        snprintf(dir, sizeof(dir), "%s/%s", tmp, sub);
+    else
+        snprintf(dir, sizeof(dir), "%s", tmp);
+    if (sc_test_mkdirs(dir) != 0)
+        printf("  cannot make the scratch directory %s\n", dir);
+    return dir;
+}
+
+/* Writes TEXT to PATH (replaced, not rewritten in place: a running program may have the old
+ * one open) with MODE. 0, or -1 on error. */
+static inline int sc_test_write_file(const char *path, const char *text, mode_t mode)
+{
+    FILE *f;
+    int rc = 0;
+
+    unlink(path);
+    if (!(f = fopen(path, "w")))
+        return -1;
+    if (fputs(text, f) < 0)
+        rc = -1;
+    if (fclose(f) != 0)
+        rc = -1;
+    if (chmod(path, mode) != 0)
+        rc = -1;
+    return rc;
+}
+
+/* Removes a SQLite database and its -wal and -shm files, if there. */
+static inline void sc_test_remove_db(const char *path)
+{
+    char side[1100];
+
+    unlink(path);
+    snprintf(side, sizeof(side), "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof(side), "%s-shm", path);
+    unlink(side);
 }
 
 #endif

@@ -59,10 +59,11 @@ static char s_dir[512];
 
 static void s_tmpdir(const char *name)
 {
-    const char *t = getenv("SC_TMP");
     char cmd[1200];
 
-    snprintf(s_dir, sizeof(s_dir), "%s/%s", t ? t : "/tmp/test_agent_core", name);
+    if ((size_t)snprintf(s_dir, sizeof(s_dir), "%s/%s", sc_test_tmpdir(NULL), name) >=
+        sizeof(s_dir))
+        SC_FAILF("scratch path too long: %s", s_dir);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", s_dir, s_dir);
     if (system(cmd) != 0)
         SC_FAILF("cannot make %s", s_dir);
@@ -267,7 +268,6 @@ SC_TEST(orders)
     sc_agent_t *a = NULL;
     sc_agent_stats_t stats;
     char err[256] = "", hook[600], state[600], script[1400];
-    FILE *f;
     const char *doc = "{\"DocumentIncarnation\":4,\"Events\":[{\"EventId\":\"EV-1\","
                       "\"EventStatus\":\"Scheduled\",\"EventType\":\"Reboot\",\"ResourceType\":"
                       "\"VirtualMachine\",\"Resources\":[\"vm_0\"],\"NotBefore\":\"Mon, 11 Apr "
@@ -280,10 +280,7 @@ SC_TEST(orders)
              "#!/bin/sh\necho \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID $SCHEDCOORD_EVENT_TYPE\" "
              ">> %s/runs.log\n",
              s_dir);
-    SC_REQUIRE((f = fopen(hook, "w")) != NULL);
-    fputs(script, f);
-    fclose(f);
-    chmod(hook, 0755);
+    SC_REQUIRE(sc_test_write_file(hook, script, 0755) == 0);
     SC_REQUIRE(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members",
                        "coord=127.0.0.1:1", "--state-dir", state, "--prepare-hook", hook,
                        "--recover-hook", hook, "--insecure", "--standalone-after", "3600",

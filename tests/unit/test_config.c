@@ -37,32 +37,13 @@ static const sc_cfg_key_t s_keys[] = {
 
 static char s_tmp[900];
 
-static void s_mkdirs(const char *dir)
-{
-    char buf[1024];
-
-    snprintf(buf, sizeof(buf), "%s", dir);
-    for (char *c = buf + 1; *c; c++) {
-        if (*c == '/') {
-            *c = '\0';
-            mkdir(buf, 0700);
-            *c = '/';
-        }
-    }
-    mkdir(buf, 0700);
-}
-
 /* Writes a config file under $SC_TMP, returns its path (static). */
 static const char *s_file(const char *name, const char *text)
 {
     static char path[1024];
-    FILE *f;
 
     snprintf(path, sizeof(path), "%s/%s", s_tmp, name);
-    if ((f = fopen(path, "w"))) {
-        fputs(text, f);
-        fclose(f);
-    }
+    sc_test_write_file(path, text, 0644);
     return path;
 }
 
@@ -340,10 +321,7 @@ SC_TEST(parse_text_limits)
 
 int main(void)
 {
-    const char *tmp = getenv("SC_TMP");
-
-    snprintf(s_tmp, sizeof(s_tmp), "%s/config", tmp ? tmp : "/tmp/sc_test_config");
-    s_mkdirs(s_tmp);
+    snprintf(s_tmp, sizeof(s_tmp), "%s", sc_test_tmpdir("config"));
     SC_RUN(defaults_and_both_flag_forms);
     SC_RUN(bools_and_seconds);
     SC_RUN(file_keys_and_command_line_wins);

@@ -189,15 +189,7 @@ SC_TEST(command_line)
 
 int main(void)
 {
-    const char *tmp = getenv("SC_TMP");
-    snprintf(s_dir, sizeof(s_dir), "%s", tmp ? tmp : "/tmp/sc_test_ctl");
-    for (char *p = s_dir + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(s_dir, 0700);
-            *p = '/';
-        }
-    mkdir(s_dir, 0700);
+    snprintf(s_dir, sizeof(s_dir), "%s", sc_test_tmpdir(NULL));
     snprintf(s_sock, sizeof(s_sock), "%s/%s", s_dir, SC_CTL_SOCKET_NAME);
     char db[1100];
     snprintf(db, sizeof(db), "%s/%s", s_dir, SC_CTL_DB_NAME);

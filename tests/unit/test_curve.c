@@ -31,15 +31,7 @@ static const char *s_path(const char *name)
 
 static void s_write(const char *name, const char *text, mode_t mode)
 {
-    FILE *f;
-
-    unlink(s_path(name));
-    f = fopen(s_path(name), "w");
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-    chmod(s_path(name), mode);
+    sc_test_write_file(s_path(name), text, mode);
 }
 
 SC_TEST(keypair_files)
@@ -476,17 +468,10 @@ SC_TEST(zap_needs_curve_and_one_handler)
 
 int main(void)
 {
-    const char *tmp = getenv("SC_TMP");
-
-    snprintf(s_dir, sizeof(s_dir), "%s", tmp && *tmp ? tmp : "/tmp/sc-test-curve");
-    for (char *p = s_dir + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(s_dir, 0700);
-            *p = '/';
-        }
+    if ((size_t)snprintf(s_dir, sizeof(s_dir), "%s", sc_test_tmpdir(NULL)) >= sizeof(s_dir)) {
+        printf("scratch path too long: %s\n", s_dir);
+        return 1;
     }
-    mkdir(s_dir, 0700);
     SC_RUN(keypair_files);
     SC_RUN(keyring_files);
     SC_RUN(keygen_command);

@@ -17,38 +17,13 @@ static const char *const s_migrations[] = {
 };
 #define N_MIG (sizeof(s_migrations) / sizeof(s_migrations[0]))
 
-/* mkdir -p */
-static void s_mkdirs(const char *dir)
-{
-    char buf[1024];
-
-    snprintf(buf, sizeof(buf), "%s", dir);
-    for (char *c = buf + 1; *c; c++) {
-        if (*c == '/') {
-            *c = '\0';
-            mkdir(buf, 0700);
-            *c = '/';
-        }
-    }
-    mkdir(buf, 0700);
-}
-
 /* A fresh database path under $SC_TMP (removed first, with its WAL files). */
 static const char *s_path(const char *name)
 {
     static char path[1024];
-    const char *tmp = getenv("SC_TMP");
-    char side[1100];
 
-    if (!tmp)
-        tmp = "/tmp";
-    s_mkdirs(tmp);
-    snprintf(path, sizeof(path), "%s/%s", tmp, name);
-    unlink(path);
-    snprintf(side, sizeof(side), "%s-wal", path);
-    unlink(side);
-    snprintf(side, sizeof(side), "%s-shm", path);
-    unlink(side);
+    snprintf(path, sizeof(path), "%s/%s", sc_test_tmpdir(NULL), name);
+    sc_test_remove_db(path);
     return path;
 }
 

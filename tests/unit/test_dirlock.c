@@ -83,15 +83,7 @@ SC_TEST(released_when_the_holder_dies_not_inherited_by_exec)
 
 int main(void)
 {
-    const char *tmp = getenv("SC_TMP");
-    snprintf(s_dir, sizeof(s_dir), "%s", tmp ? tmp : "/tmp/sc_test_dirlock");
-    for (char *p = s_dir + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(s_dir, 0700);
-            *p = '/';
-        }
-    mkdir(s_dir, 0700);
+    snprintf(s_dir, sizeof(s_dir), "%s", sc_test_tmpdir(NULL));
     SC_RUN(second_holder_refused_with_pid);
     SC_RUN(missing_dir_named);
     SC_RUN(released_when_the_holder_dies_not_inherited_by_exec);

@@ -15,34 +15,11 @@
 
 static char s_tmp[900];
 
-static void s_mkdirs(const char *dir)
-{
-    char buf[1024];
-
-    snprintf(buf, sizeof(buf), "%s", dir);
-    for (char *c = buf + 1; *c; c++) {
-        if (*c == '/') {
-            *c = '\0';
-            mkdir(buf, 0700);
-            *c = '/';
-        }
-    }
-    mkdir(buf, 0700);
-}
-
 /* Writes $SC_TMP/name with body and mode; returns the path (static buffer per call site). */
 static void s_script(char *path, size_t len, const char *name, const char *body, mode_t mode)
 {
-    FILE *f;
-
     snprintf(path, len, "%s/%s", s_tmp, name);
-    unlink(path);
-    f = fopen(path, "w");
-    if (!f)
-        return;
-    fputs(body, f);
-    fclose(f);
-    chmod(path, mode);
+    sc_test_write_file(path, body, mode);
 }
 
 static char *s_read(const char *name)
@@ -415,10 +392,7 @@ SC_TEST(destroy_kills_a_running_hook)
 
 int main(void)
 {
-    const char *tmp = getenv("SC_TMP");
-
-    snprintf(s_tmp, sizeof(s_tmp), "%s/hook", tmp ? tmp : "/tmp/sc_test_hook");
-    s_mkdirs(s_tmp);
+    snprintf(s_tmp, sizeof(s_tmp), "%s", sc_test_tmpdir("hook"));
     SC_RUN(env_args_and_stdin_reach_the_hook);
     SC_RUN(exit_status_and_signal);
     SC_RUN(output_tail_keeps_the_last_4k);

@@ -13,24 +13,8 @@ static char s_path[1024];
 
 static void s_fresh_path(const char *name)
 {
-    const char *tmp = getenv("SC_TMP");
-    char dir[900];
-    snprintf(dir, sizeof(dir), "%s", tmp ? tmp : "/tmp");
-    for (char *p = dir + 1; *p; p++) { /* mkdir -p */
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(dir, 0700);
-            *p = '/';
-        }
-    }
-    mkdir(dir, 0700);
-    snprintf(s_path, sizeof(s_path), "%s/%s.db", dir, name);
-    unlink(s_path);
-    char x[1100];
-    snprintf(x, sizeof(x), "%s-wal", s_path);
-    unlink(x);
-    snprintf(x, sizeof(x), "%s-shm", s_path);
-    unlink(x);
+    snprintf(s_path, sizeof(s_path), "%s/%s.db", sc_test_tmpdir(NULL), name);
+    sc_test_remove_db(s_path);
 }
 
 static json_object *s_get(json_object *o, const char *path)
