@@ -1215,13 +1215,43 @@ static const char *s_jstr(json_object *o, const char *k)
     return json_object_object_get_ex(o, k, &v) && v ? json_object_get_string(v) : NULL;
 }
 
+/* Whether a stored event is still to be restored: not ended, ended within keep_ms, or some
+ * VM was prepared (prepare ordered) and its recover has no final result yet (rule 3: however
+ * long ago it ended, e.g. its member was down all along). */
+static bool s_restore_wanted(json_object *je, int64_t wall, int64_t keep_ms)
+{
+    json_object *detail;
+
+    if (!s_jstr(je, "ended_how") || s_jint(je, "ended_ms") >= wall - keep_ms)
+        return true;
+    if (!json_object_object_get_ex(je, "drain_detail", &detail) || !detail)
+        return false;
+    json_object_object_foreach(detail, vm, per)
+    {
+        json_object *p = NULL, *r = NULL;
+        const char *res;
+        (void)vm;
+        json_object_object_get_ex(per, "prepare", &p);
+        json_object_object_get_ex(per, "recover", &r);
+        if (!p)
+            continue;
+        res = r ? s_jstr(r, "result") : NULL;
+        if (!res || (strcmp(res, "done") != 0 && strcmp(res, "skipped") != 0 &&
+                     strcmp(res, "failed") != 0 && strcmp(res, "timed_out") != 0 &&
+                     strcmp(res, "interrupted") != 0))
+            return true;
+    }
+    return false;
+}
+
 static int s_restore(sc_coord_t *c)
 {
     json_object *snap = NULL, *arr, *pend = NULL;
     int64_t now = sc_mono_ms(), wall = sc_wall_ms();
     int rc;
 
-    if ((rc = sc_store_snapshot(c->store, false, wall, 3600 * 1000, &snap)) < 0)
+    /* Every stored event (s_restore_wanted picks): an old one may still owe a recover. */
+    if ((rc = sc_store_snapshot(c->store, true, wall, 0, &snap)) < 0)
         return rc;
     /* Members: domains and gone from the store; new ones recorded. */
     json_object_object_get_ex(snap, "members", &arr);
@@ -1262,7 +1292,8 @@ static int s_restore(sc_coord_t *c)
         s_evstate_t *e;
         size_t nw = 0;
 
-        if (!json_object_object_get_ex(je, "event", &jev) || !jev)
+        if (!json_object_object_get_ex(je, "event", &jev) || !jev ||
+            !s_restore_wanted(je, wall, 3600 * 1000))
             continue;
         {
             const char *evtxt = json_object_to_json_string_ext(jev, JSON_C_TO_STRING_PLAIN);

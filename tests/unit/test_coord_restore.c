@@ -50,8 +50,8 @@ static void s_decide(sc_store_t *st, sc_dlog_kind_t kind, const char *data, int6
         SC_FAILF("decide %s: %s", data, sc_errname(rc));
 }
 
-/* An event of vm_1 that Started and ended at wall, with vm_1's prepare done and its recover
- * ordered; recover_state: the recover's reported state, or NULL for none (never answered). */
+/* An event of vm_1 that Started and ended at wall, with vm_1's prepare done; recover_state:
+ * its recover was ordered and answered so, or NULL: never ordered (vm_1 was down). */
 static void s_event(sc_store_t *st, const char *id, int64_t wall, const char *recover_state)
 {
     char d[1024];
@@ -73,9 +73,9 @@ static void s_event(sc_store_t *st, const char *id, int64_t wall, const char *re
     s_decide(st, SC_DLOG_EVENT_STARTED, d, wall - 30000);
     snprintf(d, sizeof(d), "{\"event_id\":\"%s\",\"how\":\"completed\"}", id);
     s_decide(st, SC_DLOG_EVENT_ENDED, d, wall);
-    snprintf(d, sizeof(d), "{\"event_id\":\"%s\",\"vms\":[\"vm_1\"]}", id);
-    s_decide(st, SC_DLOG_RECOVER_ORDERED, d, wall + 10);
     if (recover_state) {
+        snprintf(d, sizeof(d), "{\"event_id\":\"%s\",\"vms\":[\"vm_1\"]}", id);
+        s_decide(st, SC_DLOG_RECOVER_ORDERED, d, wall + 10);
         snprintf(d, sizeof(d),
                  "{\"event_id\":\"%s\",\"vm\":\"vm_1\",\"phase\":\"recover\",\"state\":\"%s\","
                  "\"exit_status\":-1,\"origin\":\"order\"}",
@@ -146,6 +146,51 @@ SC_TEST(refused_recover_is_not_recovered_after_restart)
     sc_coord_destroy(&c);
 }
 
+/* An event that ended long ago (the store keeps every event) whose VM was prepared but never
+ * recovered (its member was down all along) is still restored: the recover is still due. */
+SC_TEST(old_ended_event_with_a_pending_recover_is_restored)
+{
+    sc_store_t *st = NULL;
+    sc_coord_t *c;
+    json_object *hist = NULL;
+    char path[128], err[256];
+    int64_t two_hours_ago = sc_wall_ms() - 2 * 3600 * 1000;
+    int alerts = 0;
+
+    snprintf(path, sizeof(path), "%s/coordinator.db", s_dir);
+    SC_REQUIRE(sc_store_open(path, &st, err, sizeof(err)) == 0);
+    s_event(st, "E-old-pending", two_hours_ago, NULL);
+    s_event(st, "E-old-done", two_hours_ago, "done");
+    sc_store_close(&st);
+
+    c = s_start();
+    SC_REQUIRE(c);
+    for (int i = 0; i < 3; i++)
+        SC_CHECK_INT(sc_coord_step(c, 10), 0);
+    sc_coord_destroy(&c);
+
+    SC_REQUIRE(sc_store_open(path, &st, err, sizeof(err)) == 0);
+    SC_REQUIRE(sc_store_history_json(sc_db_handle(sc_store_db(st)), 1000, &hist) == 0);
+    for (size_t i = 0; i < json_object_array_length(hist); i++) {
+        json_object *e = json_object_array_get_idx(hist, i), *d;
+        if (strcmp(json_object_get_string(json_object_object_get(e, "kind")), "alert") != 0 ||
+            !json_object_object_get_ex(e, "data", &d))
+            continue;
+        if (strcmp(json_object_get_string(json_object_object_get(d, "alert")), "member_down") ==
+                0 &&
+            strcmp(json_object_get_string(json_object_object_get(d, "event_id")),
+                   "E-old-pending") == 0)
+            alerts++;
+        SC_CHECK(strcmp(json_object_get_string(json_object_object_get(d, "event_id")),
+                        "E-old-done") != 0);
+    }
+    if (alerts != 1)
+        SC_FAILF("vm_1's pending recover of E-old-pending forgotten: %d member_down alerts",
+                 alerts);
+    json_object_put(hist);
+    sc_store_close(&st);
+}
+
 int main(void)
 {
     snprintf(s_dir, sizeof(s_dir), "/tmp/sc_coord_restore_XXXXXX");
@@ -154,6 +199,10 @@ int main(void)
         return 1;
     }
     SC_RUN(refused_recover_is_not_recovered_after_restart);
+    s_cleanup();
+    if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
+        return 1;
+    SC_RUN(old_ended_event_with_a_pending_recover_is_restored);
     s_cleanup();
     return sc_test_done();
 }
