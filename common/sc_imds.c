@@ -504,6 +504,20 @@ static int s_check_json(const char *method, const s_conn_t *c, sc_imds_status_t 
     return 0;
 }
 
+/* A GET on c: set up, performed, its HTTP status in *ret_http. */
+static int s_get(sc_imds_t *imds, s_conn_t *c, sc_imds_status_t *st, long *ret_http)
+{
+    int rc;
+
+    if (curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L) != CURLE_OK ||
+        curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, imds->hdr_get) != CURLE_OK)
+        return s_fail(st, "GET", c, SC_E_NET, 0, S_HINT_NET_MS, "cannot set up the request");
+    if ((rc = s_perform(imds, c, "GET", st)) < 0)
+        return rc;
+    curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, ret_http);
+    return 0;
+}
+
 int sc_imds_get_events(sc_imds_t *imds, char **ret_body, size_t *ret_len, sc_imds_status_t *st)
 {
     sc_imds_status_t dummy;
@@ -514,12 +528,8 @@ int sc_imds_get_events(sc_imds_t *imds, char **ret_body, size_t *ret_len, sc_imd
 
     if (!st)
         st = &dummy;
-    if (curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L) != CURLE_OK ||
-        curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, imds->hdr_get) != CURLE_OK)
-        return s_fail(st, "GET", c, SC_E_NET, 0, S_HINT_NET_MS, "cannot set up the request");
-    if ((rc = s_perform(imds, c, "GET", st)) < 0)
+    if ((rc = s_get(imds, c, st, &http)) < 0)
         return rc;
-    curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &http);
     /* IMDS answers the same document poll after poll: a body byte-identical to the last one
      * that passed the check is that same complete JSON object, so the tokenizer (a third of
      * a poll's instructions) only runs when the bytes change. */
@@ -657,12 +667,8 @@ int sc_imds_get_compute(sc_imds_t *imds, sc_compute_t *ret_compute, sc_imds_stat
 
     if (!st)
         st = &dummy;
-    if (curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L) != CURLE_OK ||
-        curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, imds->hdr_get) != CURLE_OK)
-        return s_fail(st, "GET", c, SC_E_NET, 0, S_HINT_NET_MS, "cannot set up the request");
-    if ((rc = s_perform(imds, c, "GET", st)) < 0)
+    if ((rc = s_get(imds, c, st, &http)) < 0)
         return rc;
-    curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &http);
     if ((rc = s_check_json("GET", c, st, http, &obj)) < 0)
         return rc;
     if (!(cp = calloc(1, sizeof(*cp)))) {
