@@ -895,7 +895,8 @@ static int s_plan_round(sc_coord_t *c)
     }
     for (size_t i = 0; i < nreg; i++) {
         const sc_reg_event_t *re = sc_registry_event_at(c->reg, i);
-        nvm_total += re->ev.n_resources;
+        /* + members Azure may have dropped from Resources after their prepare */
+        nvm_total += re->ev.n_resources + c->n_members;
         nseen_total += re->n_seen_by;
     }
     vms = calloc(nvm_total ? nvm_total : 1, sizeof(*vms));
@@ -931,6 +932,18 @@ static int s_plan_round(sc_coord_t *c)
                 continue;
             vms[nvm_total + p->n_vms] = (sc_plan_vm_t){.member = mi, .drain = e->drain[mi]};
             p->n_vms++;
+        }
+        /* Rule 3: a VM whose prepare was ordered stays in the plan after Azure dropped it from
+         * Resources (the event was updated): busy until recovered when the event is over. */
+        for (size_t mi = 0; mi < c->n_members; mi++) {
+            bool in_res = false;
+            if (e->drain[mi] == SC_DRAIN_NONE)
+                continue;
+            for (size_t k = 0; k < p->n_vms; k++)
+                in_res = in_res || vms[nvm_total + k].member == mi;
+            if (!in_res)
+                vms[nvm_total + p->n_vms++] =
+                    (sc_plan_vm_t){.member = mi, .drain = e->drain[mi], .dropped = true};
         }
         nvm_total += p->n_vms;
         p->seen_by = &seen[nseen_total];

@@ -226,14 +226,16 @@ static bool s_prepare_touched(sc_drain_state_t s)
 }
 
 /* Whether the VM needs a RECOVER now that event i is over (rule 3). */
-static bool s_needs_recover(const s_plan_t *pl, size_t i, sc_drain_state_t s)
+static bool s_needs_recover(const s_plan_t *pl, size_t i, const sc_plan_vm_t *vm)
 {
     const sc_plan_event_t *e = &pl->in->events[i];
 
-    if (s_prepare_touched(s))
+    if (s_prepare_touched(vm->drain))
         return true;
-    /* impacted without drain (forced, or approved undrained at a user deadline) */
-    return s == SC_DRAIN_NONE && e->phase == SC_REG_ENDED && pl->ev[i].started;
+    /* impacted without drain (forced, or approved undrained at a user deadline); a VM dropped
+     * from Resources was not impacted */
+    return vm->drain == SC_DRAIN_NONE && !vm->dropped && e->phase == SC_REG_ENDED &&
+           pl->ev[i].started;
 }
 
 static const char *s_mname(const s_plan_t *pl, size_t m)
@@ -304,12 +306,12 @@ static void s_compute_states(s_plan_t *pl)
             if (in->members[m].gone)
                 continue;
             if (x->over) {
-                if (x->cls == SC_CLASS_EVICT && e->phase == SC_REG_ENDED)
+                if (x->cls == SC_CLASS_EVICT && e->phase == SC_REG_ENDED && !e->vms[j].dropped)
                     continue; /* leaving: MEMBER_GONE */
                 if (s == SC_DRAIN_RECOVER_ORDERED || s == SC_DRAIN_RECOVERING ||
-                    s_needs_recover(pl, i, s))
+                    s_needs_recover(pl, i, &e->vms[j]))
                     s_mark(pl, m, SC_MEMBER_RECOVERING);
-            } else if (x->started) {
+            } else if (x->started && !e->vms[j].dropped) {
                 s_mark(pl, m, SC_MEMBER_IMPACTED);
             } else if (s == SC_DRAIN_PREPARED) {
                 s_mark(pl, m, SC_MEMBER_DRAINED);
@@ -350,7 +352,7 @@ static int s_plan_over(s_plan_t *pl, size_t i)
 
         if (pl->in->members[m].gone)
             continue;
-        if (x->cls == SC_CLASS_EVICT && e->phase == SC_REG_ENDED) {
+        if (x->cls == SC_CLASS_EVICT && e->phase == SC_REG_ENDED && !e->vms[j].dropped) {
             if (!pl->gone_sent[m]) {
                 pl->gone_sent[m] = true;
                 if ((rc = s_act(pl, SC_ACT_MEMBER_GONE, m, i, SC_ALERT_NONE,
@@ -369,7 +371,7 @@ static int s_plan_over(s_plan_t *pl, size_t i)
         } else if (s == SC_DRAIN_RECOVER_ORDERED || s == SC_DRAIN_RECOVERING) {
             pending++;
             s_wait(x, "recovering %s", s_mname(pl, m));
-        } else if (s_needs_recover(pl, i, s)) {
+        } else if (s_needs_recover(pl, i, &e->vms[j])) {
             pending++;
             if (pl->in->members[m].alive) {
                 rc = s_act(pl, SC_ACT_RECOVER, m, i, SC_ALERT_NONE, "event %s %s; %s was %s",
@@ -402,7 +404,8 @@ static int s_order_prepares(s_plan_t *pl, size_t i, const char *why)
         size_t m = e->vms[j].member;
         sc_drain_state_t s = e->vms[j].drain;
 
-        if (pl->in->members[m].gone || !pl->in->members[m].alive || s != SC_DRAIN_NONE)
+        if (pl->in->members[m].gone || !pl->in->members[m].alive || s != SC_DRAIN_NONE ||
+            e->vms[j].dropped)
             continue;
         if ((rc = s_act(pl, SC_ACT_PREPARE, m, i, SC_ALERT_NONE, "%s %s: %s",
                         sc_event_type_name(e->ev->type), e->ev->id, why)) < 0)
@@ -449,7 +452,7 @@ static int s_admit(s_plan_t *pl, size_t i)
         size_t m = e->vms[j].member;
         sc_drain_state_t s = e->vms[j].drain;
 
-        if (in->members[m].gone)
+        if (in->members[m].gone || e->vms[j].dropped)
             continue;
         if (s != SC_DRAIN_NONE)
             x->admitted = true;
@@ -543,7 +546,7 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
     const sc_plan_input_t *in = pl->in;
     const sc_plan_event_t *e = &in->events[i];
     s_ev_t *x = &pl->ev[i];
-    size_t n_vms = 0, n_prepared = 0, n_failed = 0;
+    size_t n_vms = 0, n_in_resources = 0, n_prepared = 0, n_failed = 0;
     char missing[160] = "";
     size_t off = 0;
     int rc;
@@ -562,6 +565,12 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
         size_t m = e->vms[j].member;
         sc_drain_state_t s = e->vms[j].drain;
 
+        if (e->vms[j].dropped) { /* no longer affected: not waited for */
+            s_wait(x, "%s left Resources after its prepare: recovered when the event is over",
+                   s_mname(pl, m));
+            continue;
+        }
+        n_in_resources++;
         if (in->members[m].gone || (s == SC_DRAIN_NONE && !in->members[m].alive))
             continue; /* dead and undrained: skipped (alerted in s_admit), does not block */
         n_vms++;
@@ -585,7 +594,7 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
             }
         }
     }
-    if (e->n_vms == 0) {
+    if (n_in_resources == 0) {
         s_wait(x, "no member in Resources: left to Azure");
         return 0;
     }
@@ -665,7 +674,7 @@ static size_t s_approver(const s_plan_t *pl, size_t i)
     for (size_t j = 0; j < e->n_vms; j++) {
         size_t m = e->vms[j].member;
 
-        if (in->members[m].alive && !in->members[m].gone && s_seen_by(e, m))
+        if (in->members[m].alive && !in->members[m].gone && !e->vms[j].dropped && s_seen_by(e, m))
             return m;
     }
     for (size_t j = 0; j < e->n_seen_by && best == in->n_members; j++) {

@@ -101,10 +101,15 @@ typedef struct sc_plan_member {
     bool is_self;      /* the leader's own member (approves through its own IMDS) */
 } sc_plan_member_t;
 
-/* One VM in an event's Resources that is a member. */
+/* One VM in an event's Resources that is a member, or one Azure dropped from Resources (the
+ * event was updated) after its prepare was ordered. A dropped VM is no longer affected: it is
+ * not ordered, not waited for, not impacted, not evicted; but it stays draining/drained (its
+ * fault domain busy) and is recovered when the event is over, like any prepared VM (rule 3).
+ * Not at once: Azure may add it back, and agents never run a phase twice. */
 typedef struct sc_plan_vm {
     size_t member;          /* index into sc_plan_input_t.members */
     sc_drain_state_t drain; /* its drain for this event */
+    bool dropped;           /* no longer in Resources (only with a drain other than NONE) */
 } sc_plan_vm_t;
 
 /* One event as the planner sees it. */

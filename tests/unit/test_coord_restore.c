@@ -191,6 +191,111 @@ SC_TEST(old_ended_event_with_a_pending_recover_is_restored)
     sc_store_close(&st);
 }
 
+/* The alerts of kind ALERT for event id and member vm in the decision log at path. */
+static int s_alerts(const char *path, const char *alert, const char *id, const char *vm)
+{
+    sc_store_t *st = NULL;
+    json_object *hist = NULL;
+    char err[256];
+    int n = 0;
+
+    if (sc_store_open(path, &st, err, sizeof(err)) < 0 ||
+        sc_store_history_json(sc_db_handle(sc_store_db(st)), 1000, &hist) < 0) {
+        sc_store_close(&st);
+        return -1;
+    }
+    for (size_t i = 0; i < json_object_array_length(hist); i++) {
+        json_object *e = json_object_array_get_idx(hist, i), *d, *v;
+        if (strcmp(json_object_get_string(json_object_object_get(e, "kind")), "alert") != 0 ||
+            !json_object_object_get_ex(e, "data", &d))
+            continue;
+        if (strcmp(json_object_get_string(json_object_object_get(d, "alert")), alert) == 0 &&
+            strcmp(json_object_get_string(json_object_object_get(d, "event_id")), id) == 0 &&
+            json_object_object_get_ex(d, "member", &v) && v &&
+            strcmp(json_object_get_string(v), vm) == 0)
+            n++;
+    }
+    json_object_put(hist);
+    sc_store_close(&st);
+    return n;
+}
+
+/* The state status shows for member name, or NULL. */
+static const char *s_member_state(json_object *st, const char *name)
+{
+    json_object *arr;
+    if (!json_object_object_get_ex(st, "members", &arr))
+        return NULL;
+    for (size_t i = 0; i < json_object_array_length(arr); i++) {
+        json_object *m = json_object_array_get_idx(arr, i);
+        if (strcmp(json_object_get_string(json_object_object_get(m, "name")), name) == 0)
+            return json_object_get_string(json_object_object_get(m, "state"));
+    }
+    return NULL;
+}
+
+/* Event id seen with Resources [vm_0, vm_1], vm_1 prepared, then Azure shrank Resources to
+ * [vm_0]; ended: it then Started and ended. */
+static void s_shrunk_event(sc_store_t *st, const char *id, bool ended)
+{
+    static const char *const fmt =
+        "{\"event\":{\"EventId\":\"%s\",\"EventType\":\"Reboot\",\"ResourceType\":"
+        "\"VirtualMachine\",\"Resources\":[%s],\"EventStatus\":\"%s\","
+        "\"NotBefore\":\"\",\"Description\":\"\",\"EventSource\":\"Platform\","
+        "\"DurationInSeconds\":-1},\"seen_by\":[\"vm_0\",\"vm_1\"]}";
+    int64_t wall = sc_wall_ms();
+    char d[1024];
+
+    snprintf(d, sizeof(d), fmt, id, "\"vm_0\",\"vm_1\"", "Scheduled");
+    s_decide(st, SC_DLOG_EVENT_SEEN, d, wall - 60000);
+    snprintf(d, sizeof(d), "{\"event_id\":\"%s\",\"vms\":[\"vm_1\"]}", id);
+    s_decide(st, SC_DLOG_PREPARE_ORDERED, d, wall - 50000);
+    snprintf(d, sizeof(d),
+             "{\"event_id\":\"%s\",\"vm\":\"vm_1\",\"phase\":\"prepare\",\"state\":\"done\","
+             "\"exit_status\":0,\"origin\":\"order\"}",
+             id);
+    s_decide(st, SC_DLOG_HOOK_PROGRESS, d, wall - 40000);
+    snprintf(d, sizeof(d), fmt, id, "\"vm_0\"", ended ? "Started" : "Scheduled");
+    s_decide(st, SC_DLOG_EVENT_SEEN, d, wall - 30000);
+    if (!ended)
+        return;
+    snprintf(d, sizeof(d), "{\"event_id\":\"%s\",\"how\":\"approved\"}", id);
+    s_decide(st, SC_DLOG_EVENT_STARTED, d, wall - 20000);
+    snprintf(d, sizeof(d), "{\"event_id\":\"%s\",\"how\":\"completed\"}", id);
+    s_decide(st, SC_DLOG_EVENT_ENDED, d, wall - 10000);
+}
+
+/* Azure shrank an event's Resources after vm_1's prepare: vm_1 is not forgotten. While the
+ * event goes on it stays drained (its fault domain busy); once the event is over its recover
+ * is due (vm_1 is down here: a member_down alert for it). */
+SC_TEST(vm_dropped_from_resources_is_not_forgotten)
+{
+    sc_store_t *st = NULL;
+    sc_coord_t *c;
+    json_object *status;
+    char path[128], err[256];
+
+    snprintf(path, sizeof(path), "%s/coordinator.db", s_dir);
+    SC_REQUIRE(sc_store_open(path, &st, err, sizeof(err)) == 0);
+    s_shrunk_event(st, "E-shrunk-active", false);
+    s_shrunk_event(st, "E-shrunk-ended", true);
+    sc_store_close(&st);
+
+    c = s_start();
+    SC_REQUIRE(c);
+    for (int i = 0; i < 3; i++)
+        SC_CHECK_INT(sc_coord_step(c, 10), 0);
+    status = sc_coord_status(c);
+    SC_REQUIRE(status);
+    SC_CHECK_STR(s_member_state(status, "vm_1"), "recovering");
+    SC_CHECK_STR(s_drain(status, "E-shrunk-active"), "prepared");
+    SC_CHECK_STR(s_drain(status, "E-shrunk-ended"), "prepared");
+    json_object_put(status);
+    sc_coord_destroy(&c);
+    SC_CHECK_INT(s_alerts(path, "member_down", "E-shrunk-ended", "vm_1"), 1);
+    SC_CHECK_INT(s_alerts(path, "member_down", "E-shrunk-active", "vm_1"), 0);
+}
+
 int main(void)
 {
     snprintf(s_dir, sizeof(s_dir), "/tmp/sc_coord_restore_XXXXXX");
@@ -203,6 +308,10 @@ int main(void)
     if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
         return 1;
     SC_RUN(old_ended_event_with_a_pending_recover_is_restored);
+    s_cleanup();
+    if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
+        return 1;
+    SC_RUN(vm_dropped_from_resources_is_not_forgotten);
     s_cleanup();
     return sc_test_done();
 }

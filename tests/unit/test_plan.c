@@ -30,7 +30,7 @@ typedef struct ev_row {
     int seen_ago_s;           /* first seen NOW - this */
     sc_approval_state_t appr; /* approval */
     int retry_in_ms;          /* FAILED: retry_at - NOW */
-    const char *vms;          /* "a0=prepared,a1=none" */
+    const char *vms;          /* "a0=prepared,a1=none"; "^a1=..." a1 left Resources */
     const char *seen;         /* members seeing it, "a0,b0"; NULL = every member */
 } ev_row_t;
 
@@ -138,9 +138,13 @@ static int s_build(const row_t *r, world_t *w)
         pe->vms = w->vms[i];
         pe->seen_by = w->seen[i];
         for (const char *v = x->vms ? x->vms : ""; *v;) {
-            size_t len = strcspn(v, "="), slen;
-            size_t mi = s_member(w, v, len);
+            bool dropped = *v == '^'; /* "^a1=prepared": a1 left Resources after its prepare */
+            size_t len, slen, mi;
             char state[32];
+
+            v += dropped;
+            len = strcspn(v, "=");
+            mi = s_member(w, v, len);
 
             if (mi == SIZE_MAX || !v[len])
                 return -1;
@@ -151,6 +155,7 @@ static int s_build(const row_t *r, world_t *w)
             memcpy(state, v, slen);
             state[slen] = '\0';
             w->vms[i][pe->n_vms].member = mi;
+            w->vms[i][pe->n_vms].dropped = dropped;
             if (sc_drain_state_from_name(state, &w->vms[i][pe->n_vms].drain) < 0)
                 return -1;
             pe->n_vms++;
@@ -661,6 +666,49 @@ static const row_t rows[] = {
      {{.id = "E1", .phase = SC_REG_CANCELLED, .vms = "a0=prepared"}},
      .pause = true,
      .expect = "RECOVER a0 E1"},
+    /* Azure shrank Resources after a prepare: the dropped VM is not waited for, stays busy,
+     * is recovered when the event is over (not at once), and is not evicted with the rest. */
+    {"shrunk_dropped_vm_not_waited_for",
+     FD2,
+     {{.id = "E1", .vms = "a0=prepared,^a1=preparing"}},
+     .expect = "APPROVE E1"},
+    {"shrunk_dropped_vm_keeps_its_fd_busy",
+     FD2,
+     {{.id = "E1", .appr = SC_APPROVAL_APPROVED, .vms = "a0=prepared,^a1=prepared"},
+      {.id = "E2", .vms = "b0=none"}},
+     .expect = ""},
+    {"shrunk_dropped_vm_not_recovered_before_the_end",
+     FD2,
+     {{.id = "E1",
+       .started = true,
+       .start = SC_START_APPROVED,
+       .appr = SC_APPROVAL_APPROVED,
+       .nb = NB_NONE,
+       .vms = "^a1=prepared"},
+      {.id = "E2", .vms = "b0=none"}},
+     .expect = ""},
+    {"shrunk_dropped_vm_recovered_when_ended",
+     FD2,
+     {{.id = "E1",
+       .phase = SC_REG_ENDED,
+       .started = true,
+       .start = SC_START_APPROVED,
+       .appr = SC_APPROVAL_APPROVED,
+       .vms = "a0=none,^a1=prepared"}},
+     .expect = "RECOVER a0 E1; RECOVER a1 E1"},
+    {"shrunk_dropped_vm_recovered_when_cancelled",
+     FD2,
+     {{.id = "E1", .phase = SC_REG_CANCELLED, .vms = "a0=none,^a1=prepare_failed"}},
+     .expect = "RECOVER a1 E1"},
+    {"shrunk_preempt_dropped_vm_recovered_not_gone",
+     FD2,
+     {{.id = "P1",
+       .type = "Preempt",
+       .phase = SC_REG_ENDED,
+       .started = true,
+       .start = SC_START_APPROVED,
+       .vms = "b0=prepared,^b1=prepared"}},
+     .expect = "MEMBER_GONE b0; RECOVER b1 P1"},
 };
 
 static void s_run_row(const row_t *r)
@@ -853,7 +901,7 @@ SC_TEST(bad_input)
     sc_policy_t pol;
     sc_plan_member_t m = {"a0", 0, 0, true, false, true};
     sc_event_t ev = {.id = "E1", .type = SC_EVENT_REBOOT};
-    sc_plan_vm_t vm = {5, SC_DRAIN_NONE};
+    sc_plan_vm_t vm = {.member = 5, .drain = SC_DRAIN_NONE};
     sc_plan_event_t pe = {.ev = &ev, .vms = &vm, .n_vms = 1};
     sc_plan_input_t in = {&m, 1, &pe, 1, &pol, NOW_WALL, NOW_MS};
     sc_plan_output_t out = {0};
