@@ -895,8 +895,11 @@ static int s_plan_round(sc_coord_t *c)
     }
     for (size_t i = 0; i < nreg; i++) {
         const sc_reg_event_t *re = sc_registry_event_at(c->reg, i);
-        /* + members Azure may have dropped from Resources after their prepare */
-        nvm_total += re->ev.n_resources + c->n_members;
+        const s_evstate_t *e = s_ev_find(c, re->ev.id);
+        nvm_total += re->ev.n_resources;
+        /* + room for members Azure may have dropped from Resources after their prepare */
+        for (size_t k = 0; e && k < c->n_members; k++)
+            nvm_total += e->drain[k] != SC_DRAIN_NONE;
         nseen_total += re->n_seen_by;
     }
     vms = calloc(nvm_total ? nvm_total : 1, sizeof(*vms));
