@@ -56,6 +56,7 @@ typedef struct s_evstate {
     sc_backoff_t backoff;         /* approval retries */
     int64_t intent;               /* open intent's index (INTENT) */
     int64_t intent_ms;            /* when that intent was made (delegated timeout) */
+    size_t via;                   /* INTENT delegated: the member that POSTs (SC_PLAN_NONE: us) */
     sc_drain_state_t *drain;      /* per member */
     int64_t *sent_ms;             /* per member: last order sent */
     char *waiting_for;            /* from the last plan */
@@ -260,6 +261,7 @@ static s_evstate_t *s_ev_get(sc_coord_t *c, const char *id)
         return NULL;
     }
     snprintf(e->id, sizeof(e->id), "%s", id);
+    e->via = SC_PLAN_NONE;
     sc_backoff_init(&e->backoff, 1000, 30000);
     c->ev = nv;
     c->ev[c->n_ev++] = e;
@@ -516,16 +518,34 @@ static int s_on_progress(sc_coord_t *c, size_t mi, const sc_msg_hook_progress_t 
     return s_decide(c, SC_DLOG_HOOK_PROGRESS, d, reason);
 }
 
-static int s_on_approve_result(sc_coord_t *c, size_t mi, const sc_msg_approve_result_t *r)
+/* An answer to approve_via counts only from the member it was delegated to, in our term: any
+ * other member (or an old/forged term) could otherwise mark an event approved that nobody
+ * POSTed, or fail one to trigger a second POST. */
+static int s_on_approve_result(sc_coord_t *c, size_t mi, uint64_t term,
+                               const sc_msg_approve_result_t *r)
 {
     bool ok = strcmp(r->result, "OK") == 0 && r->http_status >= 200 && r->http_status < 300;
     int64_t intent = 0;
+    size_t n_used = 0, n_refused = 0;
+    const char *first_refused = NULL;
     int rc = 0;
 
+    if (term != (uint64_t)c->term) {
+        c->rejected++;
+        sc_log_warn("approval answer refused", "member=%s term=%llu why=\"not our term %lld\"",
+                    c->members[mi].name, (unsigned long long)term, (long long)c->term);
+        return 0;
+    }
     for (size_t i = 0; i < r->n_events; i++) {
         s_evstate_t *e = s_ev_find(c, r->events[i]);
         if (!e || e->approval != SC_APPROVAL_INTENT)
             continue;
+        if (e->via != mi) {
+            n_refused++;
+            first_refused = first_refused ? first_refused : e->id;
+            continue;
+        }
+        n_used++;
         if (e->intent && e->intent != intent) {
             intent = e->intent;
             rc = sc_approver_record_answer(c->approver, c->term, intent, ok ? 0 : SC_E_HTTP_OTHER,
@@ -541,9 +561,17 @@ static int s_on_approve_result(sc_coord_t *c, size_t mi, const sc_msg_approve_re
             e->retry_at_ms = sc_mono_ms() + sc_backoff_next(&e->backoff, 0);
         }
     }
-    sc_log_notice("delegated approval answered", "via=%s result=%s http=%d", c->members[mi].name,
-                  r->result, r->http_status);
-    c->dirty = true;
+    if (n_refused) {
+        c->rejected++;
+        sc_log_warn("approval answer refused",
+                    "member=%s events=%zu first=%s why=\"not delegated to it\"",
+                    c->members[mi].name, n_refused, first_refused);
+    }
+    if (n_used) {
+        sc_log_notice("delegated approval answered", "via=%s result=%s http=%d",
+                      c->members[mi].name, r->result, r->http_status);
+        c->dirty = true;
+    }
     return rc;
 }
 
@@ -637,7 +665,9 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
         }
         break;
     case SC_MSG_HOOK_PROGRESS: rc = s_on_progress(c, mi, &msg->hook_progress); break;
-    case SC_MSG_APPROVE_RESULT: rc = s_on_approve_result(c, mi, &msg->approve_result); break;
+    case SC_MSG_APPROVE_RESULT:
+        rc = s_on_approve_result(c, mi, msg->term, &msg->approve_result);
+        break;
     case SC_MSG_NACK:
         sc_log_warn("message refused by member", "member=%s ref_seq=%llu why=\"%s\"", m->name,
                     (unsigned long long)msg->nack.ref_seq,
@@ -762,6 +792,7 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
         for (size_t i = 0; i < n; i++) {
             es[i]->intent = intent;
             es[i]->intent_ms = now;
+            es[i]->via = a->member;
         }
         if (sc_msg_new(SC_MSG_APPROVE_VIA, c->name, (uint64_t)c->term, ++c->seq, &msg) == 0) {
             for (size_t i = 0; i < n; i++)
@@ -774,6 +805,8 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
         return 0;
     } else {
         sc_approval_outcome_t out;
+        for (size_t i = 0; i < n; i++)
+            es[i]->via = SC_PLAN_NONE;
         rc = sc_approver_approve(c->approver, c->term, ids, n, a->reason, &out);
         c->last_post_ms = sc_mono_ms();
         if (rc < 0 && !out.intent_index)

@@ -4,6 +4,7 @@
 #include "sc_coord.h"
 #include "sc_db.h"
 #include "sc_error.h"
+#include "sc_msg.h"
 #include "sc_store.h"
 #include "sc_test.h"
 #include "sc_time.h"
@@ -15,8 +16,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <zmq.h>
 
 static char s_dir[64];
+static int s_port0; /* vm_0's (the coordinator's) port after s_start() */
 
 static int s_free_port(void)
 {
@@ -91,8 +94,9 @@ static sc_coord_t *s_start(void)
     sc_coord_t *c = NULL;
     int rc;
 
-    snprintf(members, sizeof(members), "vm_0=127.0.0.1:%d,vm_1=127.0.0.1:%d", s_free_port(),
-             s_free_port());
+    s_port0 = s_free_port();
+    snprintf(members, sizeof(members), "vm_0=127.0.0.1:%d,vm_1=127.0.0.1:%d,vm_2=127.0.0.1:%d",
+             s_port0, s_free_port(), s_free_port());
     sc_coord_opts_init(&o);
     o.name = "vm_0";
     o.imds_url = "http://127.0.0.1:9";
@@ -296,6 +300,156 @@ SC_TEST(vm_dropped_from_resources_is_not_forgotten)
     SC_CHECK_INT(s_alerts(path, "member_down", "E-shrunk-active", "vm_1"), 0);
 }
 
+/* The approval state and rejected_messages that status shows for event id. */
+static const char *s_approval(json_object *st, const char *id)
+{
+    json_object *evs;
+    if (!json_object_object_get_ex(st, "events", &evs))
+        return NULL;
+    for (size_t i = 0; i < json_object_array_length(evs); i++) {
+        json_object *e = json_object_array_get_idx(evs, i);
+        if (strcmp(json_object_get_string(json_object_object_get(e, "EventId")), id) == 0)
+            return json_object_get_string(json_object_object_get(e, "approval"));
+    }
+    return NULL;
+}
+
+/* A DEALER connected to the coordinator, speaking for member from. */
+static void *s_dealer(void *zctx)
+{
+    char ep[64];
+    void *d = zmq_socket(zctx, ZMQ_DEALER);
+    int zero = 0;
+    snprintf(ep, sizeof(ep), "tcp://127.0.0.1:%d", s_port0);
+    if (!d || zmq_setsockopt(d, ZMQ_LINGER, &zero, sizeof(zero)) < 0 || zmq_connect(d, ep) < 0)
+        SC_FAILF("dealer to %s: %s", ep, zmq_strerror(zmq_errno()));
+    return d;
+}
+
+static void s_send_msg(void *d, sc_msg_t *m)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    if (sc_msg_encode(m, &buf, &len) < 0 || zmq_send(d, buf, len, 0) < 0)
+        SC_FAILF("send %s from %s", sc_msg_type_name(m->type), m->from);
+    free(buf);
+    sc_msg_destroy(&m);
+}
+
+/* approve_result for event id from member from in term term. */
+static void s_send_result(void *d, const char *from, uint64_t term, const char *id)
+{
+    sc_msg_t *m = NULL;
+    if (sc_msg_new(SC_MSG_APPROVE_RESULT, from, term, 100, &m) < 0 || sc_msg_add_event(m, id) < 0)
+        SC_FAILF("approve_result");
+    m->approve_result.http_status = 200;
+    snprintf(m->approve_result.result, sizeof(m->approve_result.result), "OK");
+    s_send_msg(d, m);
+}
+
+/* Steps c until d (vm_1) receives an approve_via; true if it did. */
+static bool s_wait_approve_via(sc_coord_t *c, void *d)
+{
+    for (int i = 0; i < 100; i++) {
+        char buf[65536];
+        int n;
+        sc_coord_step(c, 20);
+        while ((n = zmq_recv(d, buf, sizeof(buf), ZMQ_DONTWAIT)) > 0) {
+            sc_msg_t *m = NULL;
+            bool via = false;
+            if (sc_msg_decode(buf, (size_t)n, &m, NULL, 0) == 0)
+                via = m->type == SC_MSG_APPROVE_VIA;
+            sc_msg_destroy(&m);
+            if (via)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Steps c a few times, then its status. */
+static json_object *s_settle(sc_coord_t *c)
+{
+    for (int i = 0; i < 10; i++)
+        sc_coord_step(c, 10);
+    return sc_coord_status(c);
+}
+
+/* An approval delegated to vm_1 (only vm_1 sees its event) is answered only by vm_1 in the
+ * current term: an approve_result from vm_2, or from vm_1 in another term, is refused and
+ * counted, and the approval stays in flight until vm_1 answers. */
+SC_TEST(delegated_answer_only_from_the_delegate_in_this_term)
+{
+    static const char *const id = "E-via";
+    sc_store_t *st = NULL;
+    sc_coord_t *c;
+    json_object *status;
+    void *zctx = zmq_ctx_new(), *d1 = NULL, *d2 = NULL;
+    sc_msg_t *hb = NULL;
+    char path[128], err[256], d[1024];
+    int64_t wall = sc_wall_ms(), rej0;
+    uint64_t term;
+
+    snprintf(path, sizeof(path), "%s/coordinator.db", s_dir);
+    SC_REQUIRE(sc_store_open(path, &st, err, sizeof(err)) == 0);
+    snprintf(d, sizeof(d),
+             "{\"event\":{\"EventId\":\"%s\",\"EventType\":\"Reboot\",\"ResourceType\":"
+             "\"VirtualMachine\",\"Resources\":[\"vm_1\"],\"EventStatus\":\"Scheduled\","
+             "\"NotBefore\":\"\",\"Description\":\"\",\"EventSource\":\"Platform\","
+             "\"DurationInSeconds\":-1},\"seen_by\":[\"vm_1\"]}",
+             id);
+    s_decide(st, SC_DLOG_EVENT_SEEN, d, wall - 3000);
+    snprintf(d, sizeof(d), "{\"event_id\":\"%s\",\"vms\":[\"vm_1\"]}", id);
+    s_decide(st, SC_DLOG_PREPARE_ORDERED, d, wall - 2000);
+    snprintf(d, sizeof(d),
+             "{\"event_id\":\"%s\",\"vm\":\"vm_1\",\"phase\":\"prepare\",\"state\":\"done\","
+             "\"exit_status\":0,\"origin\":\"order\"}",
+             id);
+    s_decide(st, SC_DLOG_HOOK_PROGRESS, d, wall - 1000);
+    sc_store_close(&st);
+
+    c = s_start();
+    SC_REQUIRE(c && zctx);
+    term = (uint64_t)sc_coord_term(c);
+    d1 = s_dealer(zctx);
+    d2 = s_dealer(zctx);
+    SC_REQUIRE(sc_msg_new(SC_MSG_HEARTBEAT, "vm_1", term, 1, &hb) == 0);
+    s_send_msg(d1, hb);
+    SC_REQUIRE(sc_msg_new(SC_MSG_HEARTBEAT, "vm_2", term, 1, &hb) == 0);
+    s_send_msg(d2, hb);
+    SC_REQUIRE(s_wait_approve_via(c, d1));
+    status = s_settle(c);
+    SC_CHECK_STR(s_approval(status, id), "intent");
+    rej0 = json_object_get_int64(json_object_object_get(status, "rejected_messages"));
+    json_object_put(status);
+
+    s_send_result(d2, "vm_2", term, id); /* not the delegate */
+    status = s_settle(c);
+    SC_CHECK_STR(s_approval(status, id), "intent");
+    SC_CHECK_INT(json_object_get_int64(json_object_object_get(status, "rejected_messages")),
+                 rej0 + 1);
+    json_object_put(status);
+
+    s_send_result(d1, "vm_1", term > 1 ? term - 1 : term + 1, id); /* the delegate, not this term */
+    status = s_settle(c);
+    SC_CHECK_STR(s_approval(status, id), "intent");
+    SC_CHECK_INT(json_object_get_int64(json_object_object_get(status, "rejected_messages")),
+                 rej0 + 2);
+    json_object_put(status);
+
+    s_send_result(d1, "vm_1", term, id); /* the delegate, this term */
+    status = s_settle(c);
+    SC_CHECK_STR(s_approval(status, id), "approved");
+    SC_CHECK_INT(json_object_get_int64(json_object_object_get(status, "rejected_messages")),
+                 rej0 + 2);
+    json_object_put(status);
+
+    zmq_close(d1);
+    zmq_close(d2);
+    sc_coord_destroy(&c);
+    zmq_ctx_term(zctx);
+}
+
 int main(void)
 {
     snprintf(s_dir, sizeof(s_dir), "/tmp/sc_coord_restore_XXXXXX");
@@ -312,6 +466,10 @@ int main(void)
     if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
         return 1;
     SC_RUN(vm_dropped_from_resources_is_not_forgotten);
+    s_cleanup();
+    if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
+        return 1;
+    SC_RUN(delegated_answer_only_from_the_delegate_in_this_term);
     s_cleanup();
     return sc_test_done();
 }
