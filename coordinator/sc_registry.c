@@ -433,9 +433,13 @@ int sc_registry_apply_doc(sc_registry_t *reg, const char *member, const char *bo
     if (!(m = s_member_get(reg, member, &rc)))
         return rc;
 
-    /* A restarted agent (new boot id) or IMDS (incarnation backwards) sends a fresh view. */
-    fresh = m->has_doc && ((boot_id && *boot_id && m->boot_id[0] && strcmp(boot_id, m->boot_id)) ||
-                           doc->incarnation < m->incarnation);
+    /* A restarted agent (new boot id) or IMDS (incarnation backwards) sends a fresh view. So
+     * does a member's first document since this registry was made: after a coordinator restart
+     * (votes restored, boot id and incarnation unknown) the VM may have rebooted meanwhile and
+     * its IMDS come back empty. (Without restored votes the first document has nothing to
+     * make PENDING.) */
+    fresh = !m->has_doc || (boot_id && *boot_id && m->boot_id[0] && strcmp(boot_id, m->boot_id)) ||
+            doc->incarnation < m->incarnation;
     m->alive = true;
     m->has_doc = true;
     m->incarnation = doc->incarnation;

@@ -25,12 +25,13 @@
  * stays; members that never saw the event (other availability set, GPU one-FD case) don't vote.
  *
  * Fresh documents. A document is *fresh* when the agent's boot_id changed or its
- * DocumentIncarnation went backwards (IMDS or the VM restarted). A fresh document is taken as
- * the member's full view, but an event it lacks gets a PENDING vote, not ABSENT: a rebooted
- * VM's IMDS may come back empty for a while (the first request after a restart may take up to
- * 2 minutes). PENDING turns ABSENT after confirm_ms (sc_registry_new) — checked on every call —
- * unless the event shows up again. PENDING counts like PRESENT for disappearance only when
- * the member is alive.
+ * DocumentIncarnation went backwards (IMDS or the VM restarted), and a member's first document
+ * since the registry was made (after a coordinator restart nothing tells a reboot apart). A fresh
+ * document is taken as the member's full view, but an event it lacks gets a PENDING vote, not
+ * ABSENT: a rebooted VM's IMDS may come back empty for a while (the first request after a restart
+ * may take up to 2 minutes). PENDING turns ABSENT after confirm_ms (sc_registry_new) — checked on
+ * every call — unless the event shows up again. PENDING counts like PRESENT for disappearance only
+ * when the member is alive.
  *
  * Times are the caller's monotonic milliseconds (now_ms). Not thread-safe. No I/O, no logs.
  */

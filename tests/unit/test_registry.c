@@ -292,6 +292,52 @@ SC_TEST(backwards_incarnation_is_fresh)
     sc_registry_destroy(&reg);
 }
 
+/* After a coordinator restart the members' boot ids are unknown: the first document of each
+ * member is a fresh view (a rebooted VM's IMDS may come back empty), so an event only that VM
+ * saw ends only after confirm_ms, not at once; later documents count as usual. */
+SC_TEST(first_document_after_restart_is_fresh)
+{
+    sc_registry_t *reg = NULL;
+    sc_registry_changes_t ch = {0};
+    const char *witnesses[] = {"vm0"};
+    sc_doc_t *doc = s_doc(1, (const char *const[]){ID1 ":Started", ID2 ":Scheduled"}, 2);
+    sc_reg_restore_t r = {0};
+    char chg[256];
+
+    SC_REQUIRE(doc != NULL);
+    SC_REQUIRE(sc_registry_new(5000, &reg) == 0);
+    r.ev = &doc->events[0];
+    r.phase = SC_REG_ACTIVE;
+    r.start_kind = SC_START_APPROVED;
+    r.approved = true;
+    r.witnesses = witnesses;
+    r.n_witnesses = 1;
+    SC_CHECK_INT(sc_registry_restore_event(reg, &r), 0);
+    r.ev = &doc->events[1];
+    r.start_kind = SC_START_NONE;
+    r.approved = false;
+    SC_CHECK_INT(sc_registry_restore_event(reg, &r), 0);
+    /* vm0 rebooted while we were down: its first document is empty */
+    SC_CHECK_INT(APPLY_EMPTY(reg, "vm0", "boot-7", 3, 1000, chg), 0);
+    SC_CHECK_STR(chg, "");
+    SC_CHECK_INT(sc_registry_find(reg, ID1)->phase, SC_REG_ACTIVE);
+    SC_CHECK_INT(sc_registry_tick(reg, 5999, &ch), 0);
+    SC_CHECK_INT(ch.n, 0);
+    sc_registry_changes_release(&ch);
+    /* ID2 shows up again (IMDS was only slow); ID1 stays away: ended once confirmed */
+    SC_CHECK_INT(APPLY(reg, "vm0", "boot-7", 4, 3000, chg, ID2 ":Scheduled"), 0);
+    SC_CHECK_STR(chg, "");
+    SC_CHECK_INT(sc_registry_tick(reg, 6000, &ch), 0);
+    SC_REQUIRE(ch.n == 1);
+    SC_CHECK_INT(ch.items[0].kind, SC_CHG_ENDED);
+    sc_registry_changes_release(&ch);
+    /* not the first document any more, same boot: a document without ID2 cancels it at once */
+    SC_CHECK_INT(APPLY_EMPTY(reg, "vm0", "boot-7", 5, 7000, chg), 0);
+    SC_CHECK_STR(chg, "Cancelled");
+    sc_doc_destroy(&doc);
+    sc_registry_destroy(&reg);
+}
+
 SC_TEST(forget_member_and_restore)
 {
     sc_registry_t *reg = NULL;
@@ -320,10 +366,15 @@ SC_TEST(forget_member_and_restore)
     SC_REQUIRE(sc_registry_find(reg, ID2) != NULL);
     SC_CHECK_INT(sc_registry_find(reg, ID2)->start_kind, SC_START_FORCED);
     SC_CHECK_INT(sc_registry_find(reg, ID2)->n_ever_seen_by, 2);
-    /* restored witnesses start dead: their stale votes keep nothing; vm3's report ends it */
+    /* restored witnesses start dead: their stale votes keep nothing; vm3's report ends it,
+     * but its first document since the restart is a fresh view: confirmed after confirm_ms */
     SC_CHECK(!sc_registry_member_alive(reg, "vm3"));
     SC_CHECK_INT(APPLY_EMPTY(reg, "vm3", "x", 9, 30, chg), 0);
-    SC_CHECK_STR(chg, "Ended");
+    SC_CHECK_STR(chg, "");
+    SC_CHECK_INT(sc_registry_tick(reg, 30 + SC_REGISTRY_CONFIRM_MS_DEFAULT, &ch), 0);
+    SC_REQUIRE(ch.n == 1);
+    SC_CHECK_INT(ch.items[0].kind, SC_CHG_ENDED);
+    sc_registry_changes_release(&ch);
     r.phase = SC_REG_PHASE_MAX;
     SC_CHECK_INT(sc_registry_restore_event(reg, &r), -EINVAL);
     sc_doc_destroy(&doc);
@@ -387,6 +438,7 @@ int main(void)
     SC_RUN(agent_restart_empty_document_is_pending);
     SC_RUN(backwards_incarnation_is_fresh);
     SC_RUN(forget_member_and_restore);
+    SC_RUN(first_document_after_restart_is_fresh);
     SC_RUN(bad_input);
     SC_RUN(event_limit);
     return sc_test_done();
