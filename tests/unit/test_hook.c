@@ -236,10 +236,10 @@ SC_TEST(timeout_escalates_to_sigkill_when_term_is_ignored)
     int64_t t0, took;
     pid_t grandchild;
 
-    snprintf(pidenv, sizeof(pidenv), "PIDFILE=%s/stubborn.pid", s_tmp);
+    snprintf(pidenv, sizeof(pidenv), "PIDFILE=%s/obstinate.pid", s_tmp);
     unlink(pidenv + 8); /* no stale pid from an earlier run */
     /* SIG_IGN for TERM is inherited by the background sleep as well */
-    s_script(path, sizeof(path), "stubborn.sh",
+    s_script(path, sizeof(path), "obstinate.sh",
              "#!/bin/sh\ntrap '' TERM\nsleep 300 &\necho $! > \"$PIDFILE\"\n"
              "while :; do sleep 1; done\n",
              0755);
@@ -255,7 +255,7 @@ SC_TEST(timeout_escalates_to_sigkill_when_term_is_ignored)
     SC_CHECK_INT(r.term_signal, SIGKILL);
     SC_CHECK(took >= 300 + 500);
     SC_CHECK(took < 300 + 500 + 1000);
-    grandchild = s_read_pid("stubborn.pid");
+    grandchild = s_read_pid("obstinate.pid");
     SC_REQUIRE(grandchild > 0);
     SC_CHECK(s_gone_within(grandchild, 500));
     if (!s_gone(grandchild))
