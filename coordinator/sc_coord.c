@@ -8,6 +8,7 @@
 #include "sc_dirlock.h"
 #include "sc_error.h"
 #include "sc_event.h"
+#include "sc_imds.h"
 #include "sc_log.h"
 #include "sc_msg.h"
 #include "sc_plan.h"
@@ -1293,11 +1294,55 @@ static bool s_restore_wanted(json_object *je, int64_t wall, int64_t keep_ms)
     return false;
 }
 
+/* Our own IMDS document, GET once at restart (an unanswered intent of ours: did it land?).
+ * 0 and *ret_doc (the caller's), or an error with why filled. */
+static int s_own_doc(sc_coord_t *c, sc_doc_t **ret_doc, char *why, size_t whylen)
+{
+    sc_imds_opts_t o;
+    sc_imds_t *im = NULL;
+    sc_imds_status_t st = {0};
+    char *body = NULL, perr[256] = "";
+    size_t len = 0;
+    int rc;
+
+    sc_imds_opts_init(&o);
+    o.base_url = c->o.imds_url;
+    if ((rc = sc_imds_new(&o, &im)) < 0) {
+        snprintf(why, whylen, "IMDS client for %s: %s", c->o.imds_url, sc_strerror(rc));
+        return rc;
+    }
+    rc = sc_imds_get_events(im, &body, &len, &st);
+    sc_imds_destroy(&im);
+    if (rc < 0) {
+        snprintf(why, whylen, "%s", st.message[0] ? st.message : sc_strerror(rc));
+        return rc;
+    }
+    rc = sc_doc_parse(body, len, ret_doc, perr, sizeof(perr));
+    free(body);
+    if (rc < 0)
+        snprintf(why, whylen, "our IMDS document: %s", perr[0] ? perr : sc_strerror(rc));
+    return rc;
+}
+
+/* True when every EventId of ids is Started in doc or absent from it. */
+static bool s_started_or_gone_in(const sc_doc_t *doc, json_object *ids)
+{
+    for (size_t k = 0; ids && k < json_object_array_length(ids); k++) {
+        const char *id = json_object_get_string(json_object_array_get_idx(ids, k));
+        for (size_t j = 0; id && j < doc->n_events; j++)
+            if (strcasecmp(doc->events[j].id, id) == 0 && doc->events[j].status != SC_EVENT_STARTED)
+                return false;
+    }
+    return true;
+}
+
 static int s_restore(sc_coord_t *c)
 {
     json_object *snap = NULL, *arr, *pend = NULL;
     int64_t now = sc_mono_ms(), wall = sc_wall_ms();
-    int rc;
+    sc_doc_t *own = NULL; /* our own IMDS document, read at most once (own_rc 1: not yet) */
+    char own_why[300] = "";
+    int rc, own_rc = 1;
 
     /* Every stored event (s_restore_wanted picks): an old one may still owe a recover. */
     if ((rc = sc_store_snapshot(c->store, true, wall, 0, &snap)) < 0)
@@ -1402,22 +1447,34 @@ static int s_restore(sc_coord_t *c)
     json_object_put(snap);
     if (rc < 0)
         return rc;
-    /* Intents without an answer: the crash came between the intent and the answer. */
+    /* Intents without an answer: the crash came between the intent and the answer. An intent
+     * of ours (not delegated) whose events the registry still has Scheduled: our own IMDS is
+     * asked once (GET) whether they started or are gone — then the POST landed (or no longer
+     * matters) and is not sent again; if some are still Scheduled we cannot tell whether the
+     * first POST landed, and POST again (Azure answers 200 for an already approved id). */
     if ((rc = sc_approver_unanswered(c->approver, &pend)) < 0)
         return rc;
     for (size_t i = 0; rc >= 0 && i < json_object_array_length(pend); i++) {
-        json_object *p = json_object_array_get_idx(pend, i), *ids;
-        bool all_started = true;
+        json_object *p = json_object_array_get_idx(pend, i), *ids, *via = NULL;
+        bool all_started = true, own_done = false;
         json_object_object_get_ex(p, "event_ids", &ids);
+        json_object_object_get_ex(p, "via", &via);
         for (size_t k = 0; ids && k < json_object_array_length(ids); k++) {
             const sc_reg_event_t *re =
                 sc_registry_find(c->reg, json_object_get_string(json_object_array_get_idx(ids, k)));
             if (re && re->phase == SC_REG_ACTIVE && !sc_event_is_started(&re->ev))
                 all_started = false;
         }
+        if (!all_started && !via) {
+            if (own_rc == 1 && (own_rc = s_own_doc(c, &own, own_why, sizeof(own_why))) < 0)
+                sc_log_warn("own IMDS not read at restart: unanswered approvals POSTed again",
+                            "rc=%s why=\"%s\"", sc_errname(own_rc), own_why);
+            own_done = own_rc == 0 && s_started_or_gone_in(own, ids);
+        }
         rc = sc_approver_record_answer(
-            c->approver, c->term, s_jint(p, "id"), all_started ? 0 : SC_E_STATE, 0,
+            c->approver, c->term, s_jint(p, "id"), all_started || own_done ? 0 : SC_E_STATE, 0,
             all_started ? "resolved after restart: the event started or is gone"
+            : own_done  ? "resolved after restart: already started/gone at restart (own IMDS)"
                         : "resolved after restart: no answer recorded, approving again");
         for (size_t k = 0; ids && k < json_object_array_length(ids); k++) {
             s_evstate_t *e =
@@ -1426,12 +1483,16 @@ static int s_restore(sc_coord_t *c)
                 continue;
             const sc_reg_event_t *re = sc_registry_find(c->reg, e->id);
             bool started = !re || re->phase != SC_REG_ACTIVE || sc_event_is_started(&re->ev);
-            e->approval = started ? SC_APPROVAL_APPROVED : SC_APPROVAL_FAILED;
+            e->approval = started || own_done ? SC_APPROVAL_APPROVED : SC_APPROVAL_FAILED;
             e->retry_at_ms = now;
         }
         sc_log_notice("approval intent resolved after restart", "intent=%lld outcome=%s",
-                      (long long)s_jint(p, "id"), all_started ? "done" : "approve again");
+                      (long long)s_jint(p, "id"),
+                      all_started ? "done"
+                      : own_done  ? "done (started or gone in our own IMDS)"
+                                  : "approve again");
     }
+    sc_doc_destroy(&own);
     json_object_put(pend);
     return rc;
 }

@@ -14,8 +14,11 @@
  * a `leader` message. Every order and approval first checks sc_coord_is_leader().
  *
  * Restart: the registry, drain states and approvals are rebuilt from the store, agents are
- * asked for their documents again; an approval intent without an answer is resolved (event
- * Started or gone: done; else POSTed again). */
+ * asked for their documents again; an approval intent without an answer is resolved: event
+ * Started or gone in the registry: done; else, for an intent of ours (not delegated), our own
+ * IMDS is read once (GET): every event Started or absent there: answered as approved, no POST;
+ * some still Scheduled, or the GET failed (logged): POSTed again in the next round (Azure
+ * answers 200 for an already approved id). A delegated intent is approved again (not read). */
 #ifndef SC_COORD_H
 #define SC_COORD_H
 

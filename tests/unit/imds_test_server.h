@@ -73,6 +73,7 @@ typedef struct sc_ts {
     sc_ts_cfg_t cfg;       /* answer to give */
     sc_ts_req_t last;      /* last request */
     int requests;          /* requests answered */
+    int posts;             /* of which POSTs */
     int connections;       /* TCP connections accepted */
     volatile int stopping; /* wakes sleeping handlers */
 } sc_ts_t;
@@ -195,6 +196,7 @@ static inline enum MHD_Result sc_ts_handler(void *cls, struct MHD_Connection *co
     ts->last.body[up->len] = '\0';
     ts->last.body_len = up->len;
     ts->requests++;
+    ts->posts += strcmp(method, "POST") == 0;
     sc_ts_unlock(ts);
 
     for (slept = 0; slept < cfg.sleep_ms && !ts->stopping; slept += 10)

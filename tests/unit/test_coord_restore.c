@@ -1,6 +1,9 @@
 /* The coordinator's restart (sc_coord_new over an existing store): what it rebuilds from the
  * decision log must neither forget a VM that still needs its recover nor count one as
- * recovered that never was. A real sc_coord on loopback (--insecure), no agent. */
+ * recovered that never was, and an approval intent left without answer is POSTed again only
+ * when our own IMDS still shows its event Scheduled. A real sc_coord on loopback
+ * (--insecure), no agent; a fake IMDS (imds_test_server.h) where one is needed. */
+#include "imds_test_server.h"
 #include "sc_coord.h"
 #include "sc_db.h"
 #include "sc_error.h"
@@ -19,7 +22,8 @@
 #include <zmq.h>
 
 static char s_dir[64];
-static int s_port0; /* vm_0's (the coordinator's) port after s_start() */
+static int s_port0;                                   /* vm_0's (the coordinator's) port */
+static const char *s_imds_url = "http://127.0.0.1:9"; /* vm_0's IMDS for s_start() */
 
 static int s_free_port(void)
 {
@@ -99,7 +103,7 @@ static sc_coord_t *s_start(void)
              s_port0, s_free_port(), s_free_port());
     sc_coord_opts_init(&o);
     o.name = "vm_0";
-    o.imds_url = "http://127.0.0.1:9";
+    o.imds_url = s_imds_url;
     o.members = members;
     o.state_dir = s_dir;
     o.insecure = true;
@@ -450,6 +454,157 @@ SC_TEST(delegated_answer_only_from_the_delegate_in_this_term)
     zmq_ctx_term(zctx);
 }
 
+/* Stores an event of our own VM (vm_0), Scheduled in the registry, prepared, and an approval
+ * intent of ours (not delegated) for it without an answer: the crash came after the intent. */
+static void s_unanswered_own_intent(const char *id)
+{
+    sc_store_t *st = NULL;
+    char path[128], err[256], d[1024];
+    int64_t wall = sc_wall_ms();
+
+    snprintf(path, sizeof(path), "%s/coordinator.db", s_dir);
+    SC_REQUIRE(sc_store_open(path, &st, err, sizeof(err)) == 0);
+    snprintf(d, sizeof(d),
+             "{\"event\":{\"EventId\":\"%s\",\"EventType\":\"Reboot\",\"ResourceType\":"
+             "\"VirtualMachine\",\"Resources\":[\"vm_0\"],\"EventStatus\":\"Scheduled\","
+             "\"NotBefore\":\"\",\"Description\":\"\",\"EventSource\":\"Platform\","
+             "\"DurationInSeconds\":-1},\"seen_by\":[\"vm_0\"]}",
+             id);
+    s_decide(st, SC_DLOG_EVENT_SEEN, d, wall - 4000);
+    snprintf(d, sizeof(d), "{\"event_id\":\"%s\",\"vms\":[\"vm_0\"]}", id);
+    s_decide(st, SC_DLOG_PREPARE_ORDERED, d, wall - 3000);
+    snprintf(d, sizeof(d),
+             "{\"event_id\":\"%s\",\"vm\":\"vm_0\",\"phase\":\"prepare\",\"state\":\"done\","
+             "\"exit_status\":0,\"origin\":\"order\"}",
+             id);
+    s_decide(st, SC_DLOG_HOOK_PROGRESS, d, wall - 2000);
+    snprintf(d, sizeof(d),
+             "{\"event_ids\":[\"%s\"],\"body\":\"{\\\"StartRequests\\\":[{\\\"EventId\\\":"
+             "\\\"%s\\\"}]}\",\"via\":null,\"by\":\"vm_0\"}",
+             id, id);
+    s_decide(st, SC_DLOG_APPROVAL_INTENT, d, wall - 1000);
+    sc_store_close(&st);
+}
+
+/* Our IMDS's document with event id in status. */
+static void s_serve(sc_ts_t *ts, char *buf, size_t len, const char *id, const char *status)
+{
+    sc_ts_cfg_t cfg = {0};
+    snprintf(buf, len,
+             "{\"DocumentIncarnation\":3,\"Events\":[{\"EventId\":\"%s\",\"EventStatus\":"
+             "\"%s\",\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\","
+             "\"Resources\":[\"vm_0\"],\"NotBefore\":\"\",\"Description\":\"\","
+             "\"EventSource\":\"Platform\",\"DurationInSeconds\":-1}]}",
+             id, status);
+    cfg.body = buf;
+    sc_ts_set(ts, &cfg);
+}
+
+/* The fake IMDS's count of GETs and POSTs. */
+static void s_counts(sc_ts_t *ts, int *ret_gets, int *ret_posts)
+{
+    sc_ts_lock(ts);
+    *ret_gets = ts->requests - ts->posts;
+    *ret_posts = ts->posts;
+    sc_ts_unlock(ts);
+}
+
+/* Unanswered intent of ours, and our IMDS already shows the event Started: the first POST
+ * landed. Approved at restart after one GET, never POSTed again. */
+SC_TEST(unanswered_intent_started_in_own_imds_is_not_posted_again)
+{
+    static const char *const id = "E-own-started";
+    char doc[1024];
+    sc_ts_t *ts = sc_ts_start("/vm_0");
+    sc_coord_t *c;
+    json_object *status;
+    int gets, posts;
+
+    SC_REQUIRE(ts);
+    s_serve(ts, doc, sizeof(doc), "e-OWN-started", "Started"); /* ids case-insensitive */
+    s_unanswered_own_intent(id);
+    s_imds_url = ts->url;
+    c = s_start();
+    s_imds_url = "http://127.0.0.1:9";
+    SC_REQUIRE(c);
+    status = s_settle(c);
+    for (int i = 0; i < 20; i++) /* a few planner rounds: a re-POST would have come by now */
+        sc_coord_step(c, 20);
+    json_object_put(status);
+    status = sc_coord_status(c);
+    SC_CHECK_STR(s_approval(status, id), "approved");
+    s_counts(ts, &gets, &posts);
+    SC_CHECK_INT(gets, 1);
+    SC_CHECK_INT(posts, 0);
+    SC_CHECK_INT((long long)sc_coord_posts(c), 0);
+    json_object_put(status);
+    sc_coord_destroy(&c);
+    sc_ts_stop(&ts);
+}
+
+/* The same, but our IMDS still shows it Scheduled: we cannot tell whether the first POST
+ * landed, so exactly one POST again. */
+SC_TEST(unanswered_intent_scheduled_in_own_imds_is_posted_once)
+{
+    static const char *const id = "E-own-scheduled";
+    char doc[1024];
+    sc_ts_t *ts = sc_ts_start("/vm_0");
+    sc_coord_t *c;
+    json_object *status;
+    int gets, posts;
+
+    SC_REQUIRE(ts);
+    s_serve(ts, doc, sizeof(doc), id, "Scheduled");
+    s_unanswered_own_intent(id);
+    s_imds_url = ts->url;
+    c = s_start();
+    s_imds_url = "http://127.0.0.1:9";
+    SC_REQUIRE(c);
+    for (int i = 0; i < 30; i++)
+        sc_coord_step(c, 20);
+    status = sc_coord_status(c);
+    SC_CHECK_STR(s_approval(status, id), "approved");
+    s_counts(ts, &gets, &posts);
+    SC_CHECK_INT(gets, 1);
+    SC_CHECK_INT(posts, 1);
+    SC_CHECK_INT((long long)sc_coord_posts(c), 1);
+    sc_ts_lock(ts);
+    SC_CHECK(strstr(ts->last.body, id) != NULL); /* the POST approved our event */
+    sc_ts_unlock(ts);
+    json_object_put(status);
+    sc_coord_destroy(&c);
+    sc_ts_stop(&ts);
+}
+
+/* Our IMDS does not answer the GET (503): as before, the intent is POSTed again. */
+SC_TEST(unanswered_intent_own_imds_failing_is_posted_again)
+{
+    static const char *const id = "E-own-503";
+    sc_ts_cfg_t cfg = {.status = 503};
+    sc_ts_t *ts = sc_ts_start("/vm_0");
+    sc_coord_t *c;
+    json_object *status;
+    int gets, posts;
+
+    SC_REQUIRE(ts);
+    sc_ts_set(ts, &cfg);
+    s_unanswered_own_intent(id);
+    s_imds_url = ts->url;
+    c = s_start();
+    s_imds_url = "http://127.0.0.1:9";
+    SC_REQUIRE(c);
+    for (int i = 0; i < 30; i++)
+        sc_coord_step(c, 20);
+    status = sc_coord_status(c);
+    SC_CHECK_STR(s_approval(status, id), "failed"); /* the new POST got 503 too */
+    s_counts(ts, &gets, &posts);
+    SC_CHECK_INT(gets, 1);
+    SC_CHECK(posts >= 1);
+    json_object_put(status);
+    sc_coord_destroy(&c);
+    sc_ts_stop(&ts);
+}
+
 int main(void)
 {
     snprintf(s_dir, sizeof(s_dir), "/tmp/sc_coord_restore_XXXXXX");
@@ -470,6 +625,18 @@ int main(void)
     if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
         return 1;
     SC_RUN(delegated_answer_only_from_the_delegate_in_this_term);
+    s_cleanup();
+    if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
+        return 1;
+    SC_RUN(unanswered_intent_started_in_own_imds_is_not_posted_again);
+    s_cleanup();
+    if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
+        return 1;
+    SC_RUN(unanswered_intent_scheduled_in_own_imds_is_posted_once);
+    s_cleanup();
+    if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
+        return 1;
+    SC_RUN(unanswered_intent_own_imds_failing_is_posted_again);
     s_cleanup();
     return sc_test_done();
 }
