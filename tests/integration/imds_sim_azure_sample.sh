@@ -5,8 +5,12 @@
 # event for every VM in Resources.
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/imds-sim/testlib.sh"
 
-command -v python3 >/dev/null || fail "python3 missing (deploy/install-deps.sh installs it)"
-python3 -c 'import requests' 2>/dev/null || fail "python3-requests missing"
+# The first python3 that has requests: PATH's, else Debian's (python3-requests).
+PYTHON=""
+for p in python3 /usr/bin/python3; do
+    if command -v "$p" >/dev/null && "$p" -c 'import requests' 2>/dev/null; then PYTHON=$p; break; fi
+done
+[ -n "$PYTHON" ] || fail "no python3 with requests (deploy/install-deps.sh --test installs python3-requests)"
 SEED="${SC_SRC:-.}/../shared/seeds/001_0c1a3b3f3d53486a.txt"
 [ -f "$SEED" ] || SEED=/work/shared/seeds/001_0c1a3b3f3d53486a.txt
 py="$TMP/advanced_sample.py"
@@ -31,7 +35,7 @@ eq "$(diff "$TMP/orig.py" "$py" | grep -c '^[<>]')" 2 "only the URL line changed
 pf=$(create '{"EventType":"Freeze","Resources":["vm_1"],"NoticeSeconds":900,"DurationInSeconds":30}')
 fifo="$TMP/stdin"; out="$TMP/sample.out"
 rm -f "$fifo"; mkfifo "$fifo"
-python3 -u "$py" <"$fifo" >"$out" 2>"$TMP/sample.err" &
+"$PYTHON" -u "$py" <"$fifo" >"$out" 2>"$TMP/sample.err" &
 PY=$!
 exec 3>"$fifo"
 trap '{ exec 3>&-; } 2>/dev/null || true; kill $PY 2>/dev/null || true; sc_cleanup' EXIT
