@@ -1074,11 +1074,12 @@ int sc_agent_fetch_identity(const sc_agent_settings_t *s, volatile sig_atomic_t 
             *ret_compute = c;
             break;
         }
+        int64_t delay = sc_backoff_next(&b, st.retry_after_ms);
         if (rc != last)
-            sc_log_warn("IMDS compute metadata not available yet, retrying", "rc=%s why=\"%s\"",
-                        sc_errname(rc), st.message);
+            sc_log_warn("IMDS compute metadata not available yet, retrying",
+                        "rc=%s retry_ms=%" PRId64 " why=\"%s\"", sc_errname(rc), delay, st.message);
         last = rc;
-        sc_sleep_ms(sc_backoff_next(&b, st.retry_after_ms));
+        sc_sleep_ms(delay);
     }
     sc_imds_destroy(&imds);
     return rc == 0 ? 0 : -EINTR;

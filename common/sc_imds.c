@@ -331,13 +331,14 @@ const char *sc_imds_base_url(const sc_imds_t *imds)
 static int s_fail(sc_imds_status_t *st, const char *method, const s_conn_t *c, int rc, long http,
                   int64_t hint_ms, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
-/* Fills st and returns rc. The message reads "<METHOD> <url>: <what>[, retry in N ms]". */
+/* Fills st and returns rc. The message reads "<METHOD> <url>: <what>"; the retry hint is in
+ * st->retry_after_ms only (the caller's backoff decides the real delay and logs that one). */
 static int s_fail(sc_imds_status_t *st, const char *method, const s_conn_t *c, int rc, long http,
                   int64_t hint_ms, const char *fmt, ...)
 {
     char what[200];
     va_list ap;
-    int n;
+    size_t n;
 
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
@@ -345,16 +346,14 @@ static int s_fail(sc_imds_status_t *st, const char *method, const s_conn_t *c, i
     st->rc = rc;
     st->http_status = http;
     st->retry_after_ms = rc ? hint_ms : 0;
-    /* Keep the end of a long URL: the endpoint name matters more than the host. */
-    n = (int)strlen(c->show_url);
-    if (n > 80)
-        n = snprintf(st->message, sizeof(st->message), "%s ...%s: %s", method, c->show_url + n - 60,
-                     what);
-    else
-        n = snprintf(st->message, sizeof(st->message), "%s %s: %s", method, c->show_url, what);
-    if (rc && n >= 0 && (size_t)n < sizeof(st->message))
-        snprintf(st->message + n, sizeof(st->message) - (size_t)n, ", retry in %lld ms",
-                 (long long)hint_ms);
+    /* Keep the end of a long URL: the endpoint name matters more than the host. A message cut
+     * at sizeof(st->message) is fine; an output error leaves it empty. */
+    n = strlen(c->show_url);
+    if ((n > 80 ? snprintf(st->message, sizeof(st->message), "%s ...%s: %s", method,
+                           c->show_url + n - 60, what)
+                : snprintf(st->message, sizeof(st->message), "%s %s: %s", method, c->show_url,
+                           what)) < 0)
+        st->message[0] = '\0';
     return rc;
 }
 

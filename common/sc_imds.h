@@ -44,7 +44,7 @@ typedef struct sc_imds_status {
     int64_t retry_after_ms; /* when to try again: Retry-After if sent, else a hint by error
                                kind; 0 on success */
     char message[256];      /* one-line reason, e.g. "GET .../scheduledevents: HTTP 429
-                               (throttled), retry in 1000 ms" */
+                               (throttled)"; no retry time (that is retry_after_ms) */
 } sc_imds_status_t;
 
 typedef struct sc_compute {

@@ -825,8 +825,9 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
             sc_log_notice("approved", "events=%zu first=%s http=%ld why=\"%s\"", n, ids[0],
                           out.http_status, a->reason);
         else
-            sc_log_warn("approval failed, will retry", "events=%zu first=%s why=\"%s\"", n, ids[0],
-                        out.message);
+            sc_log_warn("approval failed, will retry",
+                        "events=%zu first=%s retry_ms=%lld why=\"%s\"", n, ids[0],
+                        (long long)(es[0]->retry_at_ms - now), out.message);
         return rc;
     }
 }

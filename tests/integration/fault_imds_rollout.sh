@@ -72,6 +72,16 @@ need "$TMP/agent_5.err" 'empty body|EMPTY' "the empty body"
 grep -q 'AddressSanitizer\|runtime error' "$TMP"/*.err && fail "sanitizer report"
 ok "agents' logs name each fault (HTTP 500/410/429, timeout, not JSON, empty body, reset)"
 
+# 2b. one retry time per line: the agent's backoff (retry_ms=), never a second one from the
+# IMDS client's message (it once said "retry_ms=4366 ... why=\"... retry in 1000 ms\"")
+polls=$(cat "$TMP"/agent_*.err | grep 'IMDS poll failed' || true)
+[ -n "$polls" ] || fail "no agent logged a failed IMDS poll"
+echo "$polls" | grep -v 'retry_ms=[0-9]' | grep . && fail "poll failure without retry_ms= (above)"
+grep -h 'retry in' "$TMP"/agent_*.err "$TMP/coord.err" && fail "a log line carries a second retry time (above)"
+grep -q 'approval failed, will retry.*retry_ms=[0-9]' "$TMP/coord.err" ||
+    fail "coordinator's failed approval does not say when it retries: $(grep 'approval failed' "$TMP/coord.err" | tail -3)"
+ok "one retry time per log line ($(echo "$polls" | wc -l) failed polls, each with retry_ms=)"
+
 # 3. the coordinator's approvals met failures, were retried, and succeeded once per event
 failed_posts=$(jq -s '[.[] | select(.kind == "post" and .vm == "vm_0" and .status != 200)] | length' "$TL")
 [ "$failed_posts" -ge 1 ] || fail "no approval POST of vm_0 met a fault: the test did not test the retry: $(jq -c 'select(.kind == "post")' "$TL")"

@@ -16,6 +16,12 @@ static sc_ts_t *s_ts; /* the fake IMDS, serving under /vm_3 */
             SC_FAILF("\"%s\" does not contain \"%s\"", (hay), (needle));                           \
     } while (0)
 
+#define CHECK_NOSUB(hay, needle)                                                                   \
+    do {                                                                                           \
+        if (strstr((hay), (needle)))                                                               \
+            SC_FAILF("\"%s\" contains \"%s\"", (hay), (needle));                                   \
+    } while (0)
+
 #define CHECK_RANGE(v, lo, hi)                                                                     \
     do {                                                                                           \
         long long v_ = (long long)(v);                                                             \
@@ -143,7 +149,7 @@ SC_TEST(http_400)
     CHECK_RANGE(st.retry_after_ms, 30000, 3600000); /* our bug: no quick retry */
     CHECK_SUB(st.message, "HTTP 400");
     CHECK_SUB(st.message, "Bad request");
-    CHECK_SUB(st.message, "retry in");
+    CHECK_NOSUB(st.message, "retry in"); /* the hint is retry_after_ms, not in the message */
 }
 
 SC_TEST(http_404_405_410)
@@ -179,13 +185,13 @@ SC_TEST(http_429)
     SC_CHECK_INT(st.http_status, 429);
     SC_CHECK_INT(st.retry_after_ms, 1000); /* no Retry-After: the default */
     CHECK_SUB(st.message, "HTTP 429 (throttled");
-    CHECK_SUB(st.message, "retry in 1000 ms");
+    CHECK_NOSUB(st.message, "retry in");
 
     cfg.retry_after = "7";
     SC_CHECK_INT(s_get_with(&cfg, &st), SC_E_HTTP_429);
     SC_CHECK_INT(st.retry_after_ms, 7000);
     CHECK_SUB(st.message, "Retry-After");
-    CHECK_SUB(st.message, "retry in 7000 ms");
+    CHECK_NOSUB(st.message, "retry in");
 
     sc_time_rfc1123(sc_wall_ms() / 1000 + 4, date, sizeof(date));
     cfg.retry_after = date;
