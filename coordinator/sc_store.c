@@ -447,10 +447,49 @@ static void s_put_int(json_object *o, const char *key, sqlite3_stmt *st, int col
         json_object_object_add(o, key, json_object_new_int64(sqlite3_column_int64(st, col)));
 }
 
-static void s_put_json(json_object *o, const char *key, sqlite3_stmt *st, int col)
+static bool s_is_json_col(const char *name, const char *const *json_cols)
 {
-    const unsigned char *t = sqlite3_column_text(st, col);
-    json_object_object_add(o, key, t ? json_tokener_parse((const char *)t) : NULL);
+    for (size_t i = 0; json_cols && json_cols[i]; i++)
+        if (strcmp(name, json_cols[i]) == 0)
+            return true;
+    return false;
+}
+
+/* One result row as a JSON object keyed by the column names (use AS for the keys): NULL as
+ * null, INTEGER as a number, TEXT as a string — or parsed, for the columns in json_cols (the
+ * store keeps JSON documents in TEXT columns). */
+static json_object *s_row_json(sqlite3_stmt *st, const char *const *json_cols)
+{
+    json_object *o = json_object_new_object();
+
+    for (int i = 0; i < sqlite3_column_count(st); i++) {
+        const char *key = sqlite3_column_name(st, i);
+        const unsigned char *t;
+
+        switch (sqlite3_column_type(st, i)) {
+        case SQLITE_NULL: json_object_object_add(o, key, NULL); break;
+        case SQLITE_INTEGER: s_put_int(o, key, st, i); break;
+        default:
+            t = sqlite3_column_text(st, i);
+            if (t && s_is_json_col(key, json_cols))
+                json_object_object_add(o, key, json_tokener_parse((const char *)t));
+            else
+                s_put_text(o, key, st, i);
+        }
+    }
+    return o;
+}
+
+/* Steps a prepared statement to its end, appending each row (s_row_json) to arr, and
+ * finalizes it. 0 or SC_E_DB. */
+static int s_rows_json(sqlite3_stmt *st, const char *const *json_cols, json_object *arr)
+{
+    int src;
+
+    while ((src = sqlite3_step(st)) == SQLITE_ROW)
+        json_object_array_add(arr, s_row_json(st, json_cols));
+    sqlite3_finalize(st);
+    return src == SQLITE_DONE ? 0 : SC_E_DB;
 }
 
 static int s_members_json(sc_db_t *db, json_object *arr)
@@ -460,19 +499,8 @@ static int s_members_json(sc_db_t *db, json_object *arr)
                            "SELECT name, endpoint, fault_domain, update_domain, state FROM "
                            "members ORDER BY name",
                            NULL);
-    if (rc < 0)
-        return rc;
-    while ((rc = sc_db_step(db, st)) == 1) {
-        json_object *m = json_object_new_object();
-        s_put_text(m, "name", st, 0);
-        s_put_text(m, "endpoint", st, 1);
-        s_put_int(m, "fault_domain", st, 2);
-        s_put_int(m, "update_domain", st, 3);
-        s_put_text(m, "state", st, 4);
-        json_object_array_add(arr, m);
-    }
-    sqlite3_finalize(st);
-    return rc < 0 ? rc : 0;
+
+    return rc < 0 ? rc : s_rows_json(st, NULL, arr);
 }
 
 static int s_drains_json(sc_db_t *db, const char *event_id, json_object *ev)
@@ -542,39 +570,16 @@ static int s_drains_json(sc_db_t *db, const char *event_id, json_object *ev)
 
 static int s_events_json(sc_db_t *db, json_object *arr, bool include_ended, int64_t since)
 {
+    static const char *const json_cols[] = {"resources", "seen_by", "event", NULL};
     sqlite3_stmt *st = NULL;
     int rc = sc_db_prepare(
         db, &st,
-        "SELECT event_id, event_type, status, source, resources, not_before, duration_s, "
-        "description, seen_by, first_seen_ms, approved_ms, approved_by, started_ms, started_how, "
-        "ended_ms, ended_how, doc FROM events WHERE ? OR ended_ms IS NULL OR ended_ms >= ? "
-        "ORDER BY first_seen_ms, event_id",
+        "SELECT event_id AS EventId, event_type AS type, status, source, resources, not_before, "
+        "duration_s, description, seen_by, first_seen_ms, approved_ms, approved_by, started_ms, "
+        "started_how, ended_ms, ended_how, doc AS event FROM events "
+        "WHERE ? OR ended_ms IS NULL OR ended_ms >= ? ORDER BY first_seen_ms, event_id",
         "il", include_ended ? 1 : 0, since);
-    if (rc < 0)
-        return rc;
-    while ((rc = sc_db_step(db, st)) == 1) {
-        json_object *e = json_object_new_object();
-        s_put_text(e, "EventId", st, 0);
-        s_put_text(e, "type", st, 1);
-        s_put_text(e, "status", st, 2);
-        s_put_text(e, "source", st, 3);
-        s_put_json(e, "resources", st, 4);
-        s_put_int(e, "not_before", st, 5);
-        s_put_int(e, "duration_s", st, 6);
-        s_put_text(e, "description", st, 7);
-        s_put_json(e, "seen_by", st, 8);
-        s_put_int(e, "first_seen_ms", st, 9);
-        s_put_int(e, "approved_ms", st, 10);
-        s_put_text(e, "approved_by", st, 11);
-        s_put_int(e, "started_ms", st, 12);
-        s_put_text(e, "started_how", st, 13);
-        s_put_int(e, "ended_ms", st, 14);
-        s_put_text(e, "ended_how", st, 15);
-        s_put_json(e, "event", st, 16);
-        json_object_array_add(arr, e);
-    }
-    sqlite3_finalize(st);
-    if (rc < 0)
+    if (rc < 0 || (rc = s_rows_json(st, json_cols, arr)) < 0)
         return rc;
     for (size_t i = 0; i < json_object_array_length(arr) && rc >= 0; i++) {
         json_object *e = json_object_array_get_idx(arr, i);
@@ -585,29 +590,14 @@ static int s_events_json(sc_db_t *db, json_object *arr, bool include_ended, int6
 
 static int s_approvals_json(sc_db_t *db, json_object *arr)
 {
+    static const char *const json_cols[] = {"event_ids", NULL};
     sqlite3_stmt *st = NULL;
     int rc = sc_db_prepare(db, &st,
                            "SELECT id, event_ids, body, via, by, intent_ms, answered_ms, rc, "
                            "http_status, answer FROM approvals ORDER BY id",
                            NULL);
-    if (rc < 0)
-        return rc;
-    while ((rc = sc_db_step(db, st)) == 1) {
-        json_object *a = json_object_new_object();
-        s_put_int(a, "id", st, 0);
-        s_put_json(a, "event_ids", st, 1);
-        s_put_text(a, "body", st, 2);
-        s_put_text(a, "via", st, 3);
-        s_put_text(a, "by", st, 4);
-        s_put_int(a, "intent_ms", st, 5);
-        s_put_int(a, "answered_ms", st, 6);
-        s_put_int(a, "rc", st, 7);
-        s_put_int(a, "http_status", st, 8);
-        s_put_text(a, "answer", st, 9);
-        json_object_array_add(arr, a);
-    }
-    sqlite3_finalize(st);
-    return rc < 0 ? rc : 0;
+
+    return rc < 0 ? rc : s_rows_json(st, json_cols, arr);
 }
 
 int sc_store_snapshot(sc_store_t *store, bool include_ended, int64_t now_ms, int64_t keep_ended_ms,
@@ -644,32 +634,20 @@ int sc_store_snapshot(sc_store_t *store, bool include_ended, int64_t now_ms, int
 
 int sc_store_history_json(sqlite3 *db, size_t max, json_object **ret_json)
 {
+    static const char *const json_cols[] = {"data", NULL};
     sqlite3_stmt *st = NULL;
     json_object *arr;
-    int src;
 
     if (!db || !ret_json)
         return -EINVAL;
-    src = sqlite3_prepare_v2(db,
-                             "SELECT idx, term, kind, data, reason, wall_ms FROM (SELECT * FROM "
-                             "dlog ORDER BY idx DESC LIMIT ?) ORDER BY idx",
-                             -1, &st, NULL);
-    if (src != SQLITE_OK)
+    if (sqlite3_prepare_v2(db,
+                           "SELECT idx AS \"index\", term, kind, data, reason, wall_ms FROM "
+                           "(SELECT * FROM dlog ORDER BY idx DESC LIMIT ?) ORDER BY idx",
+                           -1, &st, NULL) != SQLITE_OK)
         return SC_E_DB;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)max);
     arr = json_object_new_array();
-    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        json_object *e = json_object_new_object();
-        s_put_int(e, "index", st, 0);
-        s_put_int(e, "term", st, 1);
-        s_put_text(e, "kind", st, 2);
-        s_put_json(e, "data", st, 3);
-        s_put_text(e, "reason", st, 4);
-        s_put_int(e, "wall_ms", st, 5);
-        json_object_array_add(arr, e);
-    }
-    sqlite3_finalize(st);
-    if (src != SQLITE_DONE) {
+    if (s_rows_json(st, json_cols, arr) < 0) {
         json_object_put(arr);
         return SC_E_DB;
     }
