@@ -301,8 +301,8 @@ bool sc_event_names(const sc_event_t *ev, const char *vm_name)
 
         if (!r)
             continue;
-        if (s_ascii_caseeq(r, vm_name) || (r[0] == '_' && s_ascii_caseeq(r + 1, vm_name)) ||
-            (vm_name[0] == '_' && s_ascii_caseeq(r, vm_name + 1)))
+        if (strcmp(r, vm_name) == 0 || (r[0] == '_' && strcmp(r + 1, vm_name) == 0) ||
+            (vm_name[0] == '_' && strcmp(r, vm_name + 1) == 0))
             return true;
     }
     return false;

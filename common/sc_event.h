@@ -115,9 +115,9 @@ const sc_event_t *sc_doc_find(const sc_doc_t *doc, const char *event_id);
 bool sc_event_id_valid(const char *s);
 /* Whether two EventIds are equal, ignoring ASCII case. NULL equals nothing. */
 bool sc_event_id_equal(const char *a, const char *b);
-/* Whether vm_name is in ev's Resources: equal ignoring ASCII case (Azure VM names are
- * case-insensitive), or equal after dropping one leading '_' on either side (api 2017-03-01
- * wrote IaaS names as "_name"). */
+/* Whether vm_name is in ev's Resources: compared exactly as Azure writes the names (no case
+ * folding), or equal after dropping one leading '_' on either side (api 2017-03-01 wrote IaaS
+ * names as "_name"). */
 bool sc_event_names(const sc_event_t *ev, const char *vm_name);
 /* Whether a and b have the same content: EventIds equal ignoring case, every other field
  * (raw texts, Resources in order, presence of optional fields) equal exactly. */

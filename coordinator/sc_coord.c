@@ -137,17 +137,18 @@ static int s_cmp_idx(const void *a, const void *b)
 {
     const s_member_t *ma = &s_sort_members_[*(const size_t *)a];
     const s_member_t *mb = &s_sort_members_[*(const size_t *)b];
-    return strcasecmp(s_strip(ma->name), s_strip(mb->name));
+    return strcmp(s_strip(ma->name), s_strip(mb->name));
 }
 
-/* The member named n (Azure names: case-insensitive, old leading '_'), or SC_PLAN_NONE. */
+/* The member named n (exactly as Azure writes it; tolerant of api 2017-03-01's leading '_'),
+ * or SC_PLAN_NONE. */
 static size_t s_member_find(const sc_coord_t *c, const char *n)
 {
     size_t lo = 0, hi = c->n_members;
     const char *k = s_strip(n);
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int r = strcasecmp(k, s_strip(c->members[c->by_name[mid]].name));
+        int r = strcmp(k, s_strip(c->members[c->by_name[mid]].name));
         if (r == 0)
             return c->by_name[mid];
         if (r < 0)

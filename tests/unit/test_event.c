@@ -96,7 +96,7 @@ SC_TEST(westno2_freeze_every_field)
     SC_CHECK(!sc_event_is_started(ev));
     SC_CHECK(sc_event_names(ev, "WestNO_0"));
     SC_CHECK(sc_event_names(ev, "WestNO_1"));
-    SC_CHECK(sc_event_names(ev, "westno_1")); /* Azure names ignore case */
+    SC_CHECK(!sc_event_names(ev, "westno_1")); /* compared exactly as Azure writes them */
     SC_CHECK(!sc_event_names(ev, "WestNO_2"));
     SC_CHECK(!sc_event_names(ev, "WestNO"));
     SC_CHECK(!sc_event_names(ev, ""));
