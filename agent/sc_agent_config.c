@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "sc_config.h"
+#include "sc_net.h"
 #include "sc_error.h"
 #include "sc_log.h"
 
@@ -135,6 +136,12 @@ int sc_agent_settings_parse(sc_agent_settings_t *s, int argc, char **argv, FILE 
         (rc = s_hook_check("recover-hook", s->recover_hook, err, errlen)) != 0)
         return rc;
     rc = sc_agent_members_parse(s->members, &members, &n, err, errlen);
+    for (size_t i = 0; rc == 0 && s->insecure && i < n; i++)
+        if (!sc_endpoint_is_local(members[i].endpoint))
+            rc = sc_errf(err, errlen, SC_E_CONFIG,
+                         "--insecure: member %s's endpoint %s is not on this machine (plain text "
+                         "is for a single-machine demo only; use --key FILE --keys FILE)",
+                         members[i].name, members[i].endpoint);
     free(members);
     return rc;
 }

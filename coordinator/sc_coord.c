@@ -9,6 +9,7 @@
 #include "sc_error.h"
 #include "sc_event.h"
 #include "sc_imds.h"
+#include "sc_net.h"
 #include "sc_log.h"
 #include "sc_msg.h"
 #include "sc_plan.h"
@@ -1543,6 +1544,15 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
     }
     if ((rc = s_parse_members(c, o->members, err, errlen)) < 0)
         goto fail;
+    for (size_t i = 0; o->insecure && i < c->n_members; i++) {
+        if (!sc_endpoint_is_local(c->members[i].endpoint)) {
+            rc = sc_errf(err, errlen, SC_E_CONFIG,
+                         "--insecure: member %s's endpoint %s is not on this machine (plain "
+                         "text is for a single-machine demo only; use --key FILE --keys FILE)",
+                         c->members[i].name, c->members[i].endpoint);
+            goto fail;
+        }
+    }
     c->self = s_member_find(c, o->name);
     if (c->self == SC_PLAN_NONE || strcmp(c->members[c->self].name, o->name) != 0) {
         snprintf(err, errlen, "--name: %s is not in --members", o->name);

@@ -42,6 +42,8 @@ for prog in schedcoord-agent schedcoord-coordinator; do
     expect 2 '--log-level: "loud" is not (a level \(expected |one of )debug' "$P" "${BASE[@]}" --log-level loud
     expect 2 '--insecure: "maybe" is not true/false' "$P" "${BASE[@]}" --insecure=maybe
     expect 2 'missing value' "$P" "${BASE[@]}" --log-level
+    expect 2 "--insecure: member vm_1's endpoint tcp://10.0.0.5:7700 is not on this machine" \
+        "$P" "${BASE[@]}" --members vm_0=127.0.0.1:9,vm_1=10.0.0.5:7700
     expect 2 '--members: (entry 1 )?"garbage" is not NAME=HOST:PORT' "$P" "${BASE[@]}" --members garbage
     expect 2 'missing required setting "members" \(--members VALUE, or members = VALUE' \
         "$P" --name vm_0 --state-dir "$TMP/x" --imds-url http://127.0.0.1:9

@@ -89,11 +89,18 @@ SC_TEST(settings_errors_name_the_key)
     sc_agent_settings_t s;
     char err[256] = "";
 
-    SC_CHECK_INT(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members", "a=h:1",
+    SC_CHECK_INT(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members", "a=127.0.0.1:1",
                          "--state-dir", "/tmp/x", "--prepare-hook", "/bin/true", "--recover-hook",
                          "/bin/true", "--insecure", NULL),
                  0);
     SC_CHECK(s.hook_timeout == 300 && s.poll_interval == 1 && s.standalone_after == 30);
+    sc_agent_settings_free(&s);
+    /* plain text stays on one machine */
+    SC_CHECK_INT(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members",
+                         "a=127.0.0.1:1,b=h:1", "--state-dir", "/tmp/x", "--prepare-hook",
+                         "/bin/true", "--recover-hook", "/bin/true", "--insecure", NULL),
+                 SC_E_CONFIG);
+    SC_CHECK(strstr(err, "--insecure: member b's endpoint tcp://h:1 is not on this machine"));
     sc_agent_settings_free(&s);
 
     SC_CHECK_INT(s_parse(&s, err, "--imds-url", "http://x", "--members", "a=h:99999", "--state-dir",

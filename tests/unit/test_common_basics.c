@@ -1,6 +1,7 @@
 /* Error codes, log levels and time helpers. */
 #include "sc_error.h"
 #include "sc_log.h"
+#include "sc_net.h"
 #include "sc_test.h"
 #include "sc_time.h"
 
@@ -68,8 +69,26 @@ SC_TEST(time_formats)
     SC_CHECK(sc_wall_ms() > 1600000000000LL);
 }
 
+SC_TEST(local_endpoints)
+{
+    SC_CHECK(sc_endpoint_is_local("tcp://127.0.0.1:7700"));
+    SC_CHECK(sc_endpoint_is_local("127.0.0.1:7700"));
+    SC_CHECK(sc_endpoint_is_local("tcp://127.1.2.3:1"));
+    SC_CHECK(sc_endpoint_is_local("tcp://localhost:7700"));
+    SC_CHECK(sc_endpoint_is_local("tcp://[::1]:7700"));
+    SC_CHECK(!sc_endpoint_is_local("tcp://10.0.0.4:7700"));
+    SC_CHECK(!sc_endpoint_is_local("tcp://128.0.0.1:7700"));
+    SC_CHECK(!sc_endpoint_is_local("tcp://127.0.0.1.evil.example:7700"));
+    SC_CHECK(!sc_endpoint_is_local("tcp://localhost.example:7700"));
+    SC_CHECK(!sc_endpoint_is_local("tcp://127.0.0.1"));
+    SC_CHECK(!sc_endpoint_is_local("tcp://127.0.0.1:"));
+    SC_CHECK(!sc_endpoint_is_local(":7700"));
+    SC_CHECK(!sc_endpoint_is_local(NULL));
+}
+
 int main(void)
 {
+    SC_RUN(local_endpoints);
     SC_RUN(error_messages);
     SC_RUN(error_formatting);
     SC_RUN(log_levels);
