@@ -351,6 +351,20 @@ SC_TEST(orders)
     s_drain(a);
     SC_CHECK_INT(s_runs_logged(), 2);
     SC_CHECK_INT(sc_agent_max_term(a), 6);
+    /* the hook got the event of the document (found whatever the order's case), in its env */
+    {
+        char path[600], *log;
+        snprintf(path, sizeof(path), "%s/runs.log", s_dir);
+        log = sc_test_slurp(path, NULL);
+        SC_CHECK_STR(log ? log : "", "prepare EV-1 Reboot\nrecover EV-1 Reboot\n");
+        free(log);
+    }
+    /* a new incarnation is a new report */
+    {
+        const char *doc5 = "{\"DocumentIncarnation\":5,\"Events\":[]}";
+        SC_CHECK_INT(sc_agent_feed_body(a, doc5, strlen(doc5)), 0);
+        SC_CHECK_INT(s_count(SC_MSG_DOCUMENT, -1), 2);
+    }
     sc_agent_destroy(&a);
 
     /* after a restart, the term and the runs are still known */
