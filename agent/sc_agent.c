@@ -240,21 +240,17 @@ static void s_job_clear(s_job_t *job)
     memset(job, 0, sizeof(*job));
 }
 
-/* A one-event document holding ev (the caller's), or NULL on ENOMEM. */
+/* A copy of doc reduced to event_id's event, or NULL (not in doc, or ENOMEM). */
 static sc_doc_t *s_event_doc(const sc_doc_t *doc, const char *event_id)
 {
-    sc_doc_t one = {.incarnation = doc->incarnation, .events = NULL, .n_events = 1};
+    const sc_event_t *ev = sc_doc_find(doc, event_id);
+    sc_doc_t one = {.incarnation = doc->incarnation, .n_events = 1};
     sc_doc_t *copy = NULL;
 
-    for (size_t i = 0; i < doc->n_events; i++) {
-        if (sc_event_id_equal(doc->events[i].id, event_id)) {
-            one.events = &doc->events[i];
-            if (sc_doc_dup(&one, &copy) != 0)
-                return NULL;
-            return copy;
-        }
-    }
-    return NULL;
+    if (!ev)
+        return NULL;
+    one.events = doc->events + (ev - doc->events); /* doc's own (non-const) element */
+    return sc_doc_dup(&one, &copy) == 0 ? copy : NULL;
 }
 
 static bool s_job_known(const sc_agent_t *self, const char *event, sc_msg_phase_t phase)
