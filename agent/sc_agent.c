@@ -620,8 +620,9 @@ static void s_safety_net(sc_agent_t *self)
             continue;
         }
         if (sc_event_is_started(ev) || !ev->has_not_before) {
-            if (sc_agent_state_get_run(self->state, ev->id, SC_MSG_PHASE_PREPARE, &run) != 0 &&
-                !s_noted(self, ev->id))
+            /* noted first: one SQLite read per event, not one a second while it lasts */
+            if (!s_noted(self, ev->id) &&
+                sc_agent_state_get_run(self->state, ev->id, SC_MSG_PHASE_PREPARE, &run) != 0)
                 sc_log_warn("standalone safety net: event already started, too late to prepare",
                             "event=%s type=%s", ev->id, ev->type_raw);
             continue;
