@@ -92,6 +92,9 @@ SC_TEST(fixtures)
             SC_CHECK(v == SC_AGENT_DOC_NEW || v == SC_AGENT_DOC_BACKWARDS);
         last = sc_agent_doc_incarnation(d);
         SC_CHECK(v != SC_AGENT_DOC_BAD);
+        /* the fixtures are incarnations 1..4, each a new document */
+        SC_CHECK_INT(v, SC_AGENT_DOC_NEW);
+        SC_CHECK_INT(last, (int64_t)i + 1);
         free(body);
     }
     sc_agent_doc_destroy(&d);
