@@ -697,19 +697,31 @@ out:
     return rc;
 }
 
-/* Reads every message waiting on the ROUTER (bounded per round). */
+/* Reads every message waiting on the ROUTER (bounded per round). The decisions of one batch
+ * are committed together (one fsync, not one per decision): nothing a message handler sends
+ * depends on them (LEADER, DOC_REQUEST), and orders go out from the plan round, after the
+ * commit. A failure rolls the whole batch back; the daemon stops on it. */
 static int s_drain_router(sc_coord_t *c)
 {
-    for (int n = 0; n < 100000; n++) {
+    sc_db_t *db = sc_store_db(c->store);
+    bool txn = false;
+    int rc = 0;
+
+    for (int n = 0; n < 100000 && rc >= 0; n++) {
         zmq_msg_t id, body;
-        int more = 0, rc;
+        int more = 0;
         size_t more_len = sizeof(more);
 
         zmq_msg_init(&id);
         if (zmq_msg_recv(&id, c->router, ZMQ_DONTWAIT) < 0) {
             zmq_msg_close(&id);
-            return 0;
+            break;
         }
+        if (!txn && (rc = sc_db_begin(db)) < 0) {
+            zmq_msg_close(&id);
+            break;
+        }
+        txn = true;
         zmq_getsockopt(c->router, ZMQ_RCVMORE, &more, &more_len);
         if (!more) {
             zmq_msg_close(&id);
@@ -736,10 +748,12 @@ static int s_drain_router(sc_coord_t *c)
         rc = s_on_message(c, zmq_msg_data(&id), zmq_msg_size(&id), &body);
         zmq_msg_close(&body);
         zmq_msg_close(&id);
-        if (rc < 0)
-            return rc;
     }
-    return 0;
+    if (txn && rc >= 0 && (rc = sc_db_commit(db)) < 0)
+        sc_log_err("decisions not recorded", "rc=%s why=\"%s\"", sc_errname(rc), sc_db_errmsg(db));
+    if (txn && rc < 0)
+        sc_db_rollback(db);
+    return rc;
 }
 
 /* ---- planning and acting ------------------------------------------------------------- */
