@@ -371,7 +371,7 @@ bool sc_event_equal(const sc_event_t *a, const sc_event_t *b)
 
 /* ---- lifetime ------------------------------------------------------------------------- */
 
-static void s_event_clear(sc_event_t *ev)
+void sc_event_clear(sc_event_t *ev)
 {
     free(ev->type_raw);
     free(ev->status_raw);
@@ -397,7 +397,7 @@ void sc_doc_destroy(sc_doc_t **doc)
     if (!doc || !*doc)
         return;
     for (size_t i = 0; i < (*doc)->n_events; i++)
-        s_event_clear(&(*doc)->events[i]);
+        sc_event_clear(&(*doc)->events[i]);
     free((*doc)->events);
     free(*doc);
     *doc = NULL;
@@ -412,7 +412,7 @@ static bool s_dup_opt(const char *s, char **ret)
     return (*ret = strdup(s)) != NULL;
 }
 
-static int s_event_copy(const sc_event_t *src, sc_event_t *dst)
+int sc_event_copy(const sc_event_t *src, sc_event_t *dst)
 {
     memset(dst, 0, sizeof(*dst));
     memcpy(dst->id, src->id, sizeof(dst->id));
@@ -440,7 +440,7 @@ static int s_event_copy(const sc_event_t *src, sc_event_t *dst)
     }
     return 0;
 fail:
-    s_event_clear(dst);
+    sc_event_clear(dst);
     return -ENOMEM;
 }
 
@@ -456,7 +456,7 @@ int sc_doc_dup(const sc_doc_t *doc, sc_doc_t **ret_copy)
     if (doc->n_events && !(copy->events = calloc(doc->n_events, sizeof(sc_event_t))))
         goto fail;
     for (; copy->n_events < doc->n_events; copy->n_events++)
-        if (s_event_copy(&doc->events[copy->n_events], &copy->events[copy->n_events]) < 0)
+        if (sc_event_copy(&doc->events[copy->n_events], &copy->events[copy->n_events]) < 0)
             goto fail;
     *ret_copy = copy;
     return 0;

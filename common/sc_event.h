@@ -94,6 +94,11 @@ typedef struct sc_doc {
     size_t n_events;     /* entries in events */
 } sc_doc_t;
 
+/* Deep copy of src into *dst (every string duplicated). 0 or -ENOMEM (then *dst is zeroed). */
+int sc_event_copy(const sc_event_t *src, sc_event_t *dst);
+/* Frees what ev owns (its strings) and zeroes it; ev itself is the caller's. */
+void sc_event_clear(sc_event_t *ev);
+
 /* Parses an IMDS scheduled-events document of len bytes (need not be NUL-terminated).
  * On success *ret_doc is the caller's (sc_doc_destroy). On error returns SC_E_* (SC_E_EMPTY,
  * SC_E_NOT_JSON, SC_E_TRUNCATED, SC_E_TOO_BIG, SC_E_PARSE) or -ENOMEM / -EINVAL, and writes a

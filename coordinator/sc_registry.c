@@ -44,67 +44,6 @@ struct sc_registry {
     int64_t confirm_ms;   /* PENDING -> ABSENT delay */
 };
 
-/* ---- event content copies ---------------------------------------------------------------- */
-
-static void s_content_free(sc_event_t *ev)
-{
-    free(ev->type_raw);
-    free(ev->status_raw);
-    free(ev->resource_type);
-    for (size_t i = 0; i < ev->n_resources; i++)
-        free(ev->resources[i]);
-    free(ev->resources);
-    free(ev->not_before_raw);
-    free(ev->description);
-    free(ev->source_raw);
-    memset(ev, 0, sizeof(*ev));
-}
-
-static int s_strdup_opt(const char *s, char **ret)
-{
-    *ret = NULL;
-    if (!s)
-        return 0;
-    *ret = strdup(s);
-    return *ret ? 0 : -ENOMEM;
-}
-
-/* Deep copy of src into *dst (zeroed on failure). */
-static int s_content_copy(const sc_event_t *src, sc_event_t *dst)
-{
-    sc_event_t c = *src;
-
-    c.type_raw = c.status_raw = c.resource_type = c.not_before_raw = c.description = c.source_raw =
-        NULL;
-    c.resources = NULL;
-    c.n_resources = 0;
-    if (s_strdup_opt(src->type_raw, &c.type_raw) < 0 ||
-        s_strdup_opt(src->status_raw, &c.status_raw) < 0 ||
-        s_strdup_opt(src->resource_type, &c.resource_type) < 0 ||
-        s_strdup_opt(src->not_before_raw, &c.not_before_raw) < 0 ||
-        s_strdup_opt(src->description, &c.description) < 0 ||
-        s_strdup_opt(src->source_raw, &c.source_raw) < 0)
-        goto fail;
-    if (src->n_resources > 0) {
-        c.resources = calloc(src->n_resources, sizeof(char *));
-        if (!c.resources)
-            goto fail;
-        for (size_t i = 0; i < src->n_resources; i++) {
-            if (s_strdup_opt(src->resources[i], &c.resources[i]) < 0) {
-                c.n_resources = i;
-                goto fail;
-            }
-        }
-        c.n_resources = src->n_resources;
-    }
-    *dst = c;
-    return 0;
-fail:
-    s_content_free(&c);
-    memset(dst, 0, sizeof(*dst));
-    return -ENOMEM;
-}
-
 /* ---- members ----------------------------------------------------------------------------- */
 
 static bool s_name_valid(const char *s, size_t max)
@@ -163,7 +102,7 @@ static void s_event_free(s_event_t *e)
 {
     if (!e)
         return;
-    s_content_free(&e->pub.ev);
+    sc_event_clear(&e->pub.ev);
     free(e->votes);
     free(e->seen);
     free(e->ever);
@@ -301,7 +240,7 @@ static int s_event_add(sc_registry_t *reg, const sc_event_t *ev, s_event_t **ret
 
     if (!e)
         return -ENOMEM;
-    if (s_content_copy(ev, &e->pub.ev) < 0)
+    if (sc_event_copy(ev, &e->pub.ev) < 0)
         goto fail;
     grown = realloc(reg->events, (reg->n_events + 1) * sizeof(*grown));
     if (!grown)
@@ -395,10 +334,10 @@ static int s_apply_event(sc_registry_t *reg, s_member_t *m, const sc_event_t *d,
         sc_event_t copy;
         bool was_started = sc_event_is_started(&e->pub.ev);
 
-        if ((rc = s_content_copy(d, &copy)) < 0)
+        if ((rc = sc_event_copy(d, &copy)) < 0)
             return rc;
         memcpy(copy.id, e->pub.ev.id, sizeof(copy.id)); /* keep the id as first seen */
-        s_content_free(&e->pub.ev);
+        sc_event_clear(&e->pub.ev);
         e->pub.ev = copy;
         if (!was_started && d_started) {
             e->pub.start_kind = e->pub.approved ? SC_START_APPROVED : SC_START_FORCED;
