@@ -420,24 +420,14 @@ static void s_standalone_approve(sc_agent_t *self, const char *event);
 /* Checks the running hook; records and reports its end. */
 static void s_poll_hook(sc_agent_t *self)
 {
-    sc_hook_result_t *res;
+    sc_hook_result_t r, *res = &r; /* on the stack: this runs at every step while a hook runs */
     sc_msg_hook_state_t st;
     int rc;
 
-    if (!self->hook)
+    if (!self->hook || (rc = sc_hook_poll(self->hook, res)) == -EAGAIN)
         return;
-    res = malloc(sizeof(*res));
-    if (!res)
-        return;
-    rc = sc_hook_poll(self->hook, res);
-    if (rc == -EAGAIN) {
-        free(res);
-        return;
-    }
     if (rc != 0) {
-        res->rc = rc;
-        res->exit_status = -1;
-        res->timed_out = false;
+        *res = (sc_hook_result_t){.rc = rc, .exit_status = -1}; /* every field logged is set */
         snprintf(res->output_tail, sizeof(res->output_tail), "hook runner: %s", sc_strerror(rc));
     }
     st = res->rc == 0     ? SC_MSG_HOOK_DONE
@@ -453,7 +443,6 @@ static void s_poll_hook(sc_agent_t *self)
         sc_log_err("cannot record hook end", "event=%s rc=%s", self->cur.event, sc_errname(rc));
     s_send_progress(self, -1, self->cur.event, self->cur.phase, st, res->exit_status,
                     self->cur.origin, self->cur.term, res->output_tail);
-    free(res);
     sc_hook_destroy(&self->hook);
     if (st == SC_MSG_HOOK_DONE && self->cur.origin == SC_MSG_ORIGIN_STANDALONE &&
         self->cur.phase == SC_MSG_PHASE_PREPARE && self->standalone_approve && self->standalone)
