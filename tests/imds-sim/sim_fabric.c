@@ -1313,6 +1313,21 @@ static int s_check_keys(json_object *body, const char *const *allowed, char *why
     return 0;
 }
 
+/* A control request's body: a JSON object (s_parse_object) with none but the allowed keys.
+ * NULL with *ret_why (which may point into why) on failure. */
+static json_object *s_control_body(const sim_request_t *req, const char *const *allowed, char *why,
+                                   size_t whylen, const char **ret_why)
+{
+    json_object *body = s_parse_object(req, ret_why);
+
+    if (body && s_check_keys(body, allowed, why, whylen) < 0) {
+        json_object_put(body);
+        *ret_why = why;
+        return NULL;
+    }
+    return body;
+}
+
 static void s_control_create(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *ans,
                              int64_t now)
 {
@@ -1321,7 +1336,8 @@ static void s_control_create(sim_fabric_t *f, const sim_request_t *req, sim_answ
                                           "Description", "Status",        NULL};
     const char *why = NULL;
     char whybuf[160];
-    json_object *body = s_parse_object(req, &why), *v, *res = NULL, *fdv = NULL;
+    json_object *body = s_control_body(req, allowed, whybuf, sizeof(whybuf), &why), *v, *res = NULL,
+                *fdv = NULL;
     ev_spec_t spec;
     int *idx = NULL, n = 0, rc;
     bool host_failure = false;
@@ -1329,10 +1345,6 @@ static void s_control_create(sim_fabric_t *f, const sim_request_t *req, sim_answ
 
     if (!body)
         goto bad;
-    if (s_check_keys(body, allowed, whybuf, sizeof(whybuf)) < 0) {
-        why = whybuf;
-        goto bad;
-    }
     if (s_parse_spec(body, &spec, &why) < 0)
         goto bad;
     if (json_object_object_get_ex(body, "Status", &v)) {
@@ -1436,7 +1448,7 @@ static void s_control_maintenance(sim_fabric_t *f, const sim_request_t *req, sim
                                           "GapSeconds",        NULL};
     const char *why = NULL;
     char whybuf[160];
-    json_object *body = s_parse_object(req, &why), *v, *out, *ids;
+    json_object *body = s_control_body(req, allowed, whybuf, sizeof(whybuf), &why), *v, *out, *ids;
     ev_spec_t spec;
     rollout_t *r = NULL;
     rollout_t **grown;
@@ -1445,10 +1457,6 @@ static void s_control_maintenance(sim_fabric_t *f, const sim_request_t *req, sim
 
     if (!body)
         goto bad;
-    if (s_check_keys(body, allowed, whybuf, sizeof(whybuf)) < 0) {
-        why = whybuf;
-        goto bad;
-    }
     if (s_parse_spec(body, &spec, &why) < 0)
         goto bad;
     if (json_object_object_get_ex(body, "GapSeconds", &v)) {
@@ -1544,7 +1552,7 @@ static void s_control_faults(sim_fabric_t *f, const sim_request_t *req, sim_answ
     static const char *const allowed[] = {"vm", "answer", "count", NULL};
     const char *why = NULL;
     char whybuf[160];
-    json_object *body = s_parse_object(req, &why), *v, *a;
+    json_object *body = s_control_body(req, allowed, whybuf, sizeof(whybuf), &why), *v, *a;
     fault_t fault = FAULT_NONE;
     int status = 0, vmi = -1;
     int64_t count = 1;
@@ -1552,10 +1560,6 @@ static void s_control_faults(sim_fabric_t *f, const sim_request_t *req, sim_answ
 
     if (!body)
         goto bad;
-    if (s_check_keys(body, allowed, whybuf, sizeof(whybuf)) < 0) {
-        why = whybuf;
-        goto bad;
-    }
     if (!json_object_object_get_ex(body, "vm", &v) || !json_object_is_type(v, json_type_string)) {
         why = "vm must be a VM name or \"*\"";
         goto bad;

@@ -98,6 +98,12 @@ for body in '{"EventType":"Nap","Resources":["vm_0"]}' '{"EventType":"Reboot"}' 
     echo "$r" | head -1 | jq -e '.error | length > 10' >/dev/null || fail "control error text for $body"
 done
 curl -s -d '{"EventType":"Reboot","Resources":["vm_77"]}' "$B/control/events" | grep -q vm_77 || fail "error names the VM"
+for ep in events maintenance faults; do # an unknown field is named, on every control POST
+    r=$(curl -s -w '\n%{http_code}' -d '{"Colour":"red"}' "$B/control/$ep")
+    eq "$(echo "$r" | tail -1)" 400 "unknown field on /control/$ep"
+    echo "$r" | head -1 | jq -e '.error | test("unknown field \"Colour\"")' >/dev/null ||
+        fail "/control/$ep does not name the unknown field: $(echo "$r" | head -1)"
+done
 eq "$(code -X DELETE "$B/control/events/$id")" 409 "cancel a Started event"
 eq "$(code -X DELETE "$B/control/events/nope")" 404 "cancel unknown"
 ok "control API rejects bad input with reasons"
