@@ -3,7 +3,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -141,47 +140,35 @@ int sc_policy_from_cfg(const sc_policy_cfg_t *cfg, sc_policy_t *ret, char *err, 
     if (!cfg || !ret)
         return -EINVAL;
     sc_policy_defaults(&p);
-    if (!(cfg->freeze_threshold_s >= 0 && cfg->freeze_threshold_s <= 3600)) {
-        snprintf(err, err ? errlen : 0, "freeze-threshold-s: %g is outside 0..3600",
-                 cfg->freeze_threshold_s);
-        return SC_E_CONFIG;
-    }
+    if (!(cfg->freeze_threshold_s >= 0 && cfg->freeze_threshold_s <= 3600))
+        return sc_errf(err, errlen, SC_E_CONFIG, "freeze-threshold-s: %g is outside 0..3600",
+                       cfg->freeze_threshold_s);
     p.freeze_threshold_s = cfg->freeze_threshold_s;
-    if (cfg->max_fault_domains < 1 || cfg->max_fault_domains > 1000) {
-        snprintf(err, err ? errlen : 0, "max-fault-domains: %ld is outside 1..1000",
-                 cfg->max_fault_domains);
-        return SC_E_CONFIG;
-    }
+    if (cfg->max_fault_domains < 1 || cfg->max_fault_domains > 1000)
+        return sc_errf(err, errlen, SC_E_CONFIG, "max-fault-domains: %ld is outside 1..1000",
+                       cfg->max_fault_domains);
     p.max_fault_domains = (int)cfg->max_fault_domains;
     if (cfg->min_healthy &&
-        sc_policy_parse_min_healthy(cfg->min_healthy, &p.min_healthy, &p.min_healthy_pct) < 0) {
-        snprintf(err, err ? errlen : 0,
-                 "min-healthy: \"%.64s\" is neither a count (0..100000) nor a percentage "
-                 "(0%%..100%%)",
-                 cfg->min_healthy);
-        return SC_E_CONFIG;
-    }
-    if (!(cfg->user_event_deadline_s >= 0 && cfg->user_event_deadline_s <= 86400)) {
-        snprintf(err, err ? errlen : 0, "user-event-deadline-s: %g is outside 0..86400",
-                 cfg->user_event_deadline_s);
-        return SC_E_CONFIG;
-    }
+        sc_policy_parse_min_healthy(cfg->min_healthy, &p.min_healthy, &p.min_healthy_pct) < 0)
+        return sc_errf(err, errlen, SC_E_CONFIG,
+                       "min-healthy: \"%.64s\" is neither a count (0..100000) nor a percentage "
+                       "(0%%..100%%)",
+                       cfg->min_healthy);
+    if (!(cfg->user_event_deadline_s >= 0 && cfg->user_event_deadline_s <= 86400))
+        return sc_errf(err, errlen, SC_E_CONFIG, "user-event-deadline-s: %g is outside 0..86400",
+                       cfg->user_event_deadline_s);
     p.user_event_deadline_s = cfg->user_event_deadline_s;
-    if (!(cfg->deadline_margin_s >= 0 && cfg->deadline_margin_s <= 86400)) {
-        snprintf(err, err ? errlen : 0, "deadline-margin-s: %g is outside 0..86400",
-                 cfg->deadline_margin_s);
-        return SC_E_CONFIG;
-    }
+    if (!(cfg->deadline_margin_s >= 0 && cfg->deadline_margin_s <= 86400))
+        return sc_errf(err, errlen, SC_E_CONFIG, "deadline-margin-s: %g is outside 0..86400",
+                       cfg->deadline_margin_s);
     p.deadline_margin_s = cfg->deadline_margin_s;
     p.approve_user_events = cfg->approve_user_events;
     if (cfg->approve_without_drain &&
-        sc_policy_parse_types(cfg->approve_without_drain, &p.approve_without_drain) < 0) {
-        snprintf(err, err ? errlen : 0,
-                 "approve-without-drain: \"%.64s\" is not a comma-separated list of "
-                 "Freeze, Reboot, Redeploy, Preempt, Terminate",
-                 cfg->approve_without_drain);
-        return SC_E_CONFIG;
-    }
+        sc_policy_parse_types(cfg->approve_without_drain, &p.approve_without_drain) < 0)
+        return sc_errf(err, errlen, SC_E_CONFIG,
+                       "approve-without-drain: \"%.64s\" is not a comma-separated list of "
+                       "Freeze, Reboot, Redeploy, Preempt, Terminate",
+                       cfg->approve_without_drain);
     p.pause = cfg->pause;
     *ret = p;
     return 0;
