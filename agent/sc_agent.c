@@ -492,7 +492,6 @@ int sc_agent_feed_body(sc_agent_t *self, const char *body, size_t len)
 
     if (rc)
         return rc;
-    self->stats.doc_parses = sc_agent_doc_parses(self->doc);
     switch (v) {
     case SC_AGENT_DOC_SAME:
     case SC_AGENT_DOC_BAD_AGAIN: return 0;
@@ -1295,4 +1294,5 @@ uint64_t sc_agent_max_term(const sc_agent_t *self)
 void sc_agent_get_stats(const sc_agent_t *self, sc_agent_stats_t *ret_stats)
 {
     *ret_stats = self->stats;
+    ret_stats->doc_parses = sc_agent_doc_parses(self->doc); /* the tracker counts */
 }

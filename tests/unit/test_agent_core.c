@@ -304,6 +304,8 @@ SC_TEST(orders)
     SC_CHECK_INT(sc_agent_feed_body(a, doc, strlen(doc)), 0);
     SC_CHECK_INT(sc_agent_feed_body(a, doc, strlen(doc)), 0);
     SC_CHECK_INT(s_count(SC_MSG_DOCUMENT, -1), 1); /* once per incarnation */
+    sc_agent_get_stats(a, &stats);
+    SC_CHECK_INT(stats.doc_parses, 1); /* the same bytes are not parsed again */
 
     SC_CHECK_INT(s_send_msg(a, s_order(5, 1, SC_MSG_PHASE_PREPARE, "ev-1")), 0);
     s_drain(a);
