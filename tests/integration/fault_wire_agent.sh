@@ -20,14 +20,12 @@ CP=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s
 "$PY" "$SC_SRC/tests/integration/fault/wire.py" agent "$CP" vm_9 "$TMP/fake.jsonl" "$TMP/cmds" \
     2>"$TMP/fake.err" &
 PIDS+=($!)
-for _ in $(seq 100); do grep -q ready "$TMP/fake.jsonl" 2>/dev/null && break; sleep 0.05; done
+sc_wait_until 5 grep -qs ready "$TMP/fake.jsonl" || fail "fake coordinator not ready: $(tail -3 "$TMP/fake.err")"
 make_hook
 agent_start vm_0 --members "vm_9=127.0.0.1:$CP" --insecure --standalone-after 600 --log-level info
 got() { jq -c "select(.msg and ($1))" "$TMP/fake.jsonl" 2>/dev/null | wc -l; }
-until_got() { # SECONDS FILTER
-    for _ in $(seq $(($1 * 10))); do [ "$(got "$2")" -ge 1 ] && return 0; sleep 0.1; done
-    fail "timed out waiting for $2"
-}
+got_one() { [ "$(got "$1")" -ge 1 ]; }
+until_got() { sc_wait_until "$1" got_one "$2" || fail "timed out waiting for $2"; } # SECONDS FILTER
 until_got 10 '.msg.type == "hello"'
 alive() { kill -0 "$AGENT_PID" || fail "agent died: $(tail -20 "$TMP/agent.err")"; }
 EV=$(sim_event '{"EventType":"Reboot","Resources":["vm_0"],"NoticeSeconds":900}')
