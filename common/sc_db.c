@@ -31,12 +31,6 @@ static int s_rc(int src)
     }
 }
 
-static void s_copy(char *err, size_t errlen, const char *msg)
-{
-    if (err && errlen)
-        snprintf(err, errlen, "%s", msg);
-}
-
 /* Records the connection's current error with a prefix, returns the translated code. */
 static int s_fail(sc_db_t *self, int src, const char *what)
 {
@@ -56,8 +50,7 @@ int sc_db_exec(sc_db_t *db, const char *sql, char *err, size_t errlen)
     if (src != SQLITE_OK) {
         snprintf(db->errmsg, sizeof(db->errmsg), "%s", msg ? msg : sqlite3_errstr(src));
         sqlite3_free(msg);
-        s_copy(err, errlen, db->errmsg);
-        return s_rc(src) ? s_rc(src) : SC_E_DB;
+        return sc_errf(err, errlen, s_rc(src) ? s_rc(src) : SC_E_DB, "%s", db->errmsg);
     }
     db->errmsg[0] = '\0';
     return 0;
@@ -134,23 +127,18 @@ int sc_db_open(const char *path, const char *const *migrations, size_t n_migrati
     int64_t sync;
     sqlite3_stmt *st = NULL;
 
-    if (!path || !ret_db || (n_migrations && !migrations) || n_migrations > 100000) {
-        s_copy(err, errlen, "sc_db_open: bad arguments");
-        return -EINVAL;
-    }
-    if (!(self = calloc(1, sizeof(*self)))) {
-        s_copy(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
+    if (!path || !ret_db || (n_migrations && !migrations) || n_migrations > 100000)
+        return sc_errf(err, errlen, -EINVAL, "sc_db_open: bad arguments");
+    if (!(self = calloc(1, sizeof(*self))))
+        return sc_errf(err, errlen, -ENOMEM, "out of memory");
     src = sqlite3_open_v2(path, &self->db,
                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
     if (src != SQLITE_OK) {
         char hint[1100];
         rc = s_fail(self, src, "open");
         s_open_hint(path, hint, sizeof(hint));
-        if (err && errlen)
-            snprintf(err, errlen, "cannot open database %s: %s%s", path,
-                     self->db ? sqlite3_errmsg(self->db) : sqlite3_errstr(src), hint);
+        sc_errf(err, errlen, rc, "cannot open database %s: %s%s", path,
+                self->db ? sqlite3_errmsg(self->db) : sqlite3_errstr(src), hint);
         goto fail;
     }
     sqlite3_extended_result_codes(self->db, 1);
@@ -160,11 +148,10 @@ int sc_db_open(const char *path, const char *const *migrations, size_t n_migrati
     if ((rc = sc_db_user_version(self, &version)) < 0)
         goto fail_msg;
     if (version < 0 || (size_t)version > n_migrations) {
-        if (err && errlen)
-            snprintf(err, errlen,
-                     "database %s: schema version %d is newer than this program knows (%zu); "
-                     "upgrade the program or restore an older database",
-                     path, version, n_migrations);
+        sc_errf(err, errlen, SC_E_DB,
+                "database %s: schema version %d is newer than this program knows (%zu); "
+                "upgrade the program or restore an older database",
+                path, version, n_migrations);
         snprintf(self->errmsg, sizeof(self->errmsg), "schema version %d is newer than %zu", version,
                  n_migrations);
         rc = SC_E_DB;
@@ -190,8 +177,7 @@ int sc_db_open(const char *path, const char *const *migrations, size_t n_migrati
     }
     for (size_t i = (size_t)version; i < n_migrations; i++) {
         if (!migrations[i]) {
-            s_copy(err, errlen, "sc_db_open: NULL migration");
-            rc = -EINVAL;
+            rc = sc_errf(err, errlen, -EINVAL, "sc_db_open: NULL migration");
             goto fail;
         }
         if ((rc = s_migrate_one(self, i, migrations[i], err, errlen)) < 0)
@@ -201,8 +187,7 @@ int sc_db_open(const char *path, const char *const *migrations, size_t n_migrati
     *ret_db = self;
     return 0;
 fail_msg:
-    if (err && errlen)
-        snprintf(err, errlen, "database %s: %s", path, self->errmsg);
+    sc_errf(err, errlen, rc, "database %s: %s", path, self->errmsg);
 fail:
     sqlite3_finalize(st);
     sc_db_close(&self);
