@@ -298,18 +298,26 @@ static int s_decide(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data, const
     return rc;
 }
 
-/* The IMDS-shaped JSON of one event. */
-static json_object *s_event_json(const sc_event_t *ev)
+/* A document of one event, a copy of ev (the caller's), or NULL. */
+static sc_doc_t *s_event_doc(const sc_event_t *ev)
 {
     sc_doc_t doc = {0}, *cp = NULL;
     sc_event_t *evp;
-    char *txt = NULL;
-    json_object *o = NULL, *arr;
 
     memcpy(&evp, &ev, sizeof(evp)); /* sc_doc_dup reads it only */
     doc.events = evp;
     doc.n_events = 1;
-    if (sc_doc_dup(&doc, &cp) < 0)
+    return sc_doc_dup(&doc, &cp) < 0 ? NULL : cp;
+}
+
+/* The IMDS-shaped JSON of one event. */
+static json_object *s_event_json(const sc_event_t *ev)
+{
+    sc_doc_t *cp = s_event_doc(ev);
+    char *txt = NULL;
+    json_object *o = NULL, *arr;
+
+    if (!cp)
         return NULL;
     if (sc_doc_to_json(cp, &txt) == 0 && (o = json_tokener_parse(txt)) &&
         json_object_object_get_ex(o, "Events", &arr)) {
@@ -425,16 +433,8 @@ static int s_send_order(sc_coord_t *c, size_t mi, const char *id, sc_msg_phase_t
         return rc;
     msg->order.action = phase;
     snprintf(msg->order.event, sizeof(msg->order.event), "%s", id);
-    if (re) {
-        sc_doc_t doc = {0};
-        sc_event_t *evp;
-        const sc_event_t *cev = &re->ev;
-        memcpy(&evp, &cev, sizeof(evp)); /* read only by sc_doc_dup */
-        doc.events = evp;
-        doc.n_events = 1;
-        if (sc_doc_dup(&doc, &msg->order.event_doc) < 0)
-            msg->order.event_doc = NULL;
-    }
+    if (re)
+        msg->order.event_doc = s_event_doc(&re->ev);
     rc = s_send(c, &c->members[mi], msg);
     sc_msg_destroy(&msg);
     return rc;
@@ -610,6 +610,7 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
     size_t mi;
     s_member_t *m;
     int64_t now = sc_mono_ms();
+    bool told = false; /* LEADER sent to it already */
     int rc = 0;
 
     if (sc_msg_decode_ex(zmq_msg_data(zm), zmq_msg_size(zm), &msg, &rej, err, sizeof(err)) < 0) {
@@ -647,12 +648,14 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
             rc = s_handle_changes(c, &ch);
         if (rc < 0)
             goto out;
+        told = true;
         s_send_simple(c, m, SC_MSG_LEADER); /* tell it the term at once */
     }
     switch (msg->type) {
     case SC_MSG_HELLO:
         rc = s_on_hello(c, mi, &msg->hello);
-        s_send_simple(c, m, SC_MSG_LEADER);
+        if (!told)
+            s_send_simple(c, m, SC_MSG_LEADER);
         break;
     case SC_MSG_HEARTBEAT: break;
     case SC_MSG_DOCUMENT:
@@ -776,7 +779,6 @@ static bool s_alert_new(sc_coord_t *c, const char *key)
 
 static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
 {
-    static char idbuf[SC_DOC_MAX_EVENTS][SC_EVENT_ID_MAX + 1];
     const char *ids[SC_DOC_MAX_EVENTS];
     s_evstate_t *es[SC_DOC_MAX_EVENTS];
     size_t n = 0;
@@ -791,8 +793,7 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
         if (!e)
             continue;
         e->touched = true;
-        snprintf(idbuf[n], sizeof(idbuf[n]), "%s", id);
-        ids[n] = idbuf[n];
+        ids[n] = e->id;
         es[n++] = e;
     }
     if (!n)
