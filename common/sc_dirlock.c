@@ -37,15 +37,13 @@ int sc_dirlock_acquire(const char *dir, const char *name, sc_dirlock_t **ret_loc
         n = pread(fd, pid, sizeof(pid) - 1, 0);
         pid[n > 0 ? n : 0] = '\0';
         pid[strcspn(pid, "\n")] = '\0';
-        if (err && errlen) {
-            if (rc == -EBUSY)
-                snprintf(err, errlen,
-                         "%s is in use by another process (pid %s, lock file %s): one per "
-                         "state directory",
-                         dir, pid[0] ? pid : "unknown", path);
-            else
-                snprintf(err, errlen, "lock file %s: %s", path, strerror(-rc));
-        }
+        if (rc == -EBUSY)
+            sc_errf(err, errlen, rc,
+                    "%s is in use by another process (pid %s, lock file %s): one per "
+                    "state directory",
+                    dir, pid[0] ? pid : "unknown", path);
+        else
+            sc_errf(err, errlen, rc, "lock file %s: %s", path, strerror(-rc));
         close(fd);
         return rc;
     }
