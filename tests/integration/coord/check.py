@@ -69,9 +69,12 @@ def main():
     # hooks: (phase, vm, event) -> [start, end]
     win = collections.defaultdict(lambda: [None, None])
     runs = collections.Counter()
-    for line in open(a.hooks):
+    for n_line, line in enumerate(open(a.hooks), 1):
         p = line.split()
-        if len(p) != 5:
+        if len(p) != 5 or p[0] not in ("start", "end") or p[1] not in ("prepare", "recover"):
+            # a hook that ran without its event id or phase would otherwise go unseen
+            bad.append(f"hook log line {n_line} is not 'start|end PHASE VM EVENT TIME': "
+                       f"{line.strip()!r}")
             continue
         what, phase, vm, ev, t = p
         key = (phase, vm, ev)
