@@ -27,7 +27,7 @@ export SC_TMP=$(mktemp -d)
     coord_start
     wait_for 30 all_members_seen "$VMS" || fail "members not seen"
     curl -sS -f -d "$BODY" "$B/control/maintenance" >/dev/null
-    wait_for 600 sh -c "[ \$(grep -c '\"completed\"' '$TL') -ge 3 ]" || fail "not complete"
+    wait_for 600 completed_ge 3 || fail "not complete"
     wait_for 30 hooks_settled || true
     echo "coordinated: $(span "$TL") simulated s"
 ) | tail -1 >"$SC_TMP.coord"
@@ -40,7 +40,7 @@ export SC_TMP=$(mktemp -d)
     . "$ROOT/tests/integration/coord/lib.sh"
     sim_start --vms "$VMS" --fault-domains 3 --time-scale "$X" --complete-after 100
     curl -sS -f -d "$BODY" "$B/control/maintenance" >/dev/null
-    wait_for 600 sh -c "[ \$(grep -c '\"completed\"' '$TL') -ge 3 ]" || fail "not complete"
+    wait_for 600 completed_ge 3 || fail "not complete"
     echo "NotBefore:   $(span "$TL") simulated s"
 ) | tail -1 >"$SC_TMP.nb"
 rm -rf "$SC_TMP"

@@ -39,7 +39,7 @@ hist_has ".kind == \"alert\" and .data.alert == \"user_deadline\" and .data.even
     fail "no user_deadline alert"
 ok "User Reboot approved at its ${DEADLINE} s deadline, not behind the rollout"
 
-wait_for 60 sh -c "[ \$(grep -c '\"kind\": *\"completed\"' '$TL') -ge 5 ]" || fail "not all events completed: $(ctl events)"
+wait_for 60 completed_ge 5 || fail "not all events completed: $(ctl events)"
 wait_for 10 hist_has ".kind == \"hook_progress\" and .data.event_id == \"$U\" and .data.vm == \"vm_4\" and .data.phase == \"recover\"" ||
     fail "vm_4 not recovered after the User event"
 wait_for 20 hooks_settled || fail "hooks did not settle"

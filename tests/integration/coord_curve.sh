@@ -29,7 +29,7 @@ ok "6 agents with CURVE keys seen by the coordinator"
 
 curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":900,"DurationInSeconds":30}' \
     "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
-wait_for 60 sh -c "[ \$(grep -c '\"completed\"' '$TL') -ge 3 ]" || fail "rollout not complete: $(ctl status)"
+wait_for 60 completed_ge 3 || fail "rollout not complete: $(ctl status)"
 wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
 check 3 --events 3 --all-approved
 ok "rollout over CURVE: one POST per event, approvals after prepares, FDs serialised, all recovered"

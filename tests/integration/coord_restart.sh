@@ -25,7 +25,7 @@ coord_start
 [ "$(ctl status --json | jq .term)" -eq 2 ] || fail "the restarted coordinator does not lead term 2"
 ok "restarted as leader of term 2"
 
-wait_for 90 sh -c "[ \$(grep -c '\"completed\"' '$TL') -ge 3 ]" || fail "rollout not complete after restart: $(ctl status)"
+wait_for 90 completed_ge 3 || fail "rollout not complete after restart: $(ctl status)"
 wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
 check 3 --events 3 --all-approved
 terms=$(ctl history --json | jq -c '[.[].term] | unique')

@@ -16,7 +16,7 @@ eq_leader=$(ctl status --json | jq -r '.leader + " " + (.term|tostring)')
 # 900 simulated s of notice = 9 s; 30 s of impact = 0.3 s; completed 1 s after start.
 curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":900,"DurationInSeconds":30}' \
     "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
-wait_for 90 sh -c "[ \$(grep -c '\"completed\"' '$TL') -ge 3 ]" || fail "rollout not complete: $(ctl status)"
+wait_for 90 completed_ge 3 || fail "rollout not complete: $(ctl status)"
 wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
 check 3 --events 3 --all-approved
 ctl status >"$TMP/status.txt"; grep -q "^vm_3 " "$TMP/status.txt" || fail "status text table"

@@ -21,7 +21,7 @@ wait_for 20 sh -c "$SC_BIN/schedcoordctl --state-dir '$TMP/coord' status --json 
 waiting=$(ctl status --json | jq '[.events[] | select([.drains[] | select(. != "none")] | length == 0)] | length')
 [ "$waiting" -eq 2 ] || fail "expected 2 events waiting while the first drains, got $waiting"
 ok "events in every fault domain: one drains, two wait"
-wait_for 100 sh -c "[ \$(grep -c '\"completed\"' '$TL') -ge 3 ]" || fail "not all events completed: $(ctl status)"
+wait_for 100 completed_ge 3 || fail "not all events completed: $(ctl status)"
 wait_for 30 hooks_settled || fail "hooks did not settle"
 check 3 --events 3 --all-approved
 ok "30 VMs: one POST per event, approvals after prepares, FDs serialised, all recovered"

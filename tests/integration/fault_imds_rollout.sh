@@ -51,7 +51,7 @@ fault vm_0 429 3
 fault vm_2 empty 3
 fault vm_5 garbage 3
 
-wait_for 60 sh -c "[ \$(grep -c '\"completed\"' '$TL') -ge 3 ]" || fail "rollout not complete: $(ctl status)"
+wait_for 60 completed_ge 3 || fail "rollout not complete: $(ctl status)"
 wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
 
 # 1. every daemon still running
