@@ -100,8 +100,12 @@ chmod +x "$HOOK"
 order ok ev-good
 progress ev-good done
 n_before=$(grep -c ' ev-fail ' "$TMP/hooks.log")
+F="$M and .msg.type == \"hook_progress\" and .msg.event == \"ev-fail\" and .msg.state == \"failed\" and .msg.exit_status == 7"
+n_failed=$(count "$F")
 order ok ev-fail
-sleep 1
+# the re-order is answered with the recorded result (proto/README.md), not left unanswered
+wait_for 10 "$F" $((n_failed + 1))
+sleep 0.5 # a (wrong) second run would have started by now
 [ "$(grep -c ' ev-fail ' "$TMP/hooks.log")" -eq "$n_before" ] || fail "a failed prepare was run again"
 [ "$(count "$M and .msg.type == \"heartbeat\"")" -ge 4 ] || fail "too few heartbeats: the agent stalled"
 ! grep -q 'AddressSanitizer\|runtime error' "$TMP/agent.err" || fail "sanitizer report"
