@@ -416,16 +416,28 @@ int sc_store_apply_pending(sc_store_t *store)
 
 /* ---- reading ------------------------------------------------------------------------- */
 
+/* A hook's result that ends its phase ("refused": the order was not run, it is sent again). */
+static bool s_final(const char *result)
+{
+    return result && strcmp(result, "started") != 0 && strcmp(result, "refused") != 0;
+}
+
+/* A final result that counts as success, as for the coordinator ("skipped": nothing to do). */
+static bool s_success(const char *result)
+{
+    return strcmp(result, "done") == 0 || strcmp(result, "skipped") == 0;
+}
+
 const char *sc_store_drain_state(const char *prepare_result, bool prepare_ordered,
                                  bool prepare_started, const char *recover_result,
                                  bool recover_ordered)
 {
-    if (recover_result && strcmp(recover_result, "started") != 0)
-        return strcmp(recover_result, "done") == 0 ? "recovered" : "recover_failed";
+    if (s_final(recover_result))
+        return s_success(recover_result) ? "recovered" : "recover_failed";
     if (recover_ordered)
         return "recovering";
-    if (prepare_result)
-        return strcmp(prepare_result, "done") == 0 ? "prepared" : "prepare_failed";
+    if (s_final(prepare_result))
+        return s_success(prepare_result) ? "prepared" : "prepare_failed";
     if (prepare_started)
         return "preparing";
     if (prepare_ordered)

@@ -261,6 +261,11 @@ SC_TEST(drain_state_names)
     SC_CHECK_STR(sc_store_drain_state("done", true, true, NULL, true), "recovering");
     SC_CHECK_STR(sc_store_drain_state("done", true, true, "done", true), "recovered");
     SC_CHECK_STR(sc_store_drain_state("done", true, true, "timed_out", true), "recover_failed");
+    /* skipped succeeds as for the coordinator; refused was not run and is ordered again */
+    SC_CHECK_STR(sc_store_drain_state("skipped", true, true, NULL, false), "prepared");
+    SC_CHECK_STR(sc_store_drain_state("done", true, true, "skipped", true), "recovered");
+    SC_CHECK_STR(sc_store_drain_state("refused", true, false, NULL, false), "ordered");
+    SC_CHECK_STR(sc_store_drain_state("done", true, true, "refused", true), "recovering");
 }
 
 int main(void)
