@@ -248,20 +248,14 @@ static int s_apply_progress(sc_store_t *self, json_object *d, int64_t wall)
                          "WHERE event_id = ? AND vm = ? AND phase = ?",
                          "lsss", wall, id, vm, phase);
     /* The same result reported again (an agent answering a re-sent order, or every result
-     * again to a new term) keeps the time it first finished. */
-    if (has_es)
-        return sc_db_run(self->db, NULL,
-                         "UPDATE drains SET finished_ms = CASE WHEN result IS ? AND finished_ms "
-                         "IS NOT NULL THEN finished_ms ELSE ? END, result = ?, exit_status = ?, "
-                         "started_ms = coalesce(started_ms, ?) "
-                         "WHERE event_id = ? AND vm = ? AND phase = ?",
-                         "slsllsss", state, wall, state, es, wall, id, vm, phase);
+     * again to a new term) keeps the time it first finished. Without an exit status the
+     * stored one stays (?6 binds NULL). */
     return sc_db_run(self->db, NULL,
-                     "UPDATE drains SET finished_ms = CASE WHEN result IS ? AND finished_ms IS "
-                     "NOT NULL THEN finished_ms ELSE ? END, result = ?, "
-                     "started_ms = coalesce(started_ms, ?) "
-                     "WHERE event_id = ? AND vm = ? AND phase = ?",
-                     "slslsss", state, wall, state, wall, id, vm, phase);
+                     "UPDATE drains SET finished_ms = CASE WHEN result IS ?1 AND finished_ms IS "
+                     "NOT NULL THEN finished_ms ELSE ?2 END, result = ?1, "
+                     "exit_status = coalesce(?6, exit_status), started_ms = coalesce(started_ms, "
+                     "?2) WHERE event_id = ?3 AND vm = ?4 AND phase = ?5",
+                     has_es ? "slsssl" : "slsssn", state, wall, id, vm, phase, es);
 }
 
 static int s_apply_intent(sc_store_t *self, int64_t index, json_object *d, int64_t wall)

@@ -210,16 +210,22 @@ SC_TEST(bad_decisions_rejected)
 
 /* A hook result reported again (an agent answering a re-sent order, or a new term) keeps the
  * time it first finished; a different result (interrupted, then run again) moves it. */
-static int64_t s_finished(sc_store_t *s, const char *vm, const char *phase)
+static int64_t s_detail_int(sc_store_t *s, const char *vm, const char *phase, const char *key)
 {
     json_object *snap = NULL;
     char path[128];
-    int64_t v = -1;
-    snprintf(path, sizeof(path), "events.0.drain_detail.%s.%s.finished_ms", vm, phase);
+    int64_t v = -100;
+    snprintf(path, sizeof(path), "events.0.drain_detail.%s.%s.%s", vm, phase, key);
     if (sc_store_snapshot(s, true, 1000, 0, &snap) == 0 && s_get(snap, path))
         v = json_object_get_int64(s_get(snap, path));
     json_object_put(snap);
     return v;
+}
+
+static int64_t s_finished(sc_store_t *s, const char *vm, const char *phase)
+{
+    int64_t v = s_detail_int(s, vm, phase, "finished_ms");
+    return v == -100 ? -1 : v;
 }
 
 SC_TEST(hook_result_reported_again_keeps_its_time)
@@ -248,6 +254,17 @@ SC_TEST(hook_result_reported_again_keeps_its_time)
     SC_CHECK_INT(s_finished(s, "vm_3", "prepare"), 700);
     SC_CHECK_INT(sc_store_decide(s, 2, SC_DLOG_HOOK_PROGRESS, done3, "", 950, NULL), 0);
     SC_CHECK_INT(s_finished(s, "vm_3", "prepare"), 700);
+    /* the exit status follows the result; a result without one keeps the stored one */
+    SC_CHECK_INT(s_detail_int(s, "vm_3", "prepare", "exit_status"), 0);
+    SC_CHECK_INT(sc_store_decide(s, 2, SC_DLOG_HOOK_PROGRESS, intr, "", 960, NULL), 0);
+    SC_CHECK_INT(s_detail_int(s, "vm_3", "prepare", "exit_status"), -1);
+    SC_CHECK_INT(sc_store_decide(s, 2, SC_DLOG_HOOK_PROGRESS,
+                                 "{\"event_id\":\"E1\",\"vm\":\"vm_3\",\"phase\":\"prepare\","
+                                 "\"state\":\"failed\"}",
+                                 "", 970, NULL),
+                 0);
+    SC_CHECK_INT(s_detail_int(s, "vm_3", "prepare", "exit_status"), -1);
+    SC_CHECK_INT(s_finished(s, "vm_3", "prepare"), 970);
     sc_store_close(&s);
 }
 
