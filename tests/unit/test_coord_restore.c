@@ -379,6 +379,26 @@ static json_object *s_settle(sc_coord_t *c)
     return sc_coord_status(c);
 }
 
+/* Steps c until event id's approval is approval and (unless -1) the refused-message count is
+ * rejected, at most ~5 s (a loaded machine delivers late), then its status: the caller checks
+ * both, so a timeout fails there. */
+static json_object *s_settle_until(sc_coord_t *c, const char *id, const char *approval,
+                                   int64_t rejected)
+{
+    json_object *st = s_settle(c);
+    for (int i = 0; i < 250; i++) {
+        const char *a = s_approval(st, id);
+        if (a && strcmp(a, approval) == 0 &&
+            (rejected < 0 ||
+             json_object_get_int64(json_object_object_get(st, "rejected_messages")) == rejected))
+            break;
+        json_object_put(st);
+        sc_coord_step(c, 20);
+        st = sc_coord_status(c);
+    }
+    return st;
+}
+
 /* An approval delegated to vm_1 (only vm_1 sees its event) is answered only by vm_1 in the
  * current term: an approve_result from vm_2, or from vm_1 in another term, is refused and
  * counted, and the approval stays in flight until vm_1 answers. */
@@ -428,21 +448,21 @@ SC_TEST(delegated_answer_only_from_the_delegate_in_this_term)
     json_object_put(status);
 
     s_send_result(d2, "vm_2", term, id); /* not the delegate */
-    status = s_settle(c);
+    status = s_settle_until(c, id, "intent", rej0 + 1);
     SC_CHECK_STR(s_approval(status, id), "intent");
     SC_CHECK_INT(json_object_get_int64(json_object_object_get(status, "rejected_messages")),
                  rej0 + 1);
     json_object_put(status);
 
     s_send_result(d1, "vm_1", term > 1 ? term - 1 : term + 1, id); /* the delegate, not this term */
-    status = s_settle(c);
+    status = s_settle_until(c, id, "intent", rej0 + 2);
     SC_CHECK_STR(s_approval(status, id), "intent");
     SC_CHECK_INT(json_object_get_int64(json_object_object_get(status, "rejected_messages")),
                  rej0 + 2);
     json_object_put(status);
 
     s_send_result(d1, "vm_1", term, id); /* the delegate, this term */
-    status = s_settle(c);
+    status = s_settle_until(c, id, "approved", -1);
     SC_CHECK_STR(s_approval(status, id), "approved");
     SC_CHECK_INT(json_object_get_int64(json_object_object_get(status, "rejected_messages")),
                  rej0 + 2);
