@@ -1296,17 +1296,10 @@ static bool s_restore_wanted(json_object *je, int64_t wall, int64_t keep_ms)
         return false;
     json_object_object_foreach(detail, vm, per)
     {
-        json_object *p = NULL, *r = NULL;
-        const char *res;
+        sc_drain_state_t d = s_restore_drain(per);
         (void)vm;
-        json_object_object_get_ex(per, "prepare", &p);
-        json_object_object_get_ex(per, "recover", &r);
-        if (!p)
-            continue;
-        res = r ? s_jstr(r, "result") : NULL;
-        if (!res || (strcmp(res, "done") != 0 && strcmp(res, "skipped") != 0 &&
-                     strcmp(res, "failed") != 0 && strcmp(res, "timed_out") != 0 &&
-                     strcmp(res, "interrupted") != 0))
+        if (json_object_object_get_ex(per, "prepare", NULL) && d != SC_DRAIN_RECOVERED &&
+            d != SC_DRAIN_RECOVER_FAILED)
             return true;
     }
     return false;
