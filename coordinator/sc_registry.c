@@ -124,22 +124,10 @@ static s_event_t *s_event_find(const sc_registry_t *reg, const char *id)
     return i == SIZE_MAX ? NULL : reg->events[i];
 }
 
-/* Rebuilds pub.seen_by / pub.ever_seen_by from the votes (storage sized to n_votes). */
-static int s_event_refresh(s_event_t *e)
+/* Rebuilds pub.seen_by / pub.ever_seen_by from the votes (their storage grows with the votes
+ * in s_vote_present, so this allocates nothing). */
+static void s_event_refresh(s_event_t *e)
 {
-    size_t cap = e->n_votes ? e->n_votes : 1;
-    const char **seen = realloc(e->seen, cap * sizeof(*seen));
-
-    if (!seen)
-        return -ENOMEM;
-    e->seen = seen;
-    {
-        const char **ever = realloc(e->ever, cap * sizeof(*ever));
-
-        if (!ever)
-            return -ENOMEM;
-        e->ever = ever;
-    }
     e->pub.n_seen_by = 0;
     for (size_t i = 0; i < e->n_votes; i++) {
         e->ever[i] = e->votes[i].member->name;
@@ -149,7 +137,6 @@ static int s_event_refresh(s_event_t *e)
     e->pub.seen_by = e->seen;
     e->pub.ever_seen_by = e->ever;
     e->pub.n_ever_seen_by = e->n_votes;
-    return 0;
 }
 
 static s_vote_t *s_vote_find(s_event_t *e, const s_member_t *m)
@@ -164,6 +151,7 @@ static s_vote_t *s_vote_find(s_event_t *e, const s_member_t *m)
 static int s_vote_present(s_event_t *e, s_member_t *m)
 {
     s_vote_t *v = s_vote_find(e, m), *grown;
+    const char **seen, **ever;
 
     if (v) {
         v->kind = S_VOTE_PRESENT;
@@ -173,6 +161,14 @@ static int s_vote_present(s_event_t *e, s_member_t *m)
     if (!grown)
         return -ENOMEM;
     e->votes = grown;
+    seen = realloc(e->seen, (e->n_votes + 1) * sizeof(*seen));
+    if (!seen)
+        return -ENOMEM;
+    e->seen = seen;
+    ever = realloc(e->ever, (e->n_votes + 1) * sizeof(*ever));
+    if (!ever)
+        return -ENOMEM;
+    e->ever = ever;
     e->votes[e->n_votes++] = (s_vote_t){.member = m, .kind = S_VOTE_PRESENT, .since_ms = 0};
     return 0;
 }
@@ -227,8 +223,7 @@ static int s_evaluate(sc_registry_t *reg, int64_t now_ms, sc_registry_changes_t 
         }
         if (!live_present && absent && (rc = s_make_final(e, now_ms, ch)) < 0)
             return rc;
-        if ((rc = s_event_refresh(e)) < 0)
-            return rc;
+        s_event_refresh(e);
     }
     return 0;
 }
@@ -454,8 +449,7 @@ int sc_registry_forget_member(sc_registry_t *reg, const char *member, int64_t no
         if (e->n_votes == 0 && e->pub.phase == SC_REG_ACTIVE &&
             (rc = s_make_final(e, now_ms, &ch)) < 0)
             goto out;
-        if ((rc = s_event_refresh(e)) < 0)
-            goto out;
+        s_event_refresh(e);
     }
     while (reg->members[mi] != m)
         mi++;
@@ -551,7 +545,8 @@ int sc_registry_restore_event(sc_registry_t *reg, const sc_reg_restore_t *r)
         if (!m || (rc = s_vote_present(e, m)) < 0)
             return rc;
     }
-    return s_event_refresh(e);
+    s_event_refresh(e);
+    return 0;
 }
 
 size_t sc_registry_count(const sc_registry_t *reg)
