@@ -72,9 +72,8 @@ static int s_intent(sc_approver_t *a, int64_t term, const char *via, const char 
     json_object_object_add(d, "body", json_object_new_string(body));
     json_object_object_add(d, "via", via ? json_object_new_string(via) : NULL);
     json_object_object_add(d, "by", json_object_new_string(a->self));
-    rc = sc_store_decide(a->store, term, SC_DLOG_APPROVAL_INTENT,
-                         json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN), reason,
-                         sc_wall_ms(), ret_index);
+    rc = sc_store_decide_json(a->store, term, SC_DLOG_APPROVAL_INTENT, d, reason, sc_wall_ms(),
+                              ret_index);
     json_object_put(d);
     if (rc < 0 || !ret_body)
         free(body);
@@ -96,9 +95,8 @@ int sc_approver_record_answer(sc_approver_t *a, int64_t term, int64_t intent, in
     json_object_object_add(d, "rc", json_object_new_int(rc));
     json_object_object_add(d, "http_status", json_object_new_int64(http_status));
     json_object_object_add(d, "message", json_object_new_string(message ? message : ""));
-    r = sc_store_decide(a->store, term, SC_DLOG_APPROVAL_ANSWER,
-                        json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN),
-                        rc == 0 ? "approval answered" : "approval failed", sc_wall_ms(), NULL);
+    r = sc_store_decide_json(a->store, term, SC_DLOG_APPROVAL_ANSWER, d,
+                             rc == 0 ? "approval answered" : "approval failed", sc_wall_ms(), NULL);
     json_object_put(d);
     return r;
 }

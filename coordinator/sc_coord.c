@@ -288,9 +288,7 @@ static void s_ev_remove(sc_coord_t *c, s_evstate_t *e)
  * on what it could not record. */
 static int s_decide(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data, const char *reason)
 {
-    int rc = sc_store_decide(c->store, c->term, kind,
-                             json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN), reason,
-                             sc_wall_ms(), NULL);
+    int rc = sc_store_decide_json(c->store, c->term, kind, data, reason, sc_wall_ms(), NULL);
     if (rc < 0)
         sc_log_err("decision not recorded", "kind=%s rc=%s why=\"%s\"", sc_dlog_kind_name(kind),
                    sc_errname(rc), sc_db_errmsg(sc_store_db(c->store)));

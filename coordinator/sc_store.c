@@ -339,6 +339,18 @@ static int s_apply_data(sc_store_t *self, const sc_dlog_entry_t *e, json_object 
     }
 }
 
+/* Applies e from its data already parsed (d, an object) and marks it applied. */
+static int s_apply_parsed(sc_store_t *store, const sc_dlog_entry_t *e, json_object *d)
+{
+    int rc;
+
+    if (!json_object_is_type(d, json_type_object))
+        return -EINVAL;
+    if ((rc = s_apply_data(store, e, d)) < 0)
+        return rc;
+    return sc_dlog_mark_applied(store->db, e->index);
+}
+
 int sc_store_apply(sc_store_t *store, const sc_dlog_entry_t *e)
 {
     json_object *d;
@@ -346,20 +358,17 @@ int sc_store_apply(sc_store_t *store, const sc_dlog_entry_t *e)
 
     if (!store || !e || !e->data)
         return -EINVAL;
-    d = json_tokener_parse(e->data);
-    if (!d || !json_object_is_type(d, json_type_object)) {
-        json_object_put(d);
+    if (!(d = json_tokener_parse(e->data)))
         return -EINVAL;
-    }
-    rc = s_apply_data(store, e, d);
+    rc = s_apply_parsed(store, e, d);
     json_object_put(d);
-    if (rc < 0)
-        return rc;
-    return sc_dlog_mark_applied(store->db, e->index);
+    return rc;
 }
 
-int sc_store_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const char *data,
-                    const char *reason, int64_t wall_ms, int64_t *ret_index)
+/* sc_store_decide with the data as text, and as an object if the caller has one (NULL: it is
+ * parsed from the text). */
+static int s_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const char *data,
+                    json_object *obj, const char *reason, int64_t wall_ms, int64_t *ret_index)
 {
     sc_dlog_entry_t e = {0};
     bool own_txn;
@@ -377,7 +386,7 @@ int sc_store_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const 
         e.data = (char *)(uintptr_t)data; /* read only */
         e.reason = (char *)(uintptr_t)reason;
         e.wall_ms = wall_ms;
-        rc = sc_store_apply(store, &e);
+        rc = obj ? s_apply_parsed(store, &e, obj) : sc_store_apply(store, &e);
     }
     if (rc < 0) {
         if (own_txn)
@@ -391,6 +400,21 @@ int sc_store_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const 
     if (ret_index)
         *ret_index = e.index;
     return 0;
+}
+
+int sc_store_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const char *data,
+                    const char *reason, int64_t wall_ms, int64_t *ret_index)
+{
+    return s_decide(store, term, kind, data, NULL, reason, wall_ms, ret_index);
+}
+
+int sc_store_decide_json(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, json_object *data,
+                         const char *reason, int64_t wall_ms, int64_t *ret_index)
+{
+    if (!data)
+        return -EINVAL;
+    return s_decide(store, term, kind, json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN),
+                    data, reason, wall_ms, ret_index);
 }
 
 int sc_store_apply_pending(sc_store_t *store)

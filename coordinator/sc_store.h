@@ -46,6 +46,10 @@ int sc_store_next_term(sc_store_t *store, int64_t wall_ms, int64_t *ret_term);
  * caller's, if one is open). *ret_index (may be NULL) gets the entry's index. */
 int sc_store_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const char *data,
                     const char *reason, int64_t wall_ms, int64_t *ret_index);
+/* As sc_store_decide, with data a JSON object (borrowed): logged as its text and applied from
+ * the object itself, not parsed again. */
+int sc_store_decide_json(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, json_object *data,
+                         const char *reason, int64_t wall_ms, int64_t *ret_index);
 /* Applies one entry to the tables (not to the log) and marks it applied. -EINVAL for data of
  * the wrong shape. */
 int sc_store_apply(sc_store_t *store, const sc_dlog_entry_t *e);

@@ -285,6 +285,39 @@ SC_TEST(drain_state_names)
     SC_CHECK_STR(sc_store_drain_state("done", true, true, "refused", true), "recovering");
 }
 
+/* A decision given as an object is logged as its text and applied from the object: the same
+ * tables, the same log entry, and a wrong shape refused with nothing written. */
+SC_TEST(decide_json_logs_text_and_applies)
+{
+    sc_store_t *s = NULL;
+    char err[256];
+    json_object *d = json_tokener_parse("{\"name\":\"vm_7\",\"endpoint\":\"tcp://h:1\","
+                                        "\"fault_domain\":2,\"update_domain\":4}");
+    json_object *snap = NULL, *hist = NULL, *bad = json_object_new_array();
+    int64_t idx = 0, last = 0;
+
+    SC_REQUIRE(d && sc_store_open(":memory:", &s, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_store_decide_json(s, 3, SC_DLOG_MEMBER, d, "why", 42, &idx), 0);
+    SC_CHECK(idx > 0);
+    SC_CHECK_INT(sc_store_snapshot(s, true, 1000, 0, &snap), 0);
+    SC_CHECK_STR(s_gets(snap, "members.0.name"), "vm_7");
+    SC_CHECK_STR(s_gets(snap, "members.0.endpoint"), "tcp://h:1");
+    SC_CHECK_INT(json_object_get_int(s_get(snap, "members.0.fault_domain")), 2);
+    SC_CHECK_INT(json_object_get_int(s_get(snap, "members.0.update_domain")), 4);
+    SC_CHECK_INT(sc_store_history_json(sc_db_handle(sc_store_db(s)), 10, &hist), 0);
+    SC_CHECK_STR(s_gets(hist, "0.data.endpoint"), "tcp://h:1");
+    SC_CHECK_STR(s_gets(hist, "0.reason"), "why");
+    SC_CHECK_INT(sc_store_decide_json(s, 3, SC_DLOG_MEMBER, bad, "bad", 43, NULL), -EINVAL);
+    SC_CHECK_INT(sc_store_decide_json(s, 3, SC_DLOG_MEMBER, NULL, "bad", 43, NULL), -EINVAL);
+    SC_CHECK_INT(sc_dlog_last(sc_store_db(s), &last, NULL), 0);
+    SC_CHECK_INT(last, idx); /* nothing half-written */
+    json_object_put(d);
+    json_object_put(bad);
+    json_object_put(snap);
+    json_object_put(hist);
+    sc_store_close(&s);
+}
+
 int main(void)
 {
     SC_RUN(migrates_from_empty);
@@ -292,5 +325,6 @@ int main(void)
     SC_RUN(bad_decisions_rejected);
     SC_RUN(hook_result_reported_again_keeps_its_time);
     SC_RUN(drain_state_names);
+    SC_RUN(decide_json_logs_text_and_applies);
     return sc_test_done();
 }
