@@ -18,6 +18,7 @@
 
 #include "sc_curve.h"
 #include "sc_error.h"
+#include "sc_time.h"
 
 static char s_dir[512];
 
@@ -311,20 +312,57 @@ SC_TEST(unknown_key_refused)
     s_net_down(&n);
 }
 
+/* Waits up to ms for the monitor to report a failed handshake: the event, or 0 on timeout. */
+static int s_handshake_failure(void *mon, int ms)
+{
+    int64_t deadline = sc_mono_ms() + ms;
+
+    for (int64_t left; (left = deadline - sc_mono_ms()) > 0;) {
+        zmq_pollitem_t it = {mon, 0, ZMQ_POLLIN, 0};
+        zmq_msg_t ev, addr;
+        uint16_t id = 0;
+
+        if (zmq_poll(&it, 1, (long)left) <= 0)
+            return 0;
+        zmq_msg_init(&ev);
+        zmq_msg_init(&addr);
+        if (zmq_msg_recv(&ev, mon, 0) >= 6)
+            memcpy(&id, zmq_msg_data(&ev), sizeof(id));
+        zmq_msg_recv(&addr, mon, 0);
+        zmq_msg_close(&ev);
+        zmq_msg_close(&addr);
+        if (id & (ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                  ZMQ_EVENT_HANDSHAKE_FAILED_AUTH))
+            return id;
+    }
+    return 0;
+}
+
 SC_TEST(plain_text_client_refused)
 {
     s_net_t n;
-    void *c;
+    void *c, *mon;
     char buf[64], user[64];
     sc_zap_stats_t st;
 
     SC_REQUIRE(s_net_up(&n) == 0);
+    /* Silence alone would also follow a client that never connected: watch the server's
+     * handshake fail. */
+    SC_REQUIRE(zmq_socket_monitor(n.router, "inproc://curve-mon",
+                                  ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                                      ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                      ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) == 0);
+    mon = zmq_socket(n.ctx, ZMQ_PAIR);
+    SC_REQUIRE(mon && zmq_connect(mon, "inproc://curve-mon") == 0);
     c = s_client(&n, NULL, NULL, n.endpoint);
     zmq_send(c, "plain", 5, ZMQ_DONTWAIT);
+    SC_CHECK(s_handshake_failure(mon, 5000) != 0);
     SC_CHECK_INT(s_recv(&n, 700, buf, sizeof(buf), user, sizeof(user)), -1);
     sc_zap_get_stats(n.zap, &st);
     SC_CHECK_INT(st.accepted, 0);
     zmq_close(c);
+    zmq_socket_monitor(n.router, NULL, 0);
+    zmq_close(mon);
     s_net_down(&n);
 }
 
