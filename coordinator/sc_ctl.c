@@ -3,6 +3,7 @@
 #include "sc_curve.h"
 #include "sc_error.h"
 #include "sc_store.h"
+#include "sc_time.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -75,11 +76,8 @@ void sc_ctl_close(int fd, const char *path)
 /* Waits for fd to be ready for events until deadline (monotonic ms). */
 static int s_wait(int fd, short events, int64_t deadline_ms)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     struct pollfd p = {.fd = fd, .events = events};
-    int left = (int)(deadline_ms - now), r;
+    int left = (int)(deadline_ms - sc_mono_ms()), r;
 
     if (left <= 0)
         return SC_E_TIMEOUT;
@@ -89,13 +87,6 @@ static int s_wait(int fd, short events, int64_t deadline_ms)
     if (r < 0)
         return -errno;
     return r == 0 ? SC_E_TIMEOUT : 0;
-}
-
-static int64_t s_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int s_write_all(int fd, const char *buf, size_t len, int64_t deadline)
@@ -181,7 +172,7 @@ static json_object *s_error_answer(const char *msg)
 
 int sc_ctl_serve_one(int listen_fd, sc_ctl_handler_fn fn, void *userdata)
 {
-    int64_t deadline = s_now() + SC_CTL_IO_TIMEOUT_MS;
+    int64_t deadline = sc_mono_ms() + SC_CTL_IO_TIMEOUT_MS;
     json_object *req = NULL, *ans = NULL, *cmd;
     char *buf = NULL;
     size_t len = 0;
@@ -220,7 +211,7 @@ out:
 int sc_ctl_request(const char *path, const char *request, int timeout_ms, json_object **ret_answer,
                    char *err, size_t errlen)
 {
-    int64_t deadline = s_now() + timeout_ms;
+    int64_t deadline = sc_mono_ms() + timeout_ms;
     struct sockaddr_un sa;
     char *buf = NULL;
     size_t len = 0;
