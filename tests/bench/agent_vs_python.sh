@@ -6,6 +6,8 @@
 # BUILD_DIR is configured as a Release build without sanitizers if it does not exist.
 # Polls are counted from the simulator's timeline (GETs of each VM in the measured window),
 # after a warm-up, so start-up costs (Python imports, the agent's first connections) are out.
+# Beside them, bench_raw_get (tests/bench/bench_raw_get.c) makes the same GET over a bare
+# keep-alive socket and does nothing else: the floor that any agent polling over TCP pays here.
 # AGENT_B=/path/to/another/schedcoord-agent runs that binary too, at the same time on vm_2 with
 # its own peer, so that two builds (before / after a change) are compared in the same runs.
 set -euo pipefail
@@ -18,7 +20,7 @@ WARM=3
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then
     cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSC_SANITIZE=OFF >/dev/null
 fi
-cmake --build "$BUILD" -j2 --target schedcoord-agent imds-sim sc-agent-peer >/dev/null
+cmake --build "$BUILD" -j2 --target schedcoord-agent imds-sim sc-agent-peer bench_raw_get >/dev/null
 BIN="$BUILD/bin"
 TMP=$(mktemp -d)
 PIDS=()
@@ -99,49 +101,60 @@ one_run() {
         >/dev/null 2>"$TMP/py$r.err" &
     local pp=$!
     PIDS+=($pp)
+    # the floor: the same GET over a bare keep-alive socket, nothing else (bench_raw_get.c)
+    "$BUILD/bench/bench_raw_get" "$b/vm_3" "$IVL" 2>"$TMP/raw$r.err" &
+    local rp=$!
+    PIDS+=($rp)
     sleep "$WARM"
-    local t1 a1 p1 t2 a2 p2
+    local t1 a1 p1 f1 t2 a2 p2 f2
     local b1=0 b2=0
-    t1=$(date +%s.%N); a1=$(cpu_us $ap); p1=$(cpu_us $pp)
+    t1=$(date +%s.%N); a1=$(cpu_us $ap); p1=$(cpu_us $pp); f1=$(cpu_us $rp)
     [ "$bp" = 0 ] || b1=$(cpu_us $bp)
     sleep "$SECS"
-    t2=$(date +%s.%N); a2=$(cpu_us $ap); p2=$(cpu_us $pp)
+    t2=$(date +%s.%N); a2=$(cpu_us $ap); p2=$(cpu_us $pp); f2=$(cpu_us $rp)
     [ "$bp" = 0 ] || b2=$(cpu_us $bp)
     local ar af pr pf
     ar=$(kib $ap RssAnon); af=$(kib $ap RssFile); pr=$(kib $pp RssAnon); pf=$(kib $pp RssFile)
-    kill $ap $pp
+    kill $ap $pp $rp
     wait $ap $pp 2>/dev/null || true
+    wait $rp || { echo "bench_raw_get failed: $(cat "$TMP/raw$r.err")" >&2; exit 1; }
     [ "$bp" = 0 ] || kill $bp
-    local an pn bn
+    local an pn bn fn
     bn=$(jq -c --argjson a "$t1" --argjson b "$t2" 'select(.kind=="get" and .vm=="vm_2" and .wall>=$a and .wall<=$b)' "$TMP/tl$r" | wc -l)
     an=$(jq -c --argjson a "$t1" --argjson b "$t2" 'select(.kind=="get" and .vm=="vm_0" and .wall>=$a and .wall<=$b)' "$TMP/tl$r" | wc -l)
+    fn=$(jq -c --argjson a "$t1" --argjson b "$t2" 'select(.kind=="get" and .vm=="vm_3" and .wall>=$a and .wall<=$b)' "$TMP/tl$r" | wc -l)
     pn=$(jq -c --argjson a "$t1" --argjson b "$t2" 'select(.kind=="get" and .vm=="vm_1" and .wall>=$a and .wall<=$b)' "$TMP/tl$r" | wc -l)
     for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
     PIDS=()
     # run agent_polls agent_cpu_us_per_poll agent_rssanon agent_rssfile py_polls py_cpu_us py_anon
-    # py_file [agent_b_polls agent_b_cpu_us_per_poll]
+    # py_file floor_polls floor_cpu_us_per_poll [agent_b_polls agent_b_cpu_us_per_poll]
     awk -v an="$an" -v ac=$((a2 - a1)) -v pn="$pn" -v pc=$((p2 - p1)) -v bn="$bn" \
+        -v fn="$fn" -v fc=$((f2 - f1)) \
         -v bc=$((b2 - b1)) -v bp="$bp" \
         -v ar="$ar" -v af="$af" -v pr="$pr" -v pf="$pf" -v r="$r" 'BEGIN {
-        printf "%d %d %.1f %d %d %d %.1f %d %d", r, an, ac / (an ? an : 1), ar, af,
-               pn, pc / (pn ? pn : 1), pr, pf
+        printf "%d %d %.1f %d %d %d %.1f %d %d %d %.1f", r, an, ac / (an ? an : 1), ar, af,
+               pn, pc / (pn ? pn : 1), pr, pf, fn, fc / (fn ? fn : 1)
         if (bp) printf " %d %.1f", bn, bc / (bn ? bn : 1)
         printf "\n" }'
 }
 
-echo "run agent_polls agent_cpu_us/poll agent_RssAnon_KiB agent_RssFile_KiB py_polls py_cpu_us/poll py_RssAnon_KiB py_RssFile_KiB${AGENT_B:+ b_polls b_cpu_us/poll}"
+echo "run agent_polls agent_cpu_us/poll agent_RssAnon_KiB agent_RssFile_KiB py_polls py_cpu_us/poll py_RssAnon_KiB py_RssFile_KiB floor_polls floor_cpu_us/poll${AGENT_B:+ b_polls b_cpu_us/poll}"
 for r in $(seq "$RUNS"); do one_run "$r"; done | tee "$TMP/results"
 med() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 AC=$(awk '{print $3}' "$TMP/results" | med); PC=$(awk '{print $7}' "$TMP/results" | med)
 AR=$(awk '{print $4}' "$TMP/results" | med); AF=$(awk '{print $5}' "$TMP/results" | med)
 PR=$(awk '{print $8}' "$TMP/results" | med); PF=$(awk '{print $9}' "$TMP/results" | med)
+FC=$(awk '{print $11}' "$TMP/results" | med)
 echo
 echo "median of $RUNS runs, ${SECS}s each, one poll every ${IVL}s:"
 printf "%-18s %14s %14s %14s\n" "" "CPU/poll" "RssAnon" "RssFile"
 printf "%-18s %11s us %10s KiB %10s KiB\n" "schedcoord-agent" "$AC" "$AR" "$AF"
 printf "%-18s %11s us %10s KiB %10s KiB\n" "python sample" "$PC" "$PR" "$PF"
+printf "%-18s %11s us   (bench_raw_get: bare socket, no HTTP library, no heartbeat)\n" "floor" "$FC"
 if [ -n "${AGENT_B:-}" ]; then
-    printf "%-18s %11s us   (AGENT_B=%s)\n" "agent B" "$(awk '{print $11}' "$TMP/results" | med)" "$AGENT_B"
+    printf "%-18s %11s us   (AGENT_B=%s)\n" "agent B" "$(awk '{print $13}' "$TMP/results" | med)" "$AGENT_B"
 fi
-awk -v a="$AC" -v p="$PC" 'BEGIN { printf "CPU ratio (python / agent): %.1fx\n", (a > 0 ? p / a : 0) }'
+awk -v a="$AC" -v p="$PC" -v f="$FC" 'BEGIN {
+    printf "CPU ratio (python / agent): %.1fx\n", (a > 0 ? p / a : 0)
+    printf "CPU ratio (python / floor): %.1fx  (the most any agent polling over TCP could reach here)\n", (f > 0 ? p / f : 0) }'
