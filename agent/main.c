@@ -64,13 +64,13 @@ int main(int argc, char **argv)
     opts.update_domain = compute.update_domain;
     if (!sc_msg_name_valid(opts.name)) {
         sc_log_err("the compute metadata name is not a valid member name: use --name",
-                   "name=\"%s\"", compute.name);
+                   "name=\"%s\"", sc_log_q(compute.name));
         sc_agent_settings_free(&s);
         return 2;
     }
     rc = sc_agent_new(&opts, &agent, err, sizeof(err));
     if (rc != 0) {
-        sc_log_err("cannot start", "rc=%s why=\"%s\"", sc_errname(rc), err);
+        sc_log_err("cannot start", "rc=%s why=\"%s\"", sc_errname(rc), sc_log_q(err));
         sc_agent_settings_free(&s);
         return rc == SC_E_CONFIG ? 2 : 1;
     }

@@ -107,7 +107,7 @@ static void s_send_to(sc_agent_t *self, int member, sc_msg_t *msg)
         char why[256];
         sc_msg_validate(msg, why, sizeof(why));
         sc_log_err("cannot encode message", "type=%s rc=%s why=\"%s\"", sc_msg_type_name(msg->type),
-                   sc_errname(rc), why);
+                   sc_errname(rc), sc_log_q(why));
         return;
     }
     for (size_t i = 0; i < self->n_conns; i++) {
@@ -393,7 +393,7 @@ static int s_start_next(sc_agent_t *self)
             snprintf(why, sizeof(why), "cannot start %s: %s", spec.path ? spec.path : "hook",
                      sc_strerror(rc));
             sc_log_err("hook did not start", "event=%s phase=%s origin=%s why=\"%s\"", job.event,
-                       sc_msg_phase_name(job.phase), sc_msg_origin_name(job.origin), why);
+                       sc_msg_phase_name(job.phase), sc_msg_origin_name(job.origin), sc_log_q(why));
             sc_agent_state_run_end(self->state, job.event, job.phase, SC_MSG_HOOK_FAILED, -1, why);
             s_send_progress(self, -1, job.event, job.phase, SC_MSG_HOOK_FAILED, -1, job.origin,
                             job.term, why);
@@ -480,7 +480,7 @@ static void s_standalone_approve(sc_agent_t *self, const char *event)
     s_post_approval(self, &event, 1, &st);
     sc_log(st.rc ? SC_LOG_ERR : SC_LOG_NOTICE, "standalone approval posted",
            "event=%s http=%ld rc=%s why=\"%s\"", event, st.http_status, sc_errname(st.rc),
-           st.message);
+           sc_log_q(st.message));
 }
 
 int sc_agent_feed_body(sc_agent_t *self, const char *body, size_t len)
@@ -498,7 +498,8 @@ int sc_agent_feed_body(sc_agent_t *self, const char *body, size_t len)
     case SC_AGENT_DOC_BAD:
         self->stats.bad_documents++;
         sc_log_warn("IMDS document refused, keeping the last good one",
-                    "incarnation=%" PRId64 " why=\"%s\"", sc_agent_doc_incarnation(self->doc), err);
+                    "incarnation=%" PRId64 " why=\"%s\"", sc_agent_doc_incarnation(self->doc),
+                    sc_log_q(err));
         return 0;
     case SC_AGENT_DOC_BACKWARDS:
     case SC_AGENT_DOC_NEW:
@@ -514,7 +515,7 @@ int sc_agent_feed_body(sc_agent_t *self, const char *body, size_t len)
     for (size_t i = 0; i < cur->n_events; i++) {
         const sc_event_t *ev = &cur->events[i];
         sc_log_info("event", "id=%s type=%s status=%s not_before=\"%s\" mine=%s resources=%zu",
-                    ev->id, ev->type_raw, ev->status_raw, ev->not_before_raw,
+                    ev->id, ev->type_raw, ev->status_raw, sc_log_q(ev->not_before_raw),
                     sc_event_names(ev, self->name) ? "yes" : "no", ev->n_resources);
     }
     self->stats.documents_sent++;
@@ -536,7 +537,7 @@ static void s_poll_imds(sc_agent_t *self, int64_t now)
         self->stats.poll_errors++;
         if (rc != self->last_imds_rc || st.http_status != self->last_imds_http)
             sc_log_warn("IMDS poll failed", "rc=%s http=%ld retry_ms=%" PRId64 " why=\"%s\"",
-                        sc_errname(rc), st.http_status, delay, st.message);
+                        sc_errname(rc), st.http_status, delay, sc_log_q(st.message));
         self->last_imds_rc = rc;
         self->last_imds_http = st.http_status;
         self->next_poll = now + (delay > self->poll_ms ? delay : self->poll_ms);
@@ -621,7 +622,7 @@ static void s_safety_net(sc_agent_t *self)
             continue;
         sc_log_warn("standalone safety net: no leader, preparing this VM ourselves",
                     "event=%s type=%s not_before=\"%s\" in_s=%" PRId64, ev->id, ev->type_raw,
-                    ev->not_before_raw, (ev->not_before * 1000 - wall) / 1000);
+                    sc_log_q(ev->not_before_raw), (ev->not_before * 1000 - wall) / 1000);
         one = s_event_doc(cur, ev->id);
         if (s_enqueue(self, ev->id, SC_MSG_PHASE_PREPARE, SC_MSG_ORIGIN_STANDALONE, 0, &one))
             sc_log_err("hook queue full", "event=%s", ev->id);
@@ -712,7 +713,7 @@ static bool s_term_ok(sc_agent_t *self, size_t member, const sc_msg_t *msg)
     }
     self->stats.stale_orders++;
     sc_log_warn("order refused", "type=%s from=%s seq=%" PRIu64 " why=\"%s\"",
-                sc_msg_type_name(msg->type), msg->from, msg->seq, why);
+                sc_msg_type_name(msg->type), msg->from, msg->seq, sc_log_q(why));
     s_send_nack(self, (int)member, msg->seq, why);
     return false;
 }
@@ -837,7 +838,7 @@ int sc_agent_receive(sc_agent_t *self, size_t member, const void *buf, size_t le
     if (rc) {
         self->stats.rejected_msgs++;
         sc_log_warn("message refused", "from_member=%s class=%s why=\"%s\"",
-                    self->conns[member].m.name, sc_msg_reject_name(why_class), err);
+                    self->conns[member].m.name, sc_msg_reject_name(why_class), sc_log_q(err));
         return rc == -ENOMEM ? rc : 0;
     }
     /* The socket to member i only talks to the server holding member i's key: the sender
@@ -856,7 +857,8 @@ int sc_agent_receive(sc_agent_t *self, size_t member, const void *buf, size_t le
     case SC_MSG_DOC_REQUEST: s_send_document(self, (int)member); break;
     case SC_MSG_NACK:
         sc_log_warn("coordinator refused our message", "from=%s ref_seq=%" PRIu64 " why=\"%s\"",
-                    msg->from, msg->nack.ref_seq, msg->nack.reason ? msg->nack.reason : "");
+                    msg->from, msg->nack.ref_seq,
+                    sc_log_q(msg->nack.reason ? msg->nack.reason : ""));
         break;
     default:
         self->stats.rejected_msgs++;
@@ -1062,7 +1064,8 @@ int sc_agent_fetch_identity(const sc_agent_settings_t *s, volatile sig_atomic_t 
         int64_t delay = sc_backoff_next(&b, st.retry_after_ms);
         if (rc != last)
             sc_log_warn("IMDS compute metadata not available yet, retrying",
-                        "rc=%s retry_ms=%" PRId64 " why=\"%s\"", sc_errname(rc), delay, st.message);
+                        "rc=%s retry_ms=%" PRId64 " why=\"%s\"", sc_errname(rc), delay,
+                        sc_log_q(st.message));
         last = rc;
         sc_sleep_ms(delay);
     }

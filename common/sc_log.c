@@ -102,3 +102,43 @@ void sc_log(sc_log_level_t level, const char *msg, const char *fields_fmt, ...)
     fflush(stderr);
     errno = saved_errno;
 }
+
+const char *sc_log_q(const char *s)
+{
+    static _Thread_local char bufs[8][SC_LOG_Q_MAX + 4];
+    static _Thread_local unsigned next;
+    static const char hex[] = "0123456789abcdef";
+    char *out = bufs[next++ % 8];
+    size_t n = 0;
+
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        char esc = 0;
+
+        switch (*p) {
+        case '"': esc = '"'; break;
+        case '\\': esc = '\\'; break;
+        case '\n': esc = 'n'; break;
+        case '\r': esc = 'r'; break;
+        case '\t': esc = 't'; break;
+        default: break;
+        }
+        if (n + (esc ? 2 : (*p < 0x20 || *p == 0x7f) ? 4 : 1) > SC_LOG_Q_MAX - 3) {
+            memcpy(out + n, "...", 3);
+            n += 3;
+            break;
+        }
+        if (esc) {
+            out[n++] = '\\';
+            out[n++] = esc;
+        } else if (*p < 0x20 || *p == 0x7f) {
+            out[n++] = '\\';
+            out[n++] = 'x';
+            out[n++] = hex[*p >> 4];
+            out[n++] = hex[*p & 15];
+        } else {
+            out[n++] = (char)*p;
+        }
+    }
+    out[n] = '\0';
+    return out;
+}

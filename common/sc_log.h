@@ -28,9 +28,18 @@ const char *sc_log_level_name(sc_log_level_t level);
 /* Whether a line at this level would be written. */
 bool sc_log_enabled(sc_log_level_t level);
 /* Writes one line: msg (quoted), then the key=value fields made from fields_fmt, which may
- * be NULL. Values that can hold spaces should be quoted by the caller, e.g. "why=\"%s\"". */
+ * be NULL. Values that can hold spaces should be quoted by the caller, and text that did not
+ * come from this program (IMDS answers, peers' messages, errors quoting them) escaped with
+ * sc_log_q: "why=\"%s\"", sc_log_q(err). */
 void sc_log(sc_log_level_t level, const char *msg, const char *fields_fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* s escaped for a quoted log value: \" \\ \n \r \t and \xNN for other control bytes, cut
+ * at SC_LOG_Q_MAX bytes with "..." so that a line keeps its fields. Returns one of 8
+ * per-thread buffers used in turn: valid until the 8th next call on the same thread, enough
+ * for the arguments of one sc_log call. NULL gives "". */
+#define SC_LOG_Q_MAX 1024
+const char *sc_log_q(const char *s);
 
 #define sc_log_debug(msg, ...) sc_log(SC_LOG_DEBUG, msg, __VA_ARGS__)
 #define sc_log_info(msg, ...) sc_log(SC_LOG_INFO, msg, __VA_ARGS__)

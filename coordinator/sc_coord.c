@@ -291,7 +291,7 @@ static int s_decide(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data, const
     int rc = sc_store_decide_json(c->store, c->term, kind, data, reason, sc_wall_ms(), NULL);
     if (rc < 0)
         sc_log_err("decision not recorded", "kind=%s rc=%s why=\"%s\"", sc_dlog_kind_name(kind),
-                   sc_errname(rc), sc_db_errmsg(sc_store_db(c->store)));
+                   sc_errname(rc), sc_log_q(sc_db_errmsg(sc_store_db(c->store))));
     json_object_put(data);
     return rc;
 }
@@ -613,7 +613,8 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
 
     if (sc_msg_decode_ex(zmq_msg_data(zm), zmq_msg_size(zm), &msg, &rej, err, sizeof(err)) < 0) {
         c->rejected++;
-        sc_log_warn("message refused", "reject=%s why=\"%s\"", sc_msg_reject_name(rej), err);
+        sc_log_warn("message refused", "reject=%s why=\"%s\"", sc_msg_reject_name(rej),
+                    sc_log_q(err));
         return 0;
     }
     mi = s_member_find(c, msg->from);
@@ -675,7 +676,7 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
     case SC_MSG_NACK:
         sc_log_warn("message refused by member", "member=%s ref_seq=%llu why=\"%s\"", m->name,
                     (unsigned long long)msg->nack.ref_seq,
-                    msg->nack.reason ? msg->nack.reason : "");
+                    sc_log_q(msg->nack.reason ? msg->nack.reason : ""));
         break;
     case SC_MSG_ORDER:
     case SC_MSG_APPROVE_VIA:
@@ -751,7 +752,8 @@ static int s_drain_router(sc_coord_t *c)
         zmq_msg_close(&id);
     }
     if (txn && rc >= 0 && (rc = sc_db_commit(db)) < 0)
-        sc_log_err("decisions not recorded", "rc=%s why=\"%s\"", sc_errname(rc), sc_db_errmsg(db));
+        sc_log_err("decisions not recorded", "rc=%s why=\"%s\"", sc_errname(rc),
+                   sc_log_q(sc_db_errmsg(db)));
     if (txn && rc < 0)
         sc_db_rollback(db);
     return rc;
@@ -817,7 +819,7 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
             sc_msg_destroy(&msg);
         }
         sc_log_notice("approval delegated", "via=%s events=%zu first=%s why=\"%s\"", m->name, n,
-                      ids[0], a->reason);
+                      ids[0], sc_log_q(a->reason));
         return 0;
     } else {
         sc_approval_outcome_t out;
@@ -838,11 +840,11 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
         }
         if (out.rc == 0)
             sc_log_notice("approved", "events=%zu first=%s http=%ld why=\"%s\"", n, ids[0],
-                          out.http_status, a->reason);
+                          out.http_status, sc_log_q(a->reason));
         else
             sc_log_warn("approval failed, will retry",
                         "events=%zu first=%s retry_ms=%lld why=\"%s\"", n, ids[0],
-                        (long long)(es[0]->retry_at_ms - now), out.message);
+                        (long long)(es[0]->retry_at_ms - now), sc_log_q(out.message));
         return rc;
     }
 }
@@ -875,7 +877,7 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
         e->drain[a->member] = prep ? SC_DRAIN_PREPARE_ORDERED : SC_DRAIN_RECOVER_ORDERED;
         e->sent_ms[a->member] = sc_mono_ms();
         sc_log_notice(prep ? "prepare ordered" : "recover ordered", "event=%s vm=%s why=\"%s\"",
-                      e->id, m->name, a->reason);
+                      e->id, m->name, sc_log_q(a->reason));
         s_send_order(c, a->member, e->id, prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER);
         return 0;
     }
@@ -889,7 +891,7 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
         json_object_object_add(d, "name", json_object_new_string(m->name));
         json_object_object_add(d, "state", json_object_new_string("gone"));
         rc = s_decide(c, SC_DLOG_MEMBER, d, a->reason);
-        sc_log_notice("member gone", "member=%s why=\"%s\"", m->name, a->reason);
+        sc_log_notice("member gone", "member=%s why=\"%s\"", m->name, sc_log_q(a->reason));
         {
             sc_registry_changes_t ch = {0};
             if (sc_registry_forget_member(c->reg, m->name, sc_mono_ms(), &ch) >= 0 && rc >= 0)
@@ -910,7 +912,7 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
         json_object_object_add(d, "member", m ? json_object_new_string(m->name) : NULL);
         json_object_object_add(d, "message", json_object_new_string(a->reason));
         sc_log_warn("ALERT", "alert=%s event=%s member=%s why=\"%s\"", sc_alert_name(a->alert),
-                    e ? e->id : "-", m ? m->name : "-", a->reason);
+                    e ? e->id : "-", m ? m->name : "-", sc_log_q(a->reason));
         return s_decide(c, SC_DLOG_ALERT, d, a->reason);
     }
     default: return 0;
@@ -1406,7 +1408,7 @@ static int s_restore(sc_coord_t *c)
             snprintf(txt, tl, "{\"DocumentIncarnation\":0,\"Events\":[%s]}", evtxt);
         }
         if (sc_doc_parse(txt, strlen(txt), &doc, perr, sizeof(perr)) < 0 || doc->n_events != 1) {
-            sc_log_warn("stored event unreadable, skipped", "why=\"%s\"", perr);
+            sc_log_warn("stored event unreadable, skipped", "why=\"%s\"", sc_log_q(perr));
             free(txt);
             sc_doc_destroy(&doc);
             continue;
@@ -1477,7 +1479,7 @@ static int s_restore(sc_coord_t *c)
         if (!all_started && !via) {
             if (own_rc == 1 && (own_rc = s_own_doc(c, &own, own_why, sizeof(own_why))) < 0)
                 sc_log_warn("own IMDS not read at restart: unanswered approvals POSTed again",
-                            "rc=%s why=\"%s\"", sc_errname(own_rc), own_why);
+                            "rc=%s why=\"%s\"", sc_errname(own_rc), sc_log_q(own_why));
             own_done = own_rc == 0 && s_started_or_gone_in(own, ids);
         }
         rc = sc_approver_record_answer(
@@ -1533,6 +1535,11 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
     }
     if (strlen(o->state_dir) > 3000) {
         snprintf(err, errlen, "--state-dir: path too long");
+        return SC_E_CONFIG;
+    }
+    if (o->insecure && (o->key_file || o->keys_file)) {
+        /* as the agent: a key given with --insecure would be silently unused */
+        snprintf(err, errlen, "--insecure: cannot be combined with --key / --keys");
         return SC_E_CONFIG;
     }
     if (!o->insecure && (!o->key_file || !o->keys_file)) {

@@ -51,7 +51,7 @@ static void s_mhd_log(void *cls, const char *fmt, va_list ap)
         return;
     vsnprintf(msg, sizeof(msg), fmt, ap);
     msg[strcspn(msg, "\n")] = '\0';
-    sc_log_debug("libmicrohttpd", "detail=\"%s\"", msg);
+    sc_log_debug("libmicrohttpd", "detail=\"%s\"", sc_log_q(msg));
 }
 
 static void s_completed(void *cls, struct MHD_Connection *conn, void **con_cls,

@@ -42,6 +42,8 @@ for prog in schedcoord-agent schedcoord-coordinator; do
     expect 2 '--log-level: "loud" is not (a level \(expected |one of )debug' "$P" "${BASE[@]}" --log-level loud
     expect 2 '--insecure: "maybe" is not true/false' "$P" "${BASE[@]}" --insecure=maybe
     expect 2 'missing value' "$P" "${BASE[@]}" --log-level
+    expect 2 '--insecure: cannot be combined with --key / --keys' "$P" "${BASE[@]}" \
+        --key "$TMP/none.key" --keys "$TMP/none.keys"
     expect 2 "--insecure: member vm_1's endpoint tcp://10.0.0.5:7700 is not on this machine" \
         "$P" "${BASE[@]}" --members vm_0=127.0.0.1:9,vm_1=10.0.0.5:7700
     expect 2 '--members: (entry 1 )?"garbage" is not NAME=HOST:PORT' "$P" "${BASE[@]}" --members garbage
@@ -73,9 +75,8 @@ for prog in schedcoord-agent schedcoord-coordinator; do
         timeout 0.3 "$P" "${BASE[@]}" --config "$TMP/k.conf" >/dev/null 2>"$TMP/err" </dev/null || rc=$?
         if [ "$rc" -ne 2 ]; then
             # only a key also given on the command line (which wins over the file) may take
-            # @bad@; the coordinator ignores key/keys under --insecure (the agent refuses them)
+            # @bad@
             [[ " ${BASE[*]} " == *" --$k "* ]] ||
-                { [ "$prog" = schedcoord-coordinator ] && [[ "$k" == key || "$k" == keys ]]; } ||
                 fail "$prog: config file '$k = @bad@' not refused (exit $rc): $(head -3 "$TMP/err")"
             accepted+=" $k"
         fi

@@ -96,3 +96,5 @@ jq -e '[.events[] | .drains // {} | to_entries[] | select(.value != "recovered" 
     "$TMP/status.json" >/dev/null || fail "drains not all recovered: $(jq -c '[.events[] | .drains]' "$TMP/status.json")"
 coord_stop
 ok "every prepared VM recovered in the coordinator's store; clean stop"
+n=$(sc_check_logfmt "$TMP"/*.err)
+ok "every log line one logfmt record, hostile text escaped ($n)"

@@ -73,3 +73,5 @@ agent_stop
 grep -Eq 'stopping.*rejected_msgs=1[0-9]' "$E" || fail "stop line without the refusals counted: $(grep stopping "$E")"
 grep -Eq 'stopping.*stale_orders=3' "$E" || fail "stale orders not counted: $(grep stopping "$E")"
 ok "refusals counted ($(grep -o 'rejected_msgs=[0-9]*' "$E"), $(grep -o 'stale_orders=[0-9]*' "$E"))"
+n=$(sc_check_logfmt "$TMP"/*.err)
+ok "every log line one logfmt record, hostile text escaped ($n)"

@@ -74,3 +74,5 @@ wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
 check 3 --events 4 --all-approved
 ok "afterwards the pending event and a 3-FD rollout complete safely (check.py)"
 coord_stop
+n=$(sc_check_logfmt "$TMP"/*.err)
+ok "every log line one logfmt record, hostile text escaped ($n)"

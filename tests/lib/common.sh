@@ -24,6 +24,14 @@ fail() {
 }
 ok() { echo "ok   $*"; }
 
+# sc_check_logfmt FILE...: every sc_log line in the files is one well-formed logfmt record
+# (outside text escaped: tests/lib/logfmt_check.py); fails the test naming the bad lines
+sc_check_logfmt() {
+    local out
+    out=$(python3 "$SC_SRC/tests/lib/logfmt_check.py" "$@") || fail "log lines that are not one logfmt record: $out"
+    echo "$out" | tail -n 1
+}
+
 # sc_kill PID...: SIGTERM to each (empty ones skipped), then reap them
 sc_kill() {
     local p

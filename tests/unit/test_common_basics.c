@@ -6,6 +6,8 @@
 #include "sc_time.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 
 SC_TEST(error_messages)
 {
@@ -57,6 +59,36 @@ SC_TEST(log_levels)
     SC_CHECK(sc_log_enabled(SC_LOG_ERR));
 }
 
+SC_TEST(log_quoting)
+{
+    /* an IMDS error body or a peer's reason, as it would land in why="..." */
+    const char *a = sc_log_q("bad \"x\" at C:\\tmp\nnext=1\r\t\x01\x7f é");
+    const char *held[8];
+    char big[3 * SC_LOG_Q_MAX];
+
+    SC_CHECK_STR(a, "bad \\\"x\\\" at C:\\\\tmp\\nnext=1\\r\\t\\x01\\x7f é");
+    SC_CHECK_STR(sc_log_q(NULL), "");
+    SC_CHECK_STR(sc_log_q("plain words"), "plain words");
+    /* eight results stay valid together (the arguments of one sc_log call) */
+    for (int i = 0; i < 8; i++) {
+        char s[8];
+        snprintf(s, sizeof(s), "v%d\"", i);
+        held[i] = sc_log_q(s);
+    }
+    for (int i = 0; i < 8; i++) {
+        char want[16];
+        snprintf(want, sizeof(want), "v%d\\\"", i);
+        SC_CHECK_STR(held[i], want);
+    }
+    /* long text is cut, with "...", and never ends in half an escape */
+    memset(big, '"', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    a = sc_log_q(big);
+    SC_CHECK(strlen(a) <= SC_LOG_Q_MAX);
+    SC_CHECK(strlen(a) > SC_LOG_Q_MAX - 8);
+    SC_CHECK_STR(a + strlen(a) - 5, "\\\"...");
+}
+
 SC_TEST(time_formats)
 {
     char buf[64];
@@ -92,6 +124,7 @@ int main(void)
     SC_RUN(error_messages);
     SC_RUN(error_formatting);
     SC_RUN(log_levels);
+    SC_RUN(log_quoting);
     SC_RUN(time_formats);
     return sc_test_done();
 }
