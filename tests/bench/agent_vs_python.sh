@@ -52,7 +52,7 @@ PY
 
 K="$TMP/keys"
 mkdir -p "$K"
-for n in vm_0 vm_2 vm_8 vm_9; do "$BIN/sc-agent-peer" keygen --name "$n" --out "$K" >"$K/$n.line"; done
+for n in vm_0 vm_2 vm_4 vm_7 vm_8 vm_9; do "$BIN/sc-agent-peer" keygen --name "$n" --out "$K" >"$K/$n.line"; done
 cat "$K"/*.line >"$K/keyring"
 
 one_run() {
@@ -81,6 +81,21 @@ one_run() {
         2>"$TMP/agent$r.err" &
     local ap=$!
     PIDS+=($ap)
+    # the same agent polling once an hour: what its liveness alone costs (a CURVE heartbeat to
+    # its own peer every second and the peer's leader message every second)
+    : >"$TMP/cmdsi"
+    "$BIN/sc-agent-peer" --bind "tcp://127.0.0.1:*" --name vm_7 --log "$TMP/peeri$r.log" \
+        --cmds "$TMP/cmdsi" --key "$K/vm_7.key" --keys "$K/keyring" 2>/dev/null &
+    PIDS+=($!)
+    for _ in $(seq 100); do grep -q ready "$TMP/peeri$r.log" 2>/dev/null && break; sleep 0.05; done
+    echo "beat 1" >>"$TMP/cmdsi"
+    "$BIN/schedcoord-agent" --imds-url "$b/vm_4" \
+        --members "vm_7=127.0.0.1:$(grep ready "$TMP/peeri$r.log" | jq -r .endpoint | sed 's/.*://')" \
+        --state-dir "$TMP/statei$r" --prepare-hook /bin/true --recover-hook /bin/true \
+        --key "$K/vm_4.key" --keys "$K/keyring" --poll-interval 3600 --log-level warn \
+        2>"$TMP/agenti$r.err" &
+    local ip=$!
+    PIDS+=($ip)
     local bp=0
     if [ -n "${AGENT_B:-}" ]; then
         : >"$TMP/cmdsb"
@@ -106,16 +121,16 @@ one_run() {
     local rp=$!
     PIDS+=($rp)
     sleep "$WARM"
-    local t1 a1 p1 f1 t2 a2 p2 f2
+    local t1 a1 p1 f1 i1 t2 a2 p2 f2 i2
     local b1=0 b2=0
-    t1=$(date +%s.%N); a1=$(cpu_us $ap); p1=$(cpu_us $pp); f1=$(cpu_us $rp)
+    t1=$(date +%s.%N); a1=$(cpu_us $ap); p1=$(cpu_us $pp); f1=$(cpu_us $rp); i1=$(cpu_us $ip)
     [ "$bp" = 0 ] || b1=$(cpu_us $bp)
     sleep "$SECS"
-    t2=$(date +%s.%N); a2=$(cpu_us $ap); p2=$(cpu_us $pp); f2=$(cpu_us $rp)
+    t2=$(date +%s.%N); a2=$(cpu_us $ap); p2=$(cpu_us $pp); f2=$(cpu_us $rp); i2=$(cpu_us $ip)
     [ "$bp" = 0 ] || b2=$(cpu_us $bp)
     local ar af pr pf
     ar=$(kib $ap RssAnon); af=$(kib $ap RssFile); pr=$(kib $pp RssAnon); pf=$(kib $pp RssFile)
-    kill $ap $pp $rp
+    kill $ap $pp $rp $ip
     wait $ap $pp 2>/dev/null || true
     wait $rp || { echo "bench_raw_get failed: $(cat "$TMP/raw$r.err")" >&2; exit 1; }
     [ "$bp" = 0 ] || kill $bp
@@ -128,32 +143,34 @@ one_run() {
     wait 2>/dev/null || true
     PIDS=()
     # run agent_polls agent_cpu_us_per_poll agent_rssanon agent_rssfile py_polls py_cpu_us py_anon
-    # py_file floor_polls floor_cpu_us_per_poll [agent_b_polls agent_b_cpu_us_per_poll]
+    # py_file floor_polls floor_cpu_us_per_poll idle_agent_cpu_us_per_s
+    # [agent_b_polls agent_b_cpu_us_per_poll]
     awk -v an="$an" -v ac=$((a2 - a1)) -v pn="$pn" -v pc=$((p2 - p1)) -v bn="$bn" \
-        -v fn="$fn" -v fc=$((f2 - f1)) \
+        -v fn="$fn" -v fc=$((f2 - f1)) -v ic=$((i2 - i1)) -v t1="$t1" -v t2="$t2" \
         -v bc=$((b2 - b1)) -v bp="$bp" \
         -v ar="$ar" -v af="$af" -v pr="$pr" -v pf="$pf" -v r="$r" 'BEGIN {
-        printf "%d %d %.1f %d %d %d %.1f %d %d %d %.1f", r, an, ac / (an ? an : 1), ar, af,
-               pn, pc / (pn ? pn : 1), pr, pf, fn, fc / (fn ? fn : 1)
+        printf "%d %d %.1f %d %d %d %.1f %d %d %d %.1f %.1f", r, an, ac / (an ? an : 1), ar, af,
+               pn, pc / (pn ? pn : 1), pr, pf, fn, fc / (fn ? fn : 1), ic / (t2 - t1)
         if (bp) printf " %d %.1f", bn, bc / (bn ? bn : 1)
         printf "\n" }'
 }
 
-echo "run agent_polls agent_cpu_us/poll agent_RssAnon_KiB agent_RssFile_KiB py_polls py_cpu_us/poll py_RssAnon_KiB py_RssFile_KiB floor_polls floor_cpu_us/poll${AGENT_B:+ b_polls b_cpu_us/poll}"
+echo "run agent_polls agent_cpu_us/poll agent_RssAnon_KiB agent_RssFile_KiB py_polls py_cpu_us/poll py_RssAnon_KiB py_RssFile_KiB floor_polls floor_cpu_us/poll idle_agent_cpu_us/s${AGENT_B:+ b_polls b_cpu_us/poll}"
 for r in $(seq "$RUNS"); do one_run "$r"; done | tee "$TMP/results"
 med() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 AC=$(awk '{print $3}' "$TMP/results" | med); PC=$(awk '{print $7}' "$TMP/results" | med)
 AR=$(awk '{print $4}' "$TMP/results" | med); AF=$(awk '{print $5}' "$TMP/results" | med)
 PR=$(awk '{print $8}' "$TMP/results" | med); PF=$(awk '{print $9}' "$TMP/results" | med)
-FC=$(awk '{print $11}' "$TMP/results" | med)
+FC=$(awk '{print $11}' "$TMP/results" | med); IC=$(awk '{print $12}' "$TMP/results" | med)
 echo
 echo "median of $RUNS runs, ${SECS}s each, one poll every ${IVL}s:"
 printf "%-18s %14s %14s %14s\n" "" "CPU/poll" "RssAnon" "RssFile"
 printf "%-18s %11s us %10s KiB %10s KiB\n" "schedcoord-agent" "$AC" "$AR" "$AF"
 printf "%-18s %11s us %10s KiB %10s KiB\n" "python sample" "$PC" "$PR" "$PF"
 printf "%-18s %11s us   (bench_raw_get: bare socket, no HTTP library, no heartbeat)\n" "floor" "$FC"
+printf "%-18s %11s us/s (the agent polling once an hour: heartbeat + leader message)\n" "agent liveness" "$IC"
 if [ -n "${AGENT_B:-}" ]; then
-    printf "%-18s %11s us   (AGENT_B=%s)\n" "agent B" "$(awk '{print $13}' "$TMP/results" | med)" "$AGENT_B"
+    printf "%-18s %11s us   (AGENT_B=%s)\n" "agent B" "$(awk '{print $14}' "$TMP/results" | med)" "$AGENT_B"
 fi
 awk -v a="$AC" -v p="$PC" -v f="$FC" 'BEGIN {
     printf "CPU ratio (python / agent): %.1fx\n", (a > 0 ? p / a : 0)
