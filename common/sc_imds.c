@@ -654,6 +654,76 @@ static int s_get_domain(json_object *obj, const char *key, int *out, const char 
     return 0;
 }
 
+/* The fields of a compute object into *cp; on error *ret_key names the field. */
+static int s_compute_from_obj(json_object *obj, sc_compute_t *cp, const char **ret_key,
+                              const char **ret_why)
+{
+    const char *key = NULL;
+    int rc;
+
+    *ret_why = "is invalid";
+    if (!json_object_is_type(obj, json_type_object)) {
+        *ret_key = "";
+        *ret_why = "answer is not a JSON object";
+        return SC_E_NOT_JSON;
+    }
+    if ((rc = s_get_str(obj, key = "name", cp->name, sizeof(cp->name), ret_why)) < 0 ||
+        (rc = s_get_domain(obj, key = "platformFaultDomain", &cp->fault_domain, ret_why)) < 0 ||
+        (rc = s_get_domain(obj, key = "platformUpdateDomain", &cp->update_domain, ret_why)) < 0 ||
+        (rc = s_get_str(obj, key = "vmScaleSetName", cp->vm_scale_set_name,
+                        sizeof(cp->vm_scale_set_name), ret_why)) < 0 ||
+        (rc = s_get_str(obj, key = "zone", cp->zone, sizeof(cp->zone), ret_why)) < 0 ||
+        (rc = s_get_str(obj, key = "resourceId", cp->resource_id, sizeof(cp->resource_id),
+                        ret_why)) < 0) {
+        *ret_key = key;
+        return rc;
+    }
+    return 0;
+}
+
+int sc_compute_parse(const char *buf, size_t len, sc_compute_t *ret_compute, char *err,
+                     size_t errlen)
+{
+    struct json_tokener *tok;
+    json_object *obj;
+    sc_compute_t *cp;
+    const char *key = "", *why = "";
+    size_t used, i;
+    int rc;
+
+    if (!buf || !ret_compute || len > (size_t)SC_IMDS_MAX_BODY)
+        return sc_errf(err, errlen, SC_E_TOO_BIG, "compute: %s", buf ? "answer too large" : "NULL");
+    if (memchr(buf, '\0', len))
+        return sc_errf(err, errlen, SC_E_NOT_JSON, "compute: not JSON (contains a NUL byte)");
+    if (!(tok = json_tokener_new()))
+        return -ENOMEM;
+    obj = json_tokener_parse_ex(tok, buf, (int)len);
+    rc = obj ? 0 : (int)json_tokener_get_error(tok);
+    used = json_tokener_get_parse_end(tok);
+    json_tokener_free(tok);
+    if (!obj)
+        return sc_errf(err, errlen, SC_E_NOT_JSON, "compute: not JSON (%s)",
+                       json_tokener_error_desc((enum json_tokener_error)rc));
+    for (i = used; i < len && isspace((unsigned char)buf[i]); i++)
+        ;
+    if (i < len) {
+        json_object_put(obj);
+        return sc_errf(err, errlen, SC_E_NOT_JSON,
+                       "compute: not JSON (data after the object at byte %zu)", used);
+    }
+    if (!(cp = calloc(1, sizeof(*cp)))) {
+        json_object_put(obj);
+        return -ENOMEM;
+    }
+    if ((rc = s_compute_from_obj(obj, cp, &key, &why)) < 0)
+        sc_errf(err, errlen, rc, "compute%s%s %s", *key ? "." : ":", key, why);
+    else
+        *ret_compute = *cp;
+    free(cp);
+    json_object_put(obj);
+    return rc;
+}
+
 int sc_imds_get_compute(sc_imds_t *imds, sc_compute_t *ret_compute, sc_imds_status_t *st)
 {
     sc_imds_status_t dummy;
@@ -674,15 +744,9 @@ int sc_imds_get_compute(sc_imds_t *imds, sc_compute_t *ret_compute, sc_imds_stat
         json_object_put(obj);
         return s_fail(st, "GET", c, -ENOMEM, http, S_HINT_NET_MS, "out of memory");
     }
-    if ((rc = s_get_str(obj, key = "name", cp->name, sizeof(cp->name), &why)) < 0 ||
-        (rc = s_get_domain(obj, key = "platformFaultDomain", &cp->fault_domain, &why)) < 0 ||
-        (rc = s_get_domain(obj, key = "platformUpdateDomain", &cp->update_domain, &why)) < 0 ||
-        (rc = s_get_str(obj, key = "vmScaleSetName", cp->vm_scale_set_name,
-                        sizeof(cp->vm_scale_set_name), &why)) < 0 ||
-        (rc = s_get_str(obj, key = "zone", cp->zone, sizeof(cp->zone), &why)) < 0 ||
-        (rc = s_get_str(obj, key = "resourceId", cp->resource_id, sizeof(cp->resource_id), &why)) <
-            0)
-        rc = s_fail(st, "GET", c, rc, http, S_HINT_OTHER_MS, "compute.%s %s", key, why);
+    if ((rc = s_compute_from_obj(obj, cp, &key, &why)) < 0)
+        rc = s_fail(st, "GET", c, rc, http, S_HINT_OTHER_MS, "compute%s%s %s", *key ? "." : ":",
+                    key, why);
     else {
         *ret_compute = *cp;
         rc = s_fail(st, "GET", c, 0, http, 0, "HTTP %ld, VM %s", http, cp->name);

@@ -416,6 +416,37 @@ SC_TEST(post_approval)
     sc_ts_set(s_ts, NULL);
 }
 
+SC_TEST(compute_parse)
+{
+    static const char ok[] = "{\"name\": \"vm_3\", \"platformFaultDomain\": \"1\", "
+                             "\"platformUpdateDomain\": \"12\", \"zone\": \"\"}  \n";
+    char err[256], big[400];
+    sc_compute_t cp;
+
+    SC_CHECK_INT(sc_compute_parse(ok, strlen(ok), &cp, err, sizeof(err)), 0);
+    SC_CHECK_STR(cp.name, "vm_3");
+    SC_CHECK_INT(cp.fault_domain, 1);
+    SC_CHECK_INT(cp.update_domain, 12);
+    SC_CHECK_STR(cp.resource_id, "");
+    /* each refusal names what was wrong and leaves the result as it was */
+    SC_CHECK_INT(sc_compute_parse("{\"name\":\"a\"} x", 14, &cp, err, sizeof(err)), SC_E_NOT_JSON);
+    CHECK_SUB(err, "data after the object at byte 13");
+    SC_CHECK_INT(sc_compute_parse("[1]", 3, &cp, err, sizeof(err)), SC_E_NOT_JSON);
+    CHECK_SUB(err, "not a JSON object");
+    SC_CHECK_INT(sc_compute_parse("{\"name\"\0:1}", 11, &cp, err, sizeof(err)), SC_E_NOT_JSON);
+    CHECK_SUB(err, "NUL byte");
+    SC_CHECK_INT(sc_compute_parse("{\"name\":", 8, &cp, err, sizeof(err)), SC_E_NOT_JSON);
+    SC_CHECK_INT(
+        sc_compute_parse("{\"platformUpdateDomain\": \"123456\"}", 34, &cp, err, sizeof(err)),
+        SC_E_PARSE);
+    CHECK_SUB(err, "compute.platformUpdateDomain is out of range");
+    snprintf(big, sizeof(big), "{\"zone\": \"%0300d\"}", 0);
+    SC_CHECK_INT(sc_compute_parse(big, strlen(big), &cp, err, sizeof(err)), SC_E_TOO_BIG);
+    CHECK_SUB(err, "compute.zone is too long");
+    SC_CHECK_STR(cp.name, "vm_3");
+    SC_CHECK_INT(cp.update_domain, 12);
+}
+
 SC_TEST(compute)
 {
     sc_imds_t *c = s_client(NULL, 0);
@@ -690,6 +721,7 @@ int main(void)
     SC_RUN(body_cut_short);
     SC_RUN(body_too_big);
     SC_RUN(post_approval);
+    SC_RUN(compute_parse);
     SC_RUN(compute);
     SC_RUN(proxy_env_ignored);
     SC_RUN(keep_alive);
