@@ -18,6 +18,7 @@
 #include "sc_error.h"
 #include "sc_hook.h"
 #include "sc_log.h"
+#include "sc_net.h"
 #include "sc_time.h"
 
 #define S_QUEUE_MAX 64       /* hook jobs waiting */
@@ -973,6 +974,15 @@ static int s_sockets_open(sc_agent_t *self, const sc_agent_settings_t *s, char *
             return rc;
     } else {
         sc_log_warn("--insecure: ZeroMQ traffic is neither encrypted nor authenticated", NULL);
+    }
+    {
+        /* per member: the DEALER's mailbox and TCP socket, the monitor's two PAIRs; then
+         * the I/O threads, libcurl and SQLite */
+        long need = 4 * (long)self->n_conns + 64, have = sc_nofile_raise(need);
+        if (have < need)
+            sc_log_warn("open-file limit below what the member list needs",
+                        "members=%zu need=%ld limit=%ld hint=\"raise LimitNOFILE\"", self->n_conns,
+                        need, have);
     }
     if (!(self->zctx = zmq_ctx_new())) {
         rc = -errno;

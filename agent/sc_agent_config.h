@@ -15,7 +15,7 @@
 
 #include "sc_msg.h"
 
-#define SC_AGENT_MAX_MEMBERS 1024 /* entries of --members */
+#define SC_AGENT_MAX_MEMBERS 4096 /* entries of --members: as the coordinator */
 #define SC_AGENT_ENDPOINT_MAX 300 /* bytes of "tcp://HOST:PORT" */
 
 typedef struct sc_agent_settings {

@@ -289,11 +289,12 @@ static void s_trim(const char **s, const char **e)
         (*e)--;
 }
 
-/* One "key = value" line (already without its newline). */
-static int s_line(s_parse_t *p, const char *src, int lineno, const char *s, const char *e)
+/* One "key = value" line (already without its newline); value has room for the line. */
+static int s_line_in(s_parse_t *p, const char *src, int lineno, const char *s, const char *e,
+                     char *value, size_t value_size)
 {
     const char *eq, *ks, *ke, *vs, *ve, *hash;
-    char where[SC_CFG_LINE_MAX + 256], value[SC_CFG_LINE_MAX + 1], q[80], hint[128];
+    char where[4096 + 256], q[80], hint[128];
     const sc_cfg_key_t *k;
     size_t idx, klen;
 
@@ -305,7 +306,7 @@ static int s_line(s_parse_t *p, const char *src, int lineno, const char *s, cons
             return sc_errf(p->err, p->errlen, SC_E_CONFIG,
                            "config file %s line %d: control character in line", src, lineno);
     if (!(eq = memchr(s, '=', (size_t)(e - s)))) {
-        snprintf(value, sizeof(value), "%.*s", (int)(e - s), s);
+        snprintf(value, value_size, "%.*s", (int)(e - s), s);
         return sc_errf(p->err, p->errlen, SC_E_CONFIG,
                        "config file %s line %d: expected \"key = value\", got \"%s\"", src, lineno,
                        s_quote(value, q, sizeof(q)));
@@ -314,7 +315,7 @@ static int s_line(s_parse_t *p, const char *src, int lineno, const char *s, cons
     ke = eq;
     s_trim(&ks, &ke);
     klen = (size_t)(ke - ks);
-    snprintf(value, sizeof(value), "%.*s", (int)klen, ks);
+    snprintf(value, value_size, "%.*s", (int)klen, ks);
     if (klen == 0)
         return sc_errf(p->err, p->errlen, SC_E_CONFIG,
                        "config file %s line %d: missing key before '='", src, lineno);
@@ -355,10 +356,23 @@ static int s_line(s_parse_t *p, const char *src, int lineno, const char *s, cons
     if (vs == ve && k->type != SC_CFG_STRING)
         return sc_errf(p->err, p->errlen, SC_E_CONFIG, "%s: missing value (expected %s)", where,
                        s_type_expect[k->type]);
-    snprintf(value, sizeof(value), "%.*s", (int)(ve - vs), vs);
+    snprintf(value, value_size, "%.*s", (int)(ve - vs), vs);
     if (p->set_at)
         p->set_at[idx] = lineno;
     return s_store(k, p->settings, value, where, p->err, p->errlen);
+}
+
+static int s_line(s_parse_t *p, const char *src, int lineno, const char *s, const char *e)
+{
+    size_t n = (size_t)(e - s) + 1;
+    char *value = malloc(n);
+    int rc;
+
+    if (!value)
+        return sc_errf(p->err, p->errlen, -ENOMEM, "out of memory");
+    rc = s_line_in(p, src, lineno, s, e, value, n);
+    free(value);
+    return rc;
 }
 
 static int s_text(s_parse_t *p, const char *text, size_t len, const char *src)
@@ -376,7 +390,7 @@ static int s_text(s_parse_t *p, const char *text, size_t len, const char *src)
         lineno++;
         if (e - s > SC_CFG_LINE_MAX)
             return sc_errf(p->err, p->errlen, SC_E_CONFIG,
-                           "config file %s line %d: longer than %d bytes", src, lineno,
+                           "config file %s line %d: longer than %u bytes", src, lineno,
                            SC_CFG_LINE_MAX);
         if ((rc = s_line(p, src, lineno, s, e)) < 0)
             return rc;

@@ -40,10 +40,12 @@ typedef struct sc_cfg_key {
     bool required;      /* must be set by the file or the command line (a default does not count) */
 } sc_cfg_key_t;
 
-/* Hard limits on what the file and the command line may contain. */
+/* Hard limits on what the file and the command line may contain. A line and a value may be
+ * long enough for the members list of a 4,096-member set (--members NAME=HOST:PORT,...); on
+ * the command line the kernel caps one argument at 128 KiB, so big sets use the file. */
 #define SC_CFG_FILE_MAX (1u << 20)
-#define SC_CFG_LINE_MAX 4096
-#define SC_CFG_VALUE_MAX 4096
+#define SC_CFG_LINE_MAX (512u * 1024)
+#define SC_CFG_VALUE_MAX (512u * 1024)
 
 /* Applies the defaults, then the --config FILE (if given), then argv (argv[0] is the program
  * name and is skipped; "--" ends the flags). On error returns SC_E_CONFIG (or -ENOMEM) with a

@@ -1,7 +1,10 @@
 #include "sc_net.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/resource.h>
 
 bool sc_endpoint_is_local(const char *endpoint)
 {
@@ -23,4 +26,19 @@ bool sc_endpoint_is_local(const char *endpoint)
     if (strcmp(host, "localhost") == 0 || strcmp(host, "[::1]") == 0 || strcmp(host, "::1") == 0)
         return true;
     return inet_pton(AF_INET, host, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
+}
+
+long sc_nofile_raise(long need)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return -errno;
+    if (rl.rlim_cur == RLIM_INFINITY || (need > 0 && rl.rlim_cur >= (rlim_t)need))
+        return rl.rlim_cur == RLIM_INFINITY ? LONG_MAX : (long)rl.rlim_cur;
+    rl.rlim_cur =
+        (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= (rlim_t)need) ? (rlim_t)need : rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return -errno;
+    return (long)rl.rlim_cur;
 }

@@ -1573,6 +1573,14 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
         goto fail;
     }
     c->members[c->self].is_self = true;
+    {
+        /* one connection per member on the ROUTER, then the store, libcurl, ZAP, control */
+        long need = (long)c->n_members + 128, have = sc_nofile_raise(need);
+        if (have < need)
+            sc_log_warn("open-file limit below what the member list needs",
+                        "members=%zu need=%ld limit=%ld hint=\"raise LimitNOFILE\"", c->n_members,
+                        need, have);
+    }
     if (mkdir(o->state_dir, 0700) < 0 && errno != EEXIST) {
         rc = -errno;
         snprintf(err, errlen, "--state-dir %s: %s", o->state_dir, strerror(errno));

@@ -312,6 +312,19 @@ SC_TEST(parse_text_limits)
     SC_CHECK_INT(sc_config_parse_text(s_keys, N_KEYS, &s, line, big, "t", err, sizeof(err)),
                  SC_E_CONFIG);
     SC_CHECK(strstr(err, "line 1: longer than") != NULL);
+    /* a members list of a 4,096-member set fits on one line and in one value */
+    {
+        size_t vlen = 4096 * 28, n = 0;
+        char *cfg = malloc(vlen + 16);
+        SC_REQUIRE(cfg);
+        n += (size_t)sprintf(cfg, "coordinator = ");
+        for (int i = 0; n + 28 < vlen; i++)
+            n += (size_t)sprintf(cfg + n, "%svm_%d=10.0.%d.%d:7700", i ? "," : "", i, i / 250,
+                                 i % 250);
+        SC_CHECK_INT(sc_config_parse_text(s_keys, N_KEYS, &s, cfg, n, "t", err, sizeof(err)), 0);
+        SC_CHECK(s.coordinator && strlen(s.coordinator) == n - 14);
+        free(cfg);
+    }
     SC_CHECK_INT(sc_config_parse_text(s_keys, N_KEYS, &s, "port = 1\0x", 10, "t", err, sizeof(err)),
                  SC_E_CONFIG);
     SC_CHECK(strstr(err, "control character") != NULL);
