@@ -438,16 +438,50 @@ static int s_send_order(sc_coord_t *c, size_t mi, const char *id, sc_msg_phase_t
     return rc;
 }
 
-static void s_send_simple(sc_coord_t *c, s_member_t *m, sc_msg_type_t type)
+static sc_msg_t *s_simple_msg(sc_coord_t *c, sc_msg_type_t type)
 {
     sc_msg_t *msg = NULL;
     if (sc_msg_new(type, c->name, (uint64_t)c->term, ++c->seq, &msg) < 0)
-        return;
+        return NULL;
     if (type == SC_MSG_LEADER) {
         snprintf(msg->leader.leader, sizeof(msg->leader.leader), "%s", c->name);
         msg->leader.lease_ms = c->o.leader_ms * 3;
     }
-    s_send(c, m, msg);
+    return msg;
+}
+
+static void s_send_simple(sc_coord_t *c, s_member_t *m, sc_msg_type_t type)
+{
+    sc_msg_t *msg = s_simple_msg(c, type);
+
+    if (msg)
+        s_send(c, m, msg);
+    sc_msg_destroy(&msg);
+}
+
+/* The leader message to every connected member, encoded once: one seq for the broadcast
+ * (seqs only have to increase per receiver; proto/README.md). */
+static void s_broadcast_leader(sc_coord_t *c)
+{
+    sc_msg_t *msg = s_simple_msg(c, SC_MSG_LEADER);
+    char *buf = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (!msg)
+        return;
+    if ((rc = sc_msg_encode(msg, &buf, &len)) < 0) {
+        sc_log_err("cannot encode", "type=leader rc=%s", sc_errname(rc));
+        sc_msg_destroy(&msg);
+        return;
+    }
+    for (size_t i = 0; i < c->n_members; i++) {
+        s_member_t *m = &c->members[i];
+        if (m->rid_len && !m->gone &&
+            zmq_send(c->router, m->rid, m->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0)
+            zmq_send(c->router, buf, len, ZMQ_DONTWAIT);
+    }
+    free(buf);
     sc_msg_destroy(&msg);
 }
 
@@ -599,7 +633,11 @@ static int s_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h)
     return s_decide(c, SC_DLOG_MEMBER, d, "hello: fault and update domain");
 }
 
-static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len, zmq_msg_t *zm)
+/* *txn: whether the batch's transaction is open; opened here before the first message that
+ * may write (anything but a heartbeat or a nack from a member already alive), so that the
+ * once-a-second heartbeats of a quiet set cost no SQLite transaction at all. */
+static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len, zmq_msg_t *zm,
+                        bool *txn)
 {
     char err[256];
     sc_msg_t *msg = NULL;
@@ -634,6 +672,11 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
         }
     }
     m = &c->members[mi];
+    if (!*txn && !(m->alive && (msg->type == SC_MSG_HEARTBEAT || msg->type == SC_MSG_NACK))) {
+        if ((rc = sc_db_begin(sc_store_db(c->store))) < 0)
+            goto out;
+        *txn = true;
+    }
     if (rid_len && rid_len <= S_RID_MAX) {
         memcpy(m->rid, rid, rid_len);
         m->rid_len = rid_len;
@@ -719,11 +762,6 @@ static int s_drain_router(sc_coord_t *c)
             zmq_msg_close(&id);
             break;
         }
-        if (!txn && (rc = sc_db_begin(db)) < 0) {
-            zmq_msg_close(&id);
-            break;
-        }
-        txn = true;
         zmq_getsockopt(c->router, ZMQ_RCVMORE, &more, &more_len);
         if (!more) {
             zmq_msg_close(&id);
@@ -747,7 +785,7 @@ static int s_drain_router(sc_coord_t *c)
             zmq_msg_close(&id);
             continue;
         }
-        rc = s_on_message(c, zmq_msg_data(&id), zmq_msg_size(&id), &body);
+        rc = s_on_message(c, zmq_msg_data(&id), zmq_msg_size(&id), &body, &txn);
         zmq_msg_close(&body);
         zmq_msg_close(&id);
     }
@@ -1124,9 +1162,7 @@ static int s_timers(sc_coord_t *c)
     }
     if (sc_coord_is_leader(c) && now - c->last_leader_ms >= c->o.leader_ms) {
         c->last_leader_ms = now;
-        for (size_t i = 0; i < c->n_members; i++)
-            if (c->members[i].rid_len && !c->members[i].gone)
-                s_send_simple(c, &c->members[i], SC_MSG_LEADER);
+        s_broadcast_leader(c);
     }
     /* Orders not acknowledged yet go out again (agents de-duplicate). */
     if (sc_coord_is_leader(c)) {

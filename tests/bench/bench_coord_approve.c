@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_lib.h"
 #include "sc_coord.h"
 #include "sc_ctl.h"
 #include "sc_event.h"
@@ -158,39 +159,6 @@ static int s_posts(const char *tl)
     return n;
 }
 
-/* Starts imds-sim with one VM; returns its pid and writes its base URL for vm_0. */
-static pid_t s_sim_start(const char *sim, const char *tl, char *url, size_t urllen)
-{
-    int pfd[2];
-    pid_t pid;
-    char line[256];
-    FILE *f;
-
-    if (pipe(pfd) < 0)
-        return -1;
-    if ((pid = fork()) == 0) {
-        dup2(pfd[1], 1);
-        close(pfd[0]);
-        execl(sim, sim, "--listen", "127.0.0.1:0", "--vms", "1", "--fault-domains", "1",
-              "--unknown-event-ok", "--rate-limit", "0", "--timeline", tl, (char *)NULL);
-        _exit(127);
-    }
-    close(pfd[1]);
-    f = fdopen(pfd[0], "r");
-    while (f && fgets(line, sizeof(line), f)) {
-        unsigned port;
-        if (sscanf(line, "listening on 127.0.0.1:%u", &port) == 1) {
-            snprintf(url, urllen, "http://127.0.0.1:%u/vm_0", port);
-            fclose(f);
-            return pid;
-        }
-    }
-    if (f)
-        fclose(f);
-    kill(pid, SIGTERM);
-    return -1;
-}
-
 static void *s_coord_thread(void *arg)
 {
     sc_coord_run(arg, &g_stop);
@@ -279,7 +247,7 @@ int main(int argc, char **argv)
         snprintf(sim, sizeof(sim), "%s/../bin/imds-sim", self);
     }
     snprintf(tl, sizeof(tl), "%s/timeline.jsonl", dir);
-    if ((sim_pid = s_sim_start(sim, tl, url, sizeof(url))) < 0) {
+    if ((sim_pid = bench_sim_start(sim, tl, url, sizeof(url))) < 0) {
         fprintf(stderr, "cannot start %s\n", sim);
         return 1;
     }
