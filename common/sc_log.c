@@ -123,6 +123,16 @@ const char *sc_log_q(const char *s)
         default: break;
         }
         if (n + (esc ? 2 : (*p < 0x20 || *p == 0x7f) ? 4 : 1) > SC_LOG_Q_MAX - 3) {
+            /* not in the middle of a UTF-8 character: drop a trailing incomplete one */
+            size_t lead = n;
+            while (lead > 0 && ((unsigned char)out[lead - 1] & 0xc0) == 0x80)
+                lead--;
+            if (lead > 0 && ((unsigned char)out[lead - 1] & 0xc0) == 0xc0) {
+                unsigned char c = (unsigned char)out[lead - 1];
+                size_t want = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+                if (n - (lead - 1) < want)
+                    n = lead - 1;
+            }
             memcpy(out + n, "...", 3);
             n += 3;
             break;

@@ -34,7 +34,7 @@ long sc_nofile_raise(long need)
 
     if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
         return -errno;
-    if (rl.rlim_cur == RLIM_INFINITY || (need > 0 && rl.rlim_cur >= (rlim_t)need))
+    if (rl.rlim_cur == RLIM_INFINITY || need <= 0 || rl.rlim_cur >= (rlim_t)need)
         return rl.rlim_cur == RLIM_INFINITY ? LONG_MAX : (long)rl.rlim_cur;
     rl.rlim_cur =
         (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= (rlim_t)need) ? (rlim_t)need : rl.rlim_max;

@@ -87,6 +87,14 @@ SC_TEST(log_quoting)
     SC_CHECK(strlen(a) <= SC_LOG_Q_MAX);
     SC_CHECK(strlen(a) > SC_LOG_Q_MAX - 8);
     SC_CHECK_STR(a + strlen(a) - 5, "\\\"...");
+    /* nor in the middle of a UTF-8 character: "é" is 2 bytes, the cut falls inside one */
+    memcpy(big, "xy", 2);
+    for (size_t i = 2; i + 2 < sizeof(big); i += 2)
+        memcpy(big + i, "\xc3\xa9", 2);
+    big[sizeof(big) - 1] = '\0';
+    a = sc_log_q(big);
+    SC_CHECK_STR(a + strlen(a) - 5, "\xc3\xa9...");
+    SC_CHECK((strlen(a) - 2 - 3) % 2 == 0); /* "xy" + whole characters + "..." */
 }
 
 SC_TEST(time_formats)
@@ -118,9 +126,24 @@ SC_TEST(local_endpoints)
     SC_CHECK(!sc_endpoint_is_local(NULL));
 }
 
+SC_TEST(nofile_raise)
+{
+    long before = sc_nofile_raise(0), after;
+
+    /* never lowers, 0 and negative ask for nothing */
+    SC_CHECK(before > 0);
+    SC_CHECK_INT(sc_nofile_raise(-5), before);
+    SC_CHECK_INT(sc_nofile_raise(1), before);
+    /* asking for one more raises to exactly that when the hard limit allows it */
+    after = sc_nofile_raise(before + 1);
+    SC_CHECK(after == before + 1 || after == before);
+    SC_CHECK_INT(sc_nofile_raise(0), after);
+}
+
 int main(void)
 {
     SC_RUN(local_endpoints);
+    SC_RUN(nofile_raise);
     SC_RUN(error_messages);
     SC_RUN(error_formatting);
     SC_RUN(log_levels);
