@@ -691,8 +691,11 @@ int sc_compute_parse(const char *buf, size_t len, sc_compute_t *ret_compute, cha
     size_t used, i;
     int rc;
 
-    if (!buf || !ret_compute || len > (size_t)SC_IMDS_MAX_BODY)
-        return sc_errf(err, errlen, SC_E_TOO_BIG, "compute: %s", buf ? "answer too large" : "NULL");
+    if (!buf || !ret_compute)
+        return sc_errf(err, errlen, -EINVAL, "compute: NULL argument");
+    if (len > (size_t)SC_IMDS_MAX_BODY)
+        return sc_errf(err, errlen, SC_E_TOO_BIG, "compute: answer larger than %ld bytes",
+                       SC_IMDS_MAX_BODY);
     if (memchr(buf, '\0', len))
         return sc_errf(err, errlen, SC_E_NOT_JSON, "compute: not JSON (contains a NUL byte)");
     if (!(tok = json_tokener_new()))
