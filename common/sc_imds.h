@@ -86,8 +86,8 @@ int sc_imds_get_compute(sc_imds_t *imds, sc_compute_t *ret_compute, sc_imds_stat
 /* Parses len bytes of an instance/compute answer (one JSON object, nothing after it) into
  * *ret_compute, which is written only on success. 0, or SC_E_NOT_JSON (not one JSON object),
  * SC_E_PARSE / SC_E_TOO_BIG (a field of the wrong type, out of range or too long: err names
- * it, e.g. "compute.platformFaultDomain is not a number") or -ENOMEM. sc_imds_get_compute
- * applies the same field rules to what it fetched. */
+ * it, e.g. "compute.platformFaultDomain is not a number"), -EINVAL (NULL) or -ENOMEM.
+ * sc_imds_get_compute applies the same field rules to what it fetched. */
 int sc_compute_parse(const char *buf, size_t len, sc_compute_t *ret_compute, char *err,
                      size_t errlen);
 
