@@ -450,12 +450,41 @@ static int s_perform(sc_imds_t *self, s_conn_t *c, const char *method, sc_imds_s
 
 /* Checks that c->buf is one complete JSON object and nothing else. On success *ret_obj (if
  * not NULL) gets the parsed object. */
+typedef enum { S_JSON_OK, S_JSON_NOMEM, S_JSON_CUT, S_JSON_BAD, S_JSON_TRAILING } s_json_t;
+
+/* Parses len bytes (len <= INT_MAX) as one JSON value with nothing but white space after it.
+ * S_JSON_OK with *ret_obj (the caller's); S_JSON_BAD with the tokener's error in *ret_err;
+ * S_JSON_TRAILING with the end of the value in *ret_end. */
+static s_json_t s_json_whole(const char *buf, size_t len, json_object **ret_obj,
+                             enum json_tokener_error *ret_err, size_t *ret_end)
+{
+    struct json_tokener *tok = json_tokener_new();
+    json_object *obj;
+    size_t i;
+
+    if (!tok)
+        return S_JSON_NOMEM;
+    obj = json_tokener_parse_ex(tok, buf, (int)len);
+    *ret_err = json_tokener_get_error(tok);
+    *ret_end = json_tokener_get_parse_end(tok);
+    json_tokener_free(tok);
+    if (!obj)
+        return *ret_err == json_tokener_continue ? S_JSON_CUT : S_JSON_BAD;
+    for (i = *ret_end; i < len && isspace((unsigned char)buf[i]); i++)
+        ;
+    if (i < len) {
+        json_object_put(obj);
+        return S_JSON_TRAILING;
+    }
+    *ret_obj = obj;
+    return S_JSON_OK;
+}
+
 static int s_check_json(const char *method, const s_conn_t *c, sc_imds_status_t *st, long http,
                         json_object **ret_obj)
 {
-    struct json_tokener *tok;
     enum json_tokener_error jerr;
-    json_object *obj;
+    json_object *obj = NULL;
     size_t i, used;
 
     for (i = 0; i < c->len && isspace((unsigned char)c->buf[i]); i++)
@@ -468,28 +497,22 @@ static int s_check_json(const char *method, const s_conn_t *c, sc_imds_status_t 
                       "HTTP %ld body is not JSON (contains a NUL byte)", http);
     if (c->len > INT_MAX)
         return s_fail(st, method, c, SC_E_TOO_BIG, http, S_HINT_OTHER_MS, "body too large");
-    if (!(tok = json_tokener_new()))
-        return s_fail(st, method, c, -ENOMEM, http, S_HINT_NET_MS, "out of memory");
-    obj = json_tokener_parse_ex(tok, c->buf, (int)c->len);
-    jerr = json_tokener_get_error(tok);
-    used = json_tokener_get_parse_end(tok);
-    json_tokener_free(tok);
-    if (!obj && jerr == json_tokener_continue)
+    switch (s_json_whole(c->buf, c->len, &obj, &jerr, &used)) {
+    case S_JSON_NOMEM: return s_fail(st, method, c, -ENOMEM, http, S_HINT_NET_MS, "out of memory");
+    case S_JSON_CUT:
         return s_fail(st, method, c, SC_E_TRUNCATED, http, S_HINT_NET_MS,
                       "HTTP %ld JSON body ends early (%zu bytes)", http, c->len);
-    if (!obj) {
+    case S_JSON_BAD: {
         char snip[S_SNIPPET + 8];
 
         return s_fail(st, method, c, SC_E_NOT_JSON, http, S_HINT_NET_MS,
                       "HTTP %ld body is not JSON (%s)%s", http, json_tokener_error_desc(jerr),
                       s_snippet(c, snip, sizeof(snip)));
     }
-    for (i = used; i < c->len && isspace((unsigned char)c->buf[i]); i++)
-        ;
-    if (i < c->len) {
-        json_object_put(obj);
+    case S_JSON_TRAILING:
         return s_fail(st, method, c, SC_E_NOT_JSON, http, S_HINT_NET_MS,
                       "HTTP %ld body is not JSON (data after the object at byte %zu)", http, used);
+    case S_JSON_OK: break;
     }
     if (!json_object_is_type(obj, json_type_object)) {
         json_object_put(obj);
@@ -684,11 +707,11 @@ static int s_compute_from_obj(json_object *obj, sc_compute_t *cp, const char **r
 int sc_compute_parse(const char *buf, size_t len, sc_compute_t *ret_compute, char *err,
                      size_t errlen)
 {
-    struct json_tokener *tok;
-    json_object *obj;
+    enum json_tokener_error jerr;
+    json_object *obj = NULL;
     sc_compute_t *cp;
     const char *key = "", *why = "";
-    size_t used, i;
+    size_t used;
     int rc;
 
     if (!buf || !ret_compute)
@@ -698,21 +721,16 @@ int sc_compute_parse(const char *buf, size_t len, sc_compute_t *ret_compute, cha
                        SC_IMDS_MAX_BODY);
     if (memchr(buf, '\0', len))
         return sc_errf(err, errlen, SC_E_NOT_JSON, "compute: not JSON (contains a NUL byte)");
-    if (!(tok = json_tokener_new()))
-        return -ENOMEM;
-    obj = json_tokener_parse_ex(tok, buf, (int)len);
-    rc = obj ? 0 : (int)json_tokener_get_error(tok);
-    used = json_tokener_get_parse_end(tok);
-    json_tokener_free(tok);
-    if (!obj)
+    switch (s_json_whole(buf, len, &obj, &jerr, &used)) {
+    case S_JSON_NOMEM: return -ENOMEM;
+    case S_JSON_CUT: return sc_errf(err, errlen, SC_E_NOT_JSON, "compute: not JSON (cut short)");
+    case S_JSON_BAD:
         return sc_errf(err, errlen, SC_E_NOT_JSON, "compute: not JSON (%s)",
-                       json_tokener_error_desc((enum json_tokener_error)rc));
-    for (i = used; i < len && isspace((unsigned char)buf[i]); i++)
-        ;
-    if (i < len) {
-        json_object_put(obj);
+                       json_tokener_error_desc(jerr));
+    case S_JSON_TRAILING:
         return sc_errf(err, errlen, SC_E_NOT_JSON,
                        "compute: not JSON (data after the object at byte %zu)", used);
+    case S_JSON_OK: break;
     }
     if (!(cp = calloc(1, sizeof(*cp)))) {
         json_object_put(obj);

@@ -12,31 +12,12 @@
 # its own peer, so that two builds (before / after a change) are compared in the same runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-BUILD=${1:-build-bench}
 SECS=${2:-20}
 IVL=${3:-0.25}
 RUNS=${4:-3}
 WARM=3
-if [ ! -f "$BUILD/CMakeCache.txt" ]; then
-    cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSC_SANITIZE=OFF >/dev/null
-fi
-cmake --build "$BUILD" -j2 --target schedcoord-agent imds-sim sc-agent-peer bench_raw_get >/dev/null
-BIN="$BUILD/bin"
-TMP=$(mktemp -d)
-PIDS=()
-cleanup() {
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY
-export NO_PROXY='*' no_proxy='*'
-
-# CPU time in microseconds of every thread of the process (schedstat: nanosecond resolution,
-# where utime+stime in /proc/PID/stat only counts 10 ms ticks).
-cpu_us() { cat /proc/"$1"/task/*/schedstat | awk '{s += $1} END {printf "%d\n", s / 1000}'; }
-kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
+. tests/bench/lib.sh
+bench_init "${1:-build-bench}" schedcoord-agent imds-sim sc-agent-peer bench_raw_get
 
 # The sample, unchanged but for its URL and its 1 s sleep; advanced_sample("-1") returns after
 # one poll, so calling it in a loop is the sample's own loop with its input ("1" each time).
@@ -55,69 +36,46 @@ mkdir -p "$K"
 for n in vm_0 vm_2 vm_4 vm_7 vm_8 vm_9; do "$BIN/sc-agent-peer" keygen --name "$n" --out "$K" >"$K/$n.line"; done
 cat "$K"/*.line >"$K/keyring"
 
+# peer_agent PEER VM AGENT INTERVAL TAG: a test peer PEER as this agent's CURVE coordinator
+# (sending a leader message every second), then AGENT (a schedcoord-agent binary) on VM with
+# it as its only member, polling every INTERVAL; AP is the agent's pid
+peer_agent() {
+    local peer=$1 vm=$2 agent=$3 ivl=$4 tag=$5
+    : >"$TMP/cmds$tag"
+    "$BIN/sc-agent-peer" --bind "tcp://127.0.0.1:*" --name "$peer" --log "$TMP/peer$tag.log" \
+        --cmds "$TMP/cmds$tag" --key "$K/$peer.key" --keys "$K/keyring" 2>/dev/null &
+    PIDS+=($!)
+    for _ in $(seq 100); do grep -q ready "$TMP/peer$tag.log" 2>/dev/null && break; sleep 0.05; done
+    echo "beat 1" >>"$TMP/cmds$tag" # a live leader: heartbeats, no safety net
+    "$agent" --imds-url "$B/$vm" \
+        --members "$peer=127.0.0.1:$(grep ready "$TMP/peer$tag.log" | jq -r .endpoint | sed 's/.*://')" \
+        --state-dir "$TMP/state$tag" --prepare-hook /bin/true --recover-hook /bin/true \
+        --key "$K/$vm.key" --keys "$K/keyring" --poll-interval "$ivl" --log-level warn \
+        2>"$TMP/agent$tag.err" &
+    AP=$!
+    PIDS+=($AP)
+}
+
 one_run() {
     local r=$1
-    "$BIN/imds-sim" --listen 127.0.0.1:0 --vms 10 --fault-domains 2 --timeline "$TMP/tl$r" \
-        >"$TMP/sim.out" 2>/dev/null &
-    PIDS+=($!)
-    for _ in $(seq 100); do grep -q '^listening' "$TMP/sim.out" && break; sleep 0.05; done
-    local port
-    port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/sim.out")
-    local b="http://127.0.0.1:$port"
-    # a realistic document: two events in the set
-    curl -s -X POST -d '{"EventType":"Reboot","FaultDomain":1,"NoticeSeconds":3600}' "$b/control/events" >/dev/null
-    curl -s -X POST -d '{"EventType":"Freeze","Resources":["vm_2"],"NoticeSeconds":3600,"DurationInSeconds":5}' "$b/control/events" >/dev/null
-    : >"$TMP/cmds"
-    "$BIN/sc-agent-peer" --bind "tcp://127.0.0.1:*" --name vm_9 --log "$TMP/peer$r.log" \
-        --cmds "$TMP/cmds" --key "$K/vm_9.key" --keys "$K/keyring" 2>/dev/null &
-    PIDS+=($!)
-    for _ in $(seq 100); do grep -q ready "$TMP/peer$r.log" 2>/dev/null && break; sleep 0.05; done
-    local pport
-    pport=$(grep ready "$TMP/peer$r.log" | jq -r .endpoint | sed 's/.*://')
-    echo "beat 1" >>"$TMP/cmds" # a live leader: heartbeats, no safety net
-    "$BIN/schedcoord-agent" --imds-url "$b/vm_0" --members "vm_9=127.0.0.1:$pport" \
-        --state-dir "$TMP/state$r" --prepare-hook /bin/true --recover-hook /bin/true \
-        --key "$K/vm_0.key" --keys "$K/keyring" --poll-interval "$IVL" --log-level warn \
-        2>"$TMP/agent$r.err" &
-    local ap=$!
-    PIDS+=($ap)
+    bench_sim_start "$TMP/tl$r"
+    peer_agent vm_9 vm_0 "$BIN/schedcoord-agent" "$IVL" "a$r"
+    local ap=$AP
     # the same agent polling once an hour: what its liveness alone costs (a CURVE heartbeat to
     # its own peer every second and the peer's leader message every second)
-    : >"$TMP/cmdsi"
-    "$BIN/sc-agent-peer" --bind "tcp://127.0.0.1:*" --name vm_7 --log "$TMP/peeri$r.log" \
-        --cmds "$TMP/cmdsi" --key "$K/vm_7.key" --keys "$K/keyring" 2>/dev/null &
-    PIDS+=($!)
-    for _ in $(seq 100); do grep -q ready "$TMP/peeri$r.log" 2>/dev/null && break; sleep 0.05; done
-    echo "beat 1" >>"$TMP/cmdsi"
-    "$BIN/schedcoord-agent" --imds-url "$b/vm_4" \
-        --members "vm_7=127.0.0.1:$(grep ready "$TMP/peeri$r.log" | jq -r .endpoint | sed 's/.*://')" \
-        --state-dir "$TMP/statei$r" --prepare-hook /bin/true --recover-hook /bin/true \
-        --key "$K/vm_4.key" --keys "$K/keyring" --poll-interval 3600 --log-level warn \
-        2>"$TMP/agenti$r.err" &
-    local ip=$!
-    PIDS+=($ip)
+    peer_agent vm_7 vm_4 "$BIN/schedcoord-agent" 3600 "i$r"
+    local ip=$AP
     local bp=0
     if [ -n "${AGENT_B:-}" ]; then
-        : >"$TMP/cmdsb"
-        "$BIN/sc-agent-peer" --bind "tcp://127.0.0.1:*" --name vm_8 --log "$TMP/peerb$r.log" \
-            --cmds "$TMP/cmdsb" --key "$K/vm_8.key" --keys "$K/keyring" 2>/dev/null &
-        PIDS+=($!)
-        for _ in $(seq 100); do grep -q ready "$TMP/peerb$r.log" 2>/dev/null && break; sleep 0.05; done
-        echo "beat 1" >>"$TMP/cmdsb"
-        "$AGENT_B" --imds-url "$b/vm_2" \
-            --members "vm_8=127.0.0.1:$(grep ready "$TMP/peerb$r.log" | jq -r .endpoint | sed 's/.*://')" \
-            --state-dir "$TMP/stateb$r" --prepare-hook /bin/true --recover-hook /bin/true \
-            --key "$K/vm_2.key" --keys "$K/keyring" --poll-interval "$IVL" --log-level warn \
-            2>"$TMP/agentb$r.err" &
-        bp=$!
-        PIDS+=($bp)
+        peer_agent vm_8 vm_2 "$AGENT_B" "$IVL" "b$r"
+        bp=$AP
     fi
-    python3 "$TMP/run_sample.py" tests/imds-sim/azure_advanced_sample.py "$b/vm_1" "$IVL" \
+    python3 "$TMP/run_sample.py" tests/imds-sim/azure_advanced_sample.py "$B/vm_1" "$IVL" \
         >/dev/null 2>"$TMP/py$r.err" &
     local pp=$!
     PIDS+=($pp)
     # the floor: the same GET over a bare keep-alive socket, nothing else (bench_raw_get.c)
-    "$BUILD/bench/bench_raw_get" "$b/vm_3" "$IVL" 2>"$TMP/raw$r.err" &
+    "$BUILD/bench/bench_raw_get" "$B/vm_3" "$IVL" 2>"$TMP/raw$r.err" &
     local rp=$!
     PIDS+=($rp)
     sleep "$WARM"

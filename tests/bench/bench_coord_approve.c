@@ -30,6 +30,7 @@
 #include "sc_event.h"
 #include "sc_log.h"
 #include "sc_msg.h"
+#include "sc_test_net.h"
 #include "sc_time.h"
 
 #include <pthread.h>
@@ -252,16 +253,9 @@ int main(int argc, char **argv)
         return 1;
     }
     lat = calloc((size_t)rounds, sizeof(*lat));
-    {
-        /* A free port for vm_0; the other members' endpoints are never used. */
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        socklen_t sl = sizeof(sa);
-        bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-        getsockname(fd, (struct sockaddr *)&sa, &sl);
-        port = ntohs(sa.sin_port);
-        close(fd);
-    }
+    /* A free port for vm_0; the other members' endpoints are never used. */
+    if ((port = sc_test_free_port()) < 0)
+        return 1;
     members = malloc((size_t)g_n * 40);
     members[0] = '\0';
     for (int i = 0; i < g_n; i++)

@@ -34,6 +34,7 @@
 #include "sc_curve.h"
 #include "sc_event.h"
 #include "sc_msg.h"
+#include "sc_test_net.h"
 #include "sc_time.h"
 
 typedef struct agent {
@@ -143,20 +144,6 @@ static void s_run(agent_t *ag, int n, int64_t ms, unsigned long *hb)
     }
 }
 
-static int s_free_port(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 1000;
@@ -203,7 +190,7 @@ int main(int argc, char **argv)
     members = malloc(mlen);
     if (!kp || !ag || !members || !(ring = fopen(ringfile, "w")))
         return 1;
-    if ((port = s_free_port()) < 0)
+    if ((port = sc_test_free_port()) < 0)
         return 1;
     snprintf(endpoint, sizeof(endpoint), "tcp://127.0.0.1:%d", port);
     members[0] = '\0';

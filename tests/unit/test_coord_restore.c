@@ -10,6 +10,7 @@
 #include "sc_msg.h"
 #include "sc_store.h"
 #include "sc_test.h"
+#include "sc_test_net.h"
 #include "sc_time.h"
 
 #include <arpa/inet.h>
@@ -24,19 +25,6 @@
 static char s_dir[64];
 static int s_port0;                                   /* vm_0's (the coordinator's) port */
 static const char *s_imds_url = "http://127.0.0.1:9"; /* vm_0's IMDS for s_start() */
-
-static int s_free_port(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
 
 static void s_cleanup(void)
 {
@@ -98,9 +86,9 @@ static sc_coord_t *s_start(void)
     sc_coord_t *c = NULL;
     int rc;
 
-    s_port0 = s_free_port();
+    s_port0 = sc_test_free_port();
     snprintf(members, sizeof(members), "vm_0=127.0.0.1:%d,vm_1=127.0.0.1:%d,vm_2=127.0.0.1:%d",
-             s_port0, s_free_port(), s_free_port());
+             s_port0, sc_test_free_port(), sc_test_free_port());
     sc_coord_opts_init(&o);
     o.name = "vm_0";
     o.imds_url = s_imds_url;
