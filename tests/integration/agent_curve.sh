@@ -31,12 +31,15 @@ wait_for 5 '.msg.from == "vm_0" and .msg.type == "document"'
 ok "known key accepted; ZAP User-Id is the member name"
 agent_stop
 
-agent_start vm_0 --name vm_0 --members "vm_1=127.0.0.1:$PEER_PORT" --insecure
+# its own log: the stranger, still running, writes to agent.err
+AGENT_ERR="$TMP/plain-agent.err" agent_start vm_0 --name vm_0 --members "vm_1=127.0.0.1:$PEER_PORT" --insecure
 PLAIN=$AGENT_PID
 sleep 3
 [ "$(count '.msg.type == "hello"')" -eq 1 ] || fail "a plain-text agent got through"
-# it did reach the peer (not merely failed to connect) and was refused there
-sc_wait_until 5 grep -q "refused the handshake.*member=vm_1.*kind=protocol" "$TMP/agent.err" || fail "plain-text agent: no handshake refusal logged"
+# It did reach the peer (not merely failed to connect) and was refused there. libzmq reports
+# the mechanism mismatch as a protocol error when it reads the server's greeting, or with no
+# detail when the server's close (a reset, with the greeting unread) comes first: CI saw both.
+sc_wait_until 5 grep -Eq "refused the handshake.*member=vm_1.*kind=(protocol|other)" "$TMP/plain-agent.err" || fail "plain-text agent: no handshake refusal logged"
 ok "plain-text agent refused"
 AGENT_PID=$PLAIN
 agent_stop
