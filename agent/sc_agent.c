@@ -76,6 +76,7 @@ struct sc_agent {
     int64_t next_hb;      /* monotonic ms of the next heartbeat */
 
     int64_t leader_seen;          /* monotonic ms of the last valid leader/order message */
+    int64_t imds_good_ms;         /* monotonic ms of the last valid IMDS document, 0 none */
     char leader[SC_NAME_MAX + 1]; /* leader of max_term ("" unknown) */
     bool standalone;              /* safety net armed (logged on change) */
     bool handover_pending;        /* standalone runs may be open (not handed over / recovered) */
@@ -173,6 +174,7 @@ static void s_send_heartbeat(sc_agent_t *self)
     msg->heartbeat.incarnation = sc_agent_doc_incarnation(self->doc);
     msg->heartbeat.running_hooks = self->hook ? 1 : 0;
     msg->heartbeat.standalone = self->standalone;
+    msg->heartbeat.imds_age_ms = self->imds_good_ms ? sc_mono_ms() - self->imds_good_ms : -1;
     s_send_to(self, -1, msg);
     sc_msg_destroy(&msg);
 }
@@ -493,6 +495,8 @@ int sc_agent_feed_body(sc_agent_t *self, const char *body, size_t len)
 
     if (rc)
         return rc;
+    if (v != SC_AGENT_DOC_BAD && v != SC_AGENT_DOC_BAD_AGAIN)
+        self->imds_good_ms = sc_mono_ms();
     switch (v) {
     case SC_AGENT_DOC_SAME:
     case SC_AGENT_DOC_BAD_AGAIN: return 0;

@@ -18,6 +18,7 @@
 #include "sc_time.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@ typedef struct s_member {
     int fault_domain;                     /* from its hello, -1 unknown */
     int update_domain;                    /* from its hello, -1 unknown */
     bool alive;                           /* messages arriving */
+    bool blind;                           /* alive, but its IMDS has been silent too long */
     bool gone;                            /* left after Preempt/Terminate */
     bool is_self;                         /* our own member */
     int64_t last_msg_ms;                  /* monotonic ms of its last message */
@@ -102,6 +104,7 @@ void sc_coord_opts_init(sc_coord_opts_t *o)
     memset(o, 0, sizeof(*o));
     sc_policy_defaults(&o->policy);
     o->dead_after_ms = 5000;
+    o->imds_stale_ms = 15000;
     o->resend_ms = 2000;
     o->leader_ms = 1000;
 }
@@ -633,9 +636,41 @@ static int s_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h)
     return s_decide(c, SC_DLOG_MEMBER, d, "hello: fault and update domain");
 }
 
+/* Whether a heartbeat says the member is blind: its IMDS gave no valid document for longer
+ * than --imds-stale (a VM deleted under a still-running agent, IMDS throttling or an outage,
+ * a proxy in the way). Its last document is stale, so it must not hold events up forever. */
+static bool s_blind(const sc_coord_t *c, const sc_msg_heartbeat_t *hb)
+{
+    return hb->imds_age_ms > c->o.imds_stale_ms;
+}
+
+/* A blind member counts in the registry like a silent one (its PRESENT votes keep nothing
+ * alive; its silence ends nothing), until a heartbeat says its IMDS answers again. */
+static int s_on_heartbeat(sc_coord_t *c, s_member_t *m, const sc_msg_heartbeat_t *hb, int64_t now)
+{
+    sc_registry_changes_t ch = {0};
+    bool blind = s_blind(c, hb);
+    int rc;
+
+    if (blind == m->blind)
+        return 0;
+    m->blind = blind;
+    c->dirty = true;
+    if (blind)
+        sc_log_warn("member's IMDS silent: its last document no longer keeps events alive",
+                    "member=%s imds_age_ms=%" PRId64 " limit_ms=%" PRId64, m->name, hb->imds_age_ms,
+                    c->o.imds_stale_ms);
+    else
+        sc_log_notice("member's IMDS answers again: a witness again",
+                      "member=%s imds_age_ms=%" PRId64, m->name, hb->imds_age_ms);
+    if ((rc = sc_registry_set_alive(c->reg, m->name, !blind, now, &ch)) < 0)
+        return rc;
+    return s_handle_changes(c, &ch);
+}
+
 /* *txn: whether the batch's transaction is open; opened here before the first message that
- * may write (anything but a heartbeat or a nack from a member already alive), so that the
- * once-a-second heartbeats of a quiet set cost no SQLite transaction at all. */
+ * may write (anything but a nack, or a heartbeat that changes nothing, from a member already
+ * alive), so that the once-a-second heartbeats of a quiet set cost no SQLite transaction. */
 static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len, zmq_msg_t *zm,
                         bool *txn)
 {
@@ -672,7 +707,9 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
         }
     }
     m = &c->members[mi];
-    if (!*txn && !(m->alive && (msg->type == SC_MSG_HEARTBEAT || msg->type == SC_MSG_NACK))) {
+    if (!*txn && !(m->alive &&
+                   (msg->type == SC_MSG_NACK ||
+                    (msg->type == SC_MSG_HEARTBEAT && s_blind(c, &msg->heartbeat) == m->blind)))) {
         if ((rc = sc_db_begin(sc_store_db(c->store))) < 0)
             goto out;
         *txn = true;
@@ -699,7 +736,7 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
         if (!told)
             s_send_simple(c, m, SC_MSG_LEADER);
         break;
-    case SC_MSG_HEARTBEAT: break;
+    case SC_MSG_HEARTBEAT: rc = s_on_heartbeat(c, m, &msg->heartbeat, now); break;
     case SC_MSG_DOCUMENT:
         m->have_doc = true;
         rc = sc_registry_apply_doc(c->reg, m->name, m->boot_id[0] ? m->boot_id : NULL,
@@ -708,9 +745,14 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
             c->rejected++;
             sc_log_warn("document refused", "member=%s rc=%s", m->name, sc_errname(rc));
             rc = 0;
-        } else {
-            rc = s_handle_changes(c, &ch);
+            break;
         }
+        rc = s_handle_changes(c, &ch);
+        /* a blind member's document (an answer to doc_request) is its old one: still no
+         * witness until a heartbeat says its IMDS answers */
+        if (rc >= 0 && m->blind &&
+            (rc = sc_registry_set_alive(c->reg, m->name, false, now, &ch)) >= 0)
+            rc = s_handle_changes(c, &ch);
         break;
     case SC_MSG_HOOK_PROGRESS: rc = s_on_progress(c, mi, &msg->hook_progress); break;
     case SC_MSG_APPROVE_RESULT:
@@ -1127,6 +1169,7 @@ static int s_timers(sc_coord_t *c)
             s_member_t *m = &c->members[i];
             if (m->alive && now - m->last_msg_ms > c->o.dead_after_ms) {
                 m->alive = false;
+                m->blind = false; /* its next heartbeat says again */
                 c->dirty = true;
                 sc_log_warn("member silent: dead", "member=%s silent_ms=%lld", m->name,
                             (long long)(now - m->last_msg_ms));
@@ -1210,6 +1253,7 @@ json_object *sc_coord_status(sc_coord_t *c)
                 continue;
             s_member_t *m = &c->members[mi];
             json_object_object_add(jm, "alive", json_object_new_boolean(m->alive));
+            json_object_object_add(jm, "imds_stale", json_object_new_boolean(m->blind));
             json_object_object_add(
                 jm, "state",
                 json_object_new_string(m->gone ? "gone" : sc_member_state_name(m->state)));
@@ -1780,6 +1824,7 @@ typedef struct s_settings {
     char *key;              /* --key */
     char *keys;             /* --keys */
     double dead_after;      /* --dead-after */
+    double imds_stale;      /* --imds-stale */
     double resend;          /* --resend */
     char *log_level;        /* --log-level */
     sc_policy_cfg_t policy; /* policy keys */
@@ -1802,6 +1847,10 @@ static const sc_cfg_key_t s_keys[] = {
      "keyring: one \"NAME PUBLIC\" line per member", 0, 0, false},
     {"dead-after", SC_CFG_SECONDS, offsetof(s_settings_t, dead_after), "5",
      "a member is dead after this long without a message", 1, 3600, false},
+    {"imds-stale", SC_CFG_SECONDS, offsetof(s_settings_t, imds_stale), "15",
+     "a live member whose IMDS gave no valid document for this long no longer keeps events "
+     "alive (more than the agents' --poll-interval)",
+     1, 3600, false},
     {"resend", SC_CFG_SECONDS, offsetof(s_settings_t, resend), "2",
      "unacknowledged orders are sent again after this long", 1, 3600, false},
     {"log-level", SC_CFG_STRING, offsetof(s_settings_t, log_level), "info",
@@ -1868,6 +1917,7 @@ int sc_coord_main(int argc, char **argv)
     o.key_file = s.key;
     o.keys_file = s.keys;
     o.dead_after_ms = (int64_t)(s.dead_after * 1000);
+    o.imds_stale_ms = (int64_t)(s.imds_stale * 1000);
     o.resend_ms = (int64_t)(s.resend * 1000);
     rc = sc_coord_new(&o, &c, err, sizeof(err));
     if (rc < 0) {

@@ -292,9 +292,14 @@ void sc_ctl_print_status(json_object *st, FILE *out)
     fprintf(out, "\n%-16s %3s %3s  %-11s %-6s\n", "MEMBER", "FD", "UD", "STATE", "ALIVE");
     for (size_t i = 0; members && i < json_object_array_length(members); i++) {
         json_object *m = json_object_array_get_idx(members, i);
+        bool alive = json_object_get_boolean(json_object_object_get(m, "alive"));
+        bool stale = json_object_get_boolean(json_object_object_get(m, "imds_stale"));
+
         fprintf(out, "%-16s %3s %3s  %-11s %-6s\n", s_s(m, "name", "?"),
                 s_s(m, "fault_domain", "-"), s_s(m, "update_domain", "-"), s_s(m, "state", "?"),
-                json_object_get_boolean(json_object_object_get(m, "alive")) ? "yes" : "no");
+                !alive  ? "no"
+                : stale ? "blind"
+                        : "yes");
     }
     fprintf(out, "\n%-38s %-9s %-9s %-8s  %s\n", "EVENT", "TYPE", "STATUS", "SOURCE",
             "DRAINS (vm:state)");

@@ -11,7 +11,8 @@
  *
  * On start every VM in Resources is impacted for DurationInSeconds (simulated; -1 means
  * --unknown-impact, 0 means an impact that begins and ends at once). During a Reboot,
- * Redeploy, Preempt or Terminate impact that VM's IMDS closes every connection unanswered.
+ * Redeploy, Preempt or Terminate impact that VM's IMDS closes every connection unanswered;
+ * Preempt and Terminate delete the VM, whose IMDS then never answers again.
  *
  * Every VM sees every active event of the set, except the --own-events-only VMs which see
  * only the events naming them. A VM's DocumentIncarnation grows by one whenever an event it
@@ -49,6 +50,8 @@ static const int s_default_notice[EV_TYPE_MAX] = {900, 900, 600, 30, 300};
 static const int s_default_duration[EV_TYPE_MAX] = {5, -1, -1, -1, -1};
 /* Whether the VM's IMDS stops answering during the impact. */
 static const bool s_type_blocks[EV_TYPE_MAX] = {false, true, true, true, true};
+/* Whether the impact deletes the VM: its IMDS never answers again. */
+static const bool s_type_deletes[EV_TYPE_MAX] = {false, false, false, true, true};
 static const char *const s_default_desc[EV_TYPE_MAX] = {
     "Virtual machine is being paused because of a memory-preserving Live Migration operation.",
     "Virtual machine is going to be restarted as part of planned maintenance.",
@@ -108,6 +111,7 @@ typedef struct {
     int64_t *recent;                  /* the last rate_limit accepted requests (monotonic ms) */
     int recent_pos;                   /* next slot in recent */
     int impacts;                      /* blocking impacts in progress */
+    bool deleted;                     /* a Preempt or Terminate impact began: gone for good */
     fault_t fault;                    /* injected fault */
     int fault_status;                 /* HTTP status for FAULT_STATUS */
     int fault_count;                  /* requests left to fail */
@@ -396,7 +400,7 @@ static void s_hook_queue(sim_fabric_t *f, int vmi, bool start, int event)
 {
     sim_vm_t *vm = &f->vms[vmi];
 
-    if (!f->hook_argv)
+    if (!f->hook_argv || vm->deleted) /* a deleted VM never comes back */
         return;
     if (vm->hook_len == SIM_HOOK_QUEUE) {
         sc_log_warn("on-impact queue full: phase dropped", "vm=%s", vm->name);
@@ -479,10 +483,14 @@ static void s_start(sim_fabric_t *f, sim_event_t *ev, int ei, const char *how, i
         s_add_str(o, "event", ev->id);
         s_add_str(o, "event_type", s_type_name[ev->type]);
         s_add_int(o, "fault_domain", vm->fd);
+        if (s_type_deletes[ev->type] && !vm->deleted)
+            json_object_object_add(o, "deleted", json_object_new_boolean(true));
         s_emit(f, o);
         if (s_type_blocks[ev->type])
             vm->impacts++;
         s_hook_queue(f, ev->res[i], true, ei);
+        if (s_type_deletes[ev->type])
+            vm->deleted = true;
     }
     {
         int64_t complete = s_real_ms(f, f->o->complete_after_s);
@@ -589,6 +597,21 @@ static int s_event_create(sim_fabric_t *f, ev_type_t type, bool user, double not
     return 0;
 }
 
+/* The VMs of fault domain fd that still exist, into res (room for every VM) unless NULL.
+ * Their count. */
+static int s_fd_members(const sim_fabric_t *f, int fd, int *res)
+{
+    int n = 0;
+
+    for (int i = 0; i < f->nvms; i++)
+        if (f->vms[i].fd == fd && !f->vms[i].deleted) {
+            if (res)
+                res[n] = i;
+            n++;
+        }
+    return n;
+}
+
 static int s_rollout_create_next(sim_fabric_t *f, int ri, int64_t now, sim_event_t **ret_ev)
 {
     rollout_t *r = f->rollouts[ri];
@@ -598,9 +621,19 @@ static int s_rollout_create_next(sim_fabric_t *f, int ri, int64_t now, sim_event
 
     if (!res)
         return -ENOMEM;
-    for (int i = 0; i < f->nvms; i++)
-        if (f->vms[i].fd == r->fds[r->next])
-            res[nres++] = i;
+    /* A fault domain whose VMs were all deleted has nothing left to maintain: skipped. */
+    while (r->next < r->nfds) {
+        nres = s_fd_members(f, r->fds[r->next], res);
+        if (nres > 0)
+            break;
+        r->next++;
+    }
+    if (nres == 0) { /* the rollout is over */
+        free(res);
+        r->due_ms = 0;
+        *ret_ev = NULL;
+        return 0;
+    }
     rc = s_event_create(f, r->type, r->user, r->notice_s, r->duration, r->description, res, nres,
                         false, ri, now, &ev);
     free(res);
@@ -1020,9 +1053,9 @@ void sim_fabric_imds(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *an
     vm = &f->vms[vmi];
     vm->requests++;
     /* A VM rebooting, being redeployed or deleted has no IMDS to talk to. */
-    if (vm->impacts > 0) {
+    if (vm->impacts > 0 || vm->deleted) {
         ans->kind = SIM_ANS_CLOSE;
-        s_log_request(f, vmi, post, 0, NULL, "impact", now);
+        s_log_request(f, vmi, post, 0, NULL, vm->deleted ? "deleted" : "impact", now);
         goto out;
     }
     if (!req->resumed && vm->fault != FAULT_NONE && vm->fault_count > 0) {
@@ -1181,6 +1214,7 @@ static void s_control_state(sim_fabric_t *f, sim_answer_t *ans, int64_t now)
         s_add_int(x, "incarnation", vm->incarnation);
         json_object_object_add(x, "enabled", json_object_new_boolean(vm->enabled));
         json_object_object_add(x, "impacted", json_object_new_boolean(vm->impacts > 0));
+        json_object_object_add(x, "deleted", json_object_new_boolean(vm->deleted));
         json_object_object_add(x, "own_events_only", json_object_new_boolean(vm->own_only));
         s_add_int(x, "requests", (int64_t)vm->requests);
         if (vm->fault != FAULT_NONE) {
@@ -1390,6 +1424,12 @@ static void s_control_create(sim_fabric_t *f, const sim_request_t *req, sim_answ
                 why = whybuf;
                 goto bad;
             }
+            if (f->vms[vi].deleted) {
+                snprintf(whybuf, sizeof(whybuf),
+                         "Resources: \"%.48s\" was deleted (Preempt or Terminate)", name);
+                why = whybuf;
+                goto bad;
+            }
             for (int j = 0; j < n; j++)
                 if (idx[j] == vi) {
                     snprintf(whybuf, sizeof(whybuf), "Resources: \"%.48s\" named twice", name);
@@ -1405,11 +1445,9 @@ static void s_control_create(sim_fabric_t *f, const sim_request_t *req, sim_answ
             why = "FaultDomain must be an integer from 0 to fault-domains - 1";
             goto bad;
         }
-        for (int i = 0; i < f->nvms; i++)
-            if (f->vms[i].fd == fd)
-                idx[n++] = i;
+        n = s_fd_members(f, (int)fd, idx);
         if (n == 0) {
-            why = "that fault domain has no VM";
+            why = "that fault domain has no VM left";
             goto bad;
         }
     }
@@ -1508,6 +1546,16 @@ static void s_control_maintenance(sim_fabric_t *f, const sim_request_t *req, sim
             why = "FaultDomains: a fault domain has no VM";
             goto bad;
         }
+    {
+        int left = 0;
+
+        for (int j = 0; j < r->nfds; j++)
+            left += s_fd_members(f, r->fds[j], NULL);
+        if (left == 0) {
+            why = "every VM of those fault domains was deleted";
+            goto bad;
+        }
+    }
     if (spec.description && !(r->description = strdup(spec.description))) {
         why = "out of memory";
         goto bad;

@@ -3,12 +3,14 @@
 # Reboot (and a Reboot of fault domain 2 waits its turn), a Preempt of vm_5 (FD 2) and a
 # Terminate of vm_3 (FD 0, its NotBefore later than the waiting Reboot's) are drained at once,
 # each approved once after its VM prepared; when they end their members are gone (status),
-# never recovered; the queued Reboot then proceeds normally.
+# never recovered; the queued Reboot then proceeds normally. The evicted VMs' agents keep
+# running (in Azure they die with their VM) and their IMDS never answers again: the coordinator
+# must not wait for their stale documents (--imds-stale).
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 
 sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
 HOOK_SLEEP=1 set_start 6
-coord_start
+coord_start --imds-stale 3
 wait_for 20 all_members_seen 6 || fail "members not all seen"
 
 # 3000 simulated s of notice = 30 s; 30 s of impact = 0.3 s; completed 1 s after start.
@@ -30,6 +32,9 @@ evicted_gone() { member_is vm_3 gone && member_is vm_5 gone; }
 wait_for 10 evicted_gone ||
     fail "evicted members not gone: $(ctl status --json | jq -c '[.members[] | {name, state}]')"
 wait_for 20 sh -c "[ \$(grep -c '^end recover' '$HOOKLOG') -eq 3 ]" || fail "recovers: $(grep recover "$HOOKLOG")"
+for vm in vm_3 vm_5; do
+    grep -q "IMDS silent.*member=$vm " "$TMP/coord.err" || fail "$vm: deleted, yet never declared blind"
+done
 sleep 1 # a late (wrong) recover of an evicted VM would show now
 check 3 --events 4 --all-approved
 [ "$(hist '.kind == "member" and .data.state == "gone"' | jq -r .data.name | sort | tr '\n' ' ')" = "vm_3 vm_5 " ] ||

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # imds-sim's fabric: approval starts an event for every VM in Resources; NotBefore starts it
 # unapproved; cancellation; host failure; a VM unreachable during its reboot and back after;
-# completion; --time-scale; --approval-delay.
+# completion; --time-scale; --approval-delay; Preempt and Terminate delete the VM for good.
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/imds-sim/testlib.sh"
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
@@ -73,6 +73,32 @@ eq "$(timeline | jq -r --arg id "$id4" '[.[] | select(.event == $id) | .kind] | 
 rc=0; curl -s -m 2 -H Metadata:true "$B/vm_1/metadata/scheduledevents?api-version=$V" >/dev/null || rc=$?
 [ "$rc" -eq 52 ] || [ "$rc" -eq 56 ] || fail "vm_1 answered during host failure (curl rc $rc)"
 ok "host failure: created Started (Reboot, how=host_failure), VM unreachable"
+
+# --- Preempt and Terminate delete the VM: its IMDS never answers again, even after the event
+#     completed; no new event may name it; a fault domain left empty has nothing to maintain
+idp=$(create '{"EventType":"Preempt","Resources":["vm_5"],"DurationInSeconds":0}')
+idt=$(create '{"EventType":"Terminate","Resources":["vm_2"],"DurationInSeconds":0}')
+eq "$(approve vm_0 "$idp")" 200 "approve the Preempt"
+eq "$(approve vm_0 "$idt")" 200 "approve the Terminate"
+eq "$(timeline | jq -c --arg p "$idp" --arg t "$idt" '[.[] | select(.kind == "impact_start" and (.event == $p or .event == $t)) | [.vm, .deleted]]')" \
+    '[["vm_5",true],["vm_2",true]]' "impact_start says deleted"
+wait_for 5 sh -c "[ \"\$(curl -s '$B/control/state' | jq -r '[.events[] | select(.EventId == \"$idp\" or .EventId == \"$idt\") | .EventStatus] | join(\",\")')\" = Completed,Completed ]" ||
+    fail "Preempt/Terminate never completed"
+eq "$(imds vm_0 | jq --arg p "$idp" --arg t "$idt" '[.Events[] | select(.EventId == $p or .EventId == $t)] | length')" 0 "completed: gone from the others' documents"
+for vm in vm_2 vm_5; do
+    rc=0; curl -s -m 2 -H Metadata:true "$B/$vm/metadata/scheduledevents?api-version=$V" >/dev/null || rc=$?
+    [ "$rc" -eq 52 ] || [ "$rc" -eq 56 ] || fail "$vm answered after it was deleted (curl rc $rc)"
+done
+eq "$(state | jq -c '[.vms[] | select(.deleted) | .name]')" '["vm_2","vm_5"]' "deleted in state"
+r=$(curl -s -w ' %{http_code}' -d '{"EventType":"Reboot","Resources":["vm_0","vm_5"]}' "$B/control/events")
+[[ "$r" == *'"vm_5\" was deleted'*' 400' ]] || fail "an event naming a deleted VM: $r"
+r=$(curl -s -w ' %{http_code}' -d '{"EventType":"Reboot","FaultDomain":2}' "$B/control/events")
+[[ "$r" == *'no VM left'*' 400' ]] || fail "an event on an emptied fault domain: $r"
+r=$(curl -s -w ' %{http_code}' -d '{"EventType":"Reboot","FaultDomains":[2]}' "$B/control/maintenance")
+[[ "$r" == *'was deleted'*' 400' ]] || fail "a rollout of an emptied fault domain: $r"
+first=$(curl -sS -f -d '{"EventType":"Reboot","FaultDomains":[2,0]}' "$B/control/maintenance" | jq -r '.EventIds[0]')
+eq "$(ev_field "$first" '.Resources | join(",")')" "vm_0,vm_3" "a rollout skips the emptied fault domain"
+ok "Preempt and Terminate delete the VM: unreachable for good, refused in new events, skipped by rollouts"
 sim_stop
 
 # --- --approval-delay: approved, but starts only later
