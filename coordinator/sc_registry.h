@@ -20,9 +20,10 @@
  * PRESENT (its latest document holds the event), ABSENT (a later document of it lacks it) or
  * PENDING (see below). The event disappears when no *alive* witness is PRESENT or PENDING and
  * at least one witness is ABSENT. So: members that stopped reporting (dead, impacted, blind —
- * IMDS silent under a live agent —, marked with sc_registry_set_alive(false)) don't vote — their silence never ends an event and their
- * stale PRESENT does not keep it alive either; an event still in any live member's document
- * stays; members that never saw the event (other availability set, GPU one-FD case) don't vote.
+ * IMDS silent under a live agent —, marked with sc_registry_set_alive(false)) don't vote — their
+ * silence never ends an event and their stale PRESENT does not keep it alive either; an event still
+ * in any live member's document stays; members that never saw the event (other availability set,
+ * GPU one-FD case) don't vote.
  *
  * Fresh documents. A document is *fresh* when the agent's boot_id changed or its
  * DocumentIncarnation went backwards (IMDS or the VM restarted), and a member's first document
