@@ -77,6 +77,7 @@ struct sc_agent {
 
     int64_t leader_seen;          /* monotonic ms of the last valid leader/order message */
     int64_t imds_good_ms;         /* monotonic ms of the last valid IMDS document, 0 none */
+    bool imds_failing;            /* the latest poll gave no valid document */
     char leader[SC_NAME_MAX + 1]; /* leader of max_term ("" unknown) */
     bool standalone;              /* safety net armed (logged on change) */
     bool handover_pending;        /* standalone runs may be open (not handed over / recovered) */
@@ -174,7 +175,9 @@ static void s_send_heartbeat(sc_agent_t *self)
     msg->heartbeat.incarnation = sc_agent_doc_incarnation(self->doc);
     msg->heartbeat.running_hooks = self->hook ? 1 : 0;
     msg->heartbeat.standalone = self->standalone;
-    msg->heartbeat.imds_age_ms = self->imds_good_ms ? sc_mono_ms() - self->imds_good_ms : -1;
+    msg->heartbeat.imds_down_ms = !self->imds_good_ms  ? -1
+                                  : self->imds_failing ? sc_mono_ms() - self->imds_good_ms
+                                                       : 0;
     s_send_to(self, -1, msg);
     sc_msg_destroy(&msg);
 }
@@ -495,7 +498,8 @@ int sc_agent_feed_body(sc_agent_t *self, const char *body, size_t len)
 
     if (rc)
         return rc;
-    if (v != SC_AGENT_DOC_BAD && v != SC_AGENT_DOC_BAD_AGAIN)
+    self->imds_failing = v == SC_AGENT_DOC_BAD || v == SC_AGENT_DOC_BAD_AGAIN;
+    if (!self->imds_failing)
         self->imds_good_ms = sc_mono_ms();
     switch (v) {
     case SC_AGENT_DOC_SAME:
@@ -540,6 +544,7 @@ static void s_poll_imds(sc_agent_t *self, int64_t now)
     if (rc) {
         int64_t delay = sc_backoff_next(&self->backoff, st.retry_after_ms);
         self->stats.poll_errors++;
+        self->imds_failing = true;
         if (rc != self->last_imds_rc || st.http_status != self->last_imds_http)
             sc_log_warn("IMDS poll failed", "rc=%s http=%ld retry_ms=%" PRId64 " why=\"%s\"",
                         sc_errname(rc), st.http_status, delay, sc_log_q(st.message));

@@ -636,12 +636,12 @@ static int s_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h)
     return s_decide(c, SC_DLOG_MEMBER, d, "hello: fault and update domain");
 }
 
-/* Whether a heartbeat says the member is blind: its IMDS gave no valid document for longer
- * than --imds-stale (a VM deleted under a still-running agent, IMDS throttling or an outage,
+/* Whether a heartbeat says the member is blind: its IMDS has been failing (no valid document) for
+ * longer than --imds-stale (a VM deleted under a still-running agent, IMDS throttling or an outage,
  * a proxy in the way). Its last document is stale, so it must not hold events up forever. */
 static bool s_blind(const sc_coord_t *c, const sc_msg_heartbeat_t *hb)
 {
-    return hb->imds_age_ms > c->o.imds_stale_ms;
+    return hb->imds_down_ms > c->o.imds_stale_ms;
 }
 
 /* A blind member counts in the registry like a silent one (its PRESENT votes keep nothing
@@ -658,11 +658,11 @@ static int s_on_heartbeat(sc_coord_t *c, s_member_t *m, const sc_msg_heartbeat_t
     c->dirty = true;
     if (blind)
         sc_log_warn("member's IMDS silent: its last document no longer keeps events alive",
-                    "member=%s imds_age_ms=%" PRId64 " limit_ms=%" PRId64, m->name, hb->imds_age_ms,
-                    c->o.imds_stale_ms);
+                    "member=%s imds_down_ms=%" PRId64 " limit_ms=%" PRId64, m->name,
+                    hb->imds_down_ms, c->o.imds_stale_ms);
     else
         sc_log_notice("member's IMDS answers again: a witness again",
-                      "member=%s imds_age_ms=%" PRId64, m->name, hb->imds_age_ms);
+                      "member=%s imds_down_ms=%" PRId64, m->name, hb->imds_down_ms);
     if ((rc = sc_registry_set_alive(c->reg, m->name, !blind, now, &ch)) < 0)
         return rc;
     return s_handle_changes(c, &ch);
@@ -1848,9 +1848,8 @@ static const sc_cfg_key_t s_keys[] = {
     {"dead-after", SC_CFG_SECONDS, offsetof(s_settings_t, dead_after), "5",
      "a member is dead after this long without a message", 1, 3600, false},
     {"imds-stale", SC_CFG_SECONDS, offsetof(s_settings_t, imds_stale), "15",
-     "a live member whose IMDS gave no valid document for this long no longer keeps events "
-     "alive (more than the agents' --poll-interval)",
-     1, 3600, false},
+     "a live member whose IMDS has been failing for this long no longer keeps events alive", 1,
+     3600, false},
     {"resend", SC_CFG_SECONDS, offsetof(s_settings_t, resend), "2",
      "unacknowledged orders are sent again after this long", 1, 3600, false},
     {"log-level", SC_CFG_STRING, offsetof(s_settings_t, log_level), "info",

@@ -50,8 +50,8 @@ typedef struct sc_coord_opts {
     const char *key_file;  /* our CURVE key pair (unless insecure) */
     const char *keys_file; /* the members' keyring (unless insecure) */
     int64_t dead_after_ms; /* member dead after this long without a message (default 5000) */
-    int64_t imds_stale_ms; /* member blind when its IMDS gave no valid document for this long
-                            * (its heartbeat's imds_age_ms; default 15000) */
+    int64_t imds_stale_ms; /* member blind when its IMDS has been failing this long
+                            * (its heartbeat's imds_down_ms; default 15000) */
     int64_t resend_ms;     /* unacknowledged orders re-sent after (default 2000) */
     int64_t leader_ms;     /* leader message interval (default 1000) */
 } sc_coord_opts_t;

@@ -46,7 +46,7 @@ static const char *const s_reject_names[SC_MSG_REJ_MAX] = {
 static const char *const s_body_keys[SC_MSG_TYPE_MAX][11] = {
     [SC_MSG_HELLO] = {"name", "fault_domain", "update_domain", "agent_version", "proto_min",
                       "proto_max", "capabilities", "boot_id", "incarnation"},
-    [SC_MSG_HEARTBEAT] = {"incarnation", "running_hooks", "standalone", "imds_age_ms"},
+    [SC_MSG_HEARTBEAT] = {"incarnation", "running_hooks", "standalone", "imds_down_ms"},
     [SC_MSG_DOCUMENT] = {"incarnation", "observed_at_ms", "document"},
     [SC_MSG_DOC_REQUEST] = {NULL},
     [SC_MSG_HOOK_PROGRESS] = {"event", "phase", "state", "exit_status", "origin", "order_term",
@@ -335,7 +335,7 @@ static sc_msg_t *s_alloc(sc_msg_type_t type)
         break;
     case SC_MSG_HEARTBEAT:
         m->heartbeat.incarnation = -1;
-        m->heartbeat.imds_age_ms = -1;
+        m->heartbeat.imds_down_ms = -1;
         break;
     case SC_MSG_DOCUMENT: m->document.incarnation = -1; break;
     case SC_MSG_HOOK_PROGRESS: m->hook_progress.exit_status = -1; break;
@@ -783,9 +783,9 @@ static int s_dec_heartbeat(s_dec_t *d, json_object *o, sc_msg_t *m)
         (rc = s_get_bool(d, o, "standalone", &m->heartbeat.standalone)) < 0)
         return rc;
     /* optional: agents older than the field don't send it */
-    if ((rc = s_field(d, o, "imds_age_ms", json_type_int, true, &v)) < 0 ||
+    if ((rc = s_field(d, o, "imds_down_ms", json_type_int, true, &v)) < 0 ||
         (v &&
-         (rc = s_int_value(d, v, "imds_age_ms", -1, INT64_MAX, &m->heartbeat.imds_age_ms)) < 0))
+         (rc = s_int_value(d, v, "imds_down_ms", -1, INT64_MAX, &m->heartbeat.imds_down_ms)) < 0))
         return rc;
     return 0;
 }
@@ -1340,7 +1340,7 @@ static void s_enc_body(s_enc_t *e, const sc_msg_t *m)
         s_put_i64(e, o, "incarnation", m->heartbeat.incarnation);
         s_put_i64(e, o, "running_hooks", m->heartbeat.running_hooks);
         s_put(e, o, "standalone", json_object_new_boolean(m->heartbeat.standalone));
-        s_put_i64(e, o, "imds_age_ms", m->heartbeat.imds_age_ms);
+        s_put_i64(e, o, "imds_down_ms", m->heartbeat.imds_down_ms);
         break;
     case SC_MSG_DOCUMENT:
         s_put_i64(e, o, "incarnation", m->document.incarnation);
@@ -1587,7 +1587,7 @@ bool sc_msg_equal(const sc_msg_t *a, const sc_msg_t *b)
         return a->heartbeat.incarnation == b->heartbeat.incarnation &&
                a->heartbeat.running_hooks == b->heartbeat.running_hooks &&
                a->heartbeat.standalone == b->heartbeat.standalone &&
-               a->heartbeat.imds_age_ms == b->heartbeat.imds_age_ms;
+               a->heartbeat.imds_down_ms == b->heartbeat.imds_down_ms;
     case SC_MSG_DOCUMENT:
         return a->document.incarnation == b->document.incarnation &&
                a->document.observed_at_ms == b->document.observed_at_ms &&

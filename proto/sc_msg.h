@@ -133,11 +133,11 @@ typedef struct sc_msg_hello {
 } sc_msg_hello_t;
 
 typedef struct sc_msg_heartbeat {
-    int64_t incarnation; /* last incarnation seen, -1 none */
-    int running_hooks;   /* hooks running now (0..SC_MSG_RUNNING_HOOKS_MAX) */
-    bool standalone;     /* the standalone safety net is active */
-    int64_t imds_age_ms; /* since the agent's IMDS last gave a valid document; -1 none yet or
-                          * not said (optional on the wire) */
+    int64_t incarnation;  /* last incarnation seen, -1 none */
+    int running_hooks;    /* hooks running now (0..SC_MSG_RUNNING_HOOKS_MAX) */
+    bool standalone;      /* the standalone safety net is active */
+    int64_t imds_down_ms; /* 0: the latest IMDS poll gave a valid document; else ms since the
+                           * last one that did; -1: none yet, or not said (optional) */
 } sc_msg_heartbeat_t;
 
 typedef struct sc_msg_document {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The agent against imds-sim and a test peer (insecure transport): it reports each incarnation
 # once, runs a hook only on an order of the current term, refuses an older term, never runs a
-# phase twice, answers a recover for an event it never prepared, and posts approve_via.
+# phase twice, answers a recover for an event it never prepared, and posts approve_via; its
+# heartbeats say how long its IMDS has been failing.
 source "${SC_SRC:-.}/tests/peer/agent_testlib.sh"
 
 sim_start --vms 3 --fault-domains 3
@@ -14,6 +15,14 @@ wait_for 10 "$M and .msg.type == \"hello\" and .msg.fault_domain == 0"
 wait_for 5 "$M and .msg.type == \"document\" and .msg.incarnation == 1"
 wait_for 5 "$M and .msg.type == \"heartbeat\"" 2
 ok "hello, first document and heartbeats"
+
+# heartbeats say how long IMDS has been failing: 0 while it answers, then growing
+wait_for 5 "$M and .msg.type == \"heartbeat\" and .msg.imds_down_ms == 0"
+curl -sS -f -d '{"vm":"vm_0","answer":503,"count":2}' "$B/control/faults" >/dev/null || fail "fault"
+wait_for 15 "$M and .msg.type == \"heartbeat\" and .msg.imds_down_ms >= 1000"
+up=$(count "$M and .msg.type == \"heartbeat\" and .msg.imds_down_ms == 0")
+wait_for 20 "$M and .msg.type == \"heartbeat\" and .msg.imds_down_ms == 0" $((up + 1))
+ok "heartbeat imds_down_ms: 0, growing while IMDS fails, 0 again"
 
 EV=$(sim_event '{"EventType":"Reboot","Resources":["vm_0"],"NoticeSeconds":900}')
 wait_for 5 "$M and .msg.type == \"document\" and .msg.incarnation == 2"

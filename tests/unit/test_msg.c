@@ -88,23 +88,23 @@ SC_TEST(round_trip_heartbeat_doc_request_ack_nack)
     m->heartbeat.incarnation = 7;
     m->heartbeat.running_hooks = 2;
     m->heartbeat.standalone = true;
-    m->heartbeat.imds_age_ms = 12345;
+    m->heartbeat.imds_down_ms = 12345;
     SC_REQUIRE((b = s_round_trip(m)));
     SC_CHECK(b->heartbeat.standalone);
     SC_CHECK_INT(b->heartbeat.running_hooks, 2);
-    SC_CHECK_INT(b->heartbeat.imds_age_ms, 12345);
+    SC_CHECK_INT(b->heartbeat.imds_down_ms, 12345);
     SC_CHECK(b->seq == INT64_MAX);
     sc_msg_destroy(&b);
     sc_msg_destroy(&m);
     {
-        /* imds_age_ms is optional (older agents): absent reads as -1, "not said" */
+        /* imds_down_ms is optional (older agents): absent reads as -1, "not said" */
         static const char old_hb[] = "{\"v\":1,\"type\":\"heartbeat\",\"from\":\"vm-1\",\"term\":3,"
                                      "\"seq\":1,\"incarnation\":1,\"running_hooks\":0,"
                                      "\"standalone\":false}";
         char err[256];
 
         SC_REQUIRE(sc_msg_decode(old_hb, sizeof(old_hb) - 1, &b, err, sizeof(err)) == 0);
-        SC_CHECK_INT(b->heartbeat.imds_age_ms, -1);
+        SC_CHECK_INT(b->heartbeat.imds_down_ms, -1);
         sc_msg_destroy(&b);
     }
 
@@ -378,12 +378,12 @@ static const s_bad_t s_bad[] = {
      SC_MSG_REJ_FIELD, "heartbeat.running_hooks: 5000 out of range 0..1024"},
     {HB(",\"incarnation\":null,\"running_hooks\":0,\"standalone\":true"), SC_E_PROTO,
      SC_MSG_REJ_FIELD, "heartbeat.incarnation: must be an integer, not null"},
-    {HB(HB_OK ",\"imds_age_ms\":-2"), SC_E_PROTO, SC_MSG_REJ_FIELD,
-     "heartbeat.imds_age_ms: -2 out of range -1.."},
-    {HB(HB_OK ",\"imds_age_ms\":1.5"), SC_E_PROTO, SC_MSG_REJ_FIELD,
-     "heartbeat.imds_age_ms: must be an integer, not a non-integer number"},
-    {HB(HB_OK ",\"imds_age_ms\":\"5\""), SC_E_PROTO, SC_MSG_REJ_FIELD,
-     "heartbeat.imds_age_ms: must be an integer, not a string"},
+    {HB(HB_OK ",\"imds_down_ms\":-2"), SC_E_PROTO, SC_MSG_REJ_FIELD,
+     "heartbeat.imds_down_ms: -2 out of range -1.."},
+    {HB(HB_OK ",\"imds_down_ms\":1.5"), SC_E_PROTO, SC_MSG_REJ_FIELD,
+     "heartbeat.imds_down_ms: must be an integer, not a non-integer number"},
+    {HB(HB_OK ",\"imds_down_ms\":\"5\""), SC_E_PROTO, SC_MSG_REJ_FIELD,
+     "heartbeat.imds_down_ms: must be an integer, not a string"},
     {HP(",\"phase\":\"drain\",\"state\":\"done\"" HP_TAIL), SC_E_PROTO, SC_MSG_REJ_FIELD,
      "hook_progress.phase: unknown value \"drain\""},
     {HP(",\"phase\":\"prepare\",\"state\":\"finished\"" HP_TAIL), SC_E_PROTO, SC_MSG_REJ_FIELD,
