@@ -728,12 +728,13 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
         if (rc < 0)
             goto out;
         told = true;
-        s_send_simple(c, m, SC_MSG_LEADER); /* tell it the term at once */
+        if (sc_coord_is_leader(c))
+            s_send_simple(c, m, SC_MSG_LEADER); /* tell it the term at once */
     }
     switch (msg->type) {
     case SC_MSG_HELLO:
         rc = s_on_hello(c, mi, &msg->hello);
-        if (!told)
+        if (!told && sc_coord_is_leader(c))
             s_send_simple(c, m, SC_MSG_LEADER);
         break;
     case SC_MSG_HEARTBEAT: rc = s_on_heartbeat(c, m, &msg->heartbeat, now); break;
@@ -1732,9 +1733,20 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
     snprintf(c->ctl_path, sizeof(c->ctl_path), "%s/%s", o->state_dir, SC_CTL_SOCKET_NAME);
     if ((rc = sc_ctl_listen(c->ctl_path, &c->ctl_fd, err, errlen)) < 0)
         goto fail;
-    c->role = SC_ROLE_LEADER;
-    sc_log_notice("role change", "old=follower new=leader term=%lld why=\"%s\"", (long long)c->term,
-                  "single coordinator: leader of a new term at start");
+    /* Until the election is built, leadership is static: the first member of --members leads
+     * (Azure's own suggestion: the first VM), every other coordinator is a follower that keeps
+     * the agents' reports but never orders, approves or claims the lead. Several leaders would
+     * drain fault domains and approve independently. */
+    if (c->self == 0) {
+        c->role = SC_ROLE_LEADER;
+        sc_log_notice("role change", "old=follower new=leader term=%lld why=\"%s\"",
+                      (long long)c->term,
+                      "first member of --members: leader of a new term at start");
+    } else {
+        sc_log_notice("follower: the first member of --members leads",
+                      "leader=%s why=\"election and failover are not built yet\"",
+                      c->members[0].name);
+    }
     c->dirty = true;
     *ret_coord = c;
     return 0;
@@ -1785,6 +1797,8 @@ int sc_coord_step(sc_coord_t *c, int timeout_ms)
         next = 0;
     if (next < 0)
         next = 0;
+    if (!sc_coord_is_leader(c)) /* no plan rounds to wake up for */
+        next = timeout_ms;
     if (timeout_ms > next)
         timeout_ms = (int)next;
     if (zmq_poll(items, 2, timeout_ms) < 0 && zmq_errno() != EINTR)
@@ -1797,7 +1811,8 @@ int sc_coord_step(sc_coord_t *c, int timeout_ms)
     if ((rc = s_timers(c)) < 0)
         return rc;
     now = sc_mono_ms();
-    if (c->dirty || now - c->last_plan_ms >= S_PLAN_EVERY_MS) {
+    /* a follower plans nothing: no orders, approvals, alerts or membership decisions */
+    if (sc_coord_is_leader(c) && (c->dirty || now - c->last_plan_ms >= S_PLAN_EVERY_MS)) {
         c->dirty = false;
         if ((rc = s_plan_round(c)) < 0)
             return rc;

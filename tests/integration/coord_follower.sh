@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Two coordinators on one set, as the README deploys them (one per VM). Until the election is
+# built, only the first member of --members leads: vm_1's coordinator is a follower. It keeps
+# the agents' reports (status shows the members and events) but never orders, approves or
+# sends leader messages, so a rollout still has one approval POST per event, fault domains
+# one at a time — with two leaders both would drain and approve on their own.
+. "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
+
+sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
+set_start 6
+coord_start
+F="$TMP/coord1"
+"$SC_BIN/schedcoord-coordinator" --name vm_1 --imds-url "$B/vm_1" --members "$MEMBERS" \
+    --state-dir "$F" --insecure --deadline-margin-s 1 >"$TMP/coord1.out" 2>"$TMP/coord1.err" &
+F_PID=$!
+fctl() { "$SC_BIN/schedcoordctl" --state-dir "$F" "$@"; }
+wait_for 10 fctl status --json || fail "second coordinator did not start: $(cat "$TMP/coord1.err")"
+wait_for 20 all_members_seen 6 || fail "members not all seen"
+grep -q 'msg="follower: the first member of --members leads" leader=vm_0' "$TMP/coord1.err" ||
+    fail "vm_1's coordinator does not say it follows: $(cat "$TMP/coord1.err")"
+[ "$(fctl status --json | jq -r '.role')" = follower ] || fail "vm_1's coordinator: $(fctl status --json | jq -c '{role, leader}')"
+[ "$(ctl status --json | jq -r '.role + " " + .leader')" = "leader vm_0" ] || fail "vm_0's coordinator does not lead"
+ok "the first member leads, the other coordinator follows"
+
+curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":900,"DurationInSeconds":30}' \
+    "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
+wait_for 90 completed_ge 3 || fail "rollout not complete: $(ctl status)"
+wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
+check 3 --events 3 --all-approved
+# the follower kept the reports, and decided nothing
+[ "$(fctl status --json | jq '[.members[] | select(.alive)] | length')" -eq 6 ] ||
+    fail "the follower does not see the members: $(fctl status --json | jq -c .members)"
+! grep -Eq 'msg="(prepare ordered|recover ordered|approved|approval delegated|role change)"' "$TMP/coord1.err" ||
+    fail "the follower acted: $(grep -E 'ordered|approv|role' "$TMP/coord1.err" | head -5)"
+n=$(fctl history --json | jq '[.[] | select(.kind | test("ordered|approval"))] | length')
+[ "$n" -eq 0 ] || fail "the follower's decision log has $n orders or approvals"
+ok "rollout with two coordinators: one POST per event, FDs serialised; the follower decided nothing"
+sc_stop coordinator "$F_PID"
+coord_stop
