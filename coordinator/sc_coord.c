@@ -1296,6 +1296,17 @@ static json_object *s_ctl_handler(void *ud, const char *cmd, json_object *req)
 
     if (strcmp(cmd, "status") == 0 || strcmp(cmd, "events") == 0)
         return sc_coord_status(c);
+    if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) && !sc_coord_is_leader(c)) {
+        char msg[SC_NAME_MAX + 128];
+
+        snprintf(msg, sizeof(msg),
+                 "this coordinator follows and approves nothing: run schedcoordctl %s on %s, "
+                 "which leads",
+                 cmd, c->members[0].name);
+        o = json_object_new_object();
+        json_object_object_add(o, "error", json_object_new_string(msg));
+        return o;
+    }
     if (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) {
         bool pause = strcmp(cmd, "pause") == 0;
         json_object *d = json_object_new_object();
@@ -1689,6 +1700,20 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
     if ((rc = s_restore(c)) < 0) {
         snprintf(err, errlen, "restoring from %s: %s", dbpath, sc_strerror(rc));
         goto fail;
+    }
+    {
+        bool paused = false;
+
+        if ((rc = sc_store_paused(c->store, &paused)) < 0) {
+            snprintf(err, errlen, "store %s: %s", dbpath, sc_db_errmsg(sc_store_db(c->store)));
+            goto fail;
+        }
+        if (paused && !c->o.policy.pause) {
+            c->o.policy.pause = true;
+            sc_log_notice("approvals still paused by the operator",
+                          "why=\"schedcoordctl pause before this start; schedcoordctl resume to "
+                          "resume\"");
+        }
     }
     /* Sockets. */
     if (!(c->zctx = zmq_ctx_new())) {

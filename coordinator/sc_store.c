@@ -91,6 +91,21 @@ int sc_store_term(sc_store_t *store, int64_t *ret_term)
     return 0;
 }
 
+int sc_store_paused(sc_store_t *store, bool *ret_paused)
+{
+    int64_t v = 0;
+    int rc;
+
+    if (!store || !ret_paused)
+        return -EINVAL;
+    rc = sc_db_query_int64(store->db, &v,
+                           "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'paused'", NULL);
+    if (rc < 0 && rc != SC_E_NOT_FOUND)
+        return rc;
+    *ret_paused = rc == 0 && v != 0;
+    return 0;
+}
+
 int sc_store_next_term(sc_store_t *store, int64_t wall_ms, int64_t *ret_term)
 {
     char data[64];
@@ -334,7 +349,18 @@ static int s_apply_data(sc_store_t *self, const sc_dlog_entry_t *e, json_object 
     case SC_DLOG_HOOK_PROGRESS: return s_apply_progress(self, d, e->wall_ms);
     case SC_DLOG_APPROVAL_INTENT: return s_apply_intent(self, e->index, d, e->wall_ms);
     case SC_DLOG_APPROVAL_ANSWER: return s_apply_answer(self, d, e->wall_ms);
-    case SC_DLOG_ALERT: return 0;
+    case SC_DLOG_ALERT: {
+        /* the operator's pause outlives a restart: meta 'paused' follows its alerts */
+        const char *alert = s_str(d, "alert");
+        bool pause = alert && !strcmp(alert, "paused");
+
+        if (!pause && !(alert && !strcmp(alert, "resumed")))
+            return 0;
+        return sc_db_run(self->db, NULL,
+                         "INSERT INTO meta(key, value) VALUES ('paused', ?) ON CONFLICT(key) DO "
+                         "UPDATE SET value = excluded.value",
+                         "l", (int64_t)pause);
+    }
     default: return -EINVAL;
     }
 }

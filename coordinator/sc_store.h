@@ -2,7 +2,8 @@
  *
  * One database file (<state-dir>/coordinator.db) in WAL mode with synchronous=FULL, its schema
  * versioned by PRAGMA user_version with numbered migrations (sc_db). Tables:
- *   meta       key/value (the current term)
+ *   meta       key/value: the current term; paused (1 after an operator's "paused" alert, 0
+ *              after "resumed")
  *   members    name, endpoint, fault and update domain, state
  *   events     every field of every event any agent reported, first seen, approved at/by,
  *              started at and how, ended at and how
@@ -39,6 +40,8 @@ sc_db_t *sc_store_db(sc_store_t *store);
 
 /* The persisted term (0 when none yet). */
 int sc_store_term(sc_store_t *store, int64_t *ret_term);
+/* Whether the last pause/resume alert in the log was a pause (false when none). */
+int sc_store_paused(sc_store_t *store, bool *ret_paused);
 /* Persists and returns term + 1 (a leader starting a new term), writing a TERM decision. */
 int sc_store_next_term(sc_store_t *store, int64_t wall_ms, int64_t *ret_term);
 

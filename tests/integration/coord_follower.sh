@@ -20,7 +20,10 @@ grep -q 'msg="follower: the first member of --members leads" leader=vm_0' "$TMP/
     fail "vm_1's coordinator does not say it follows: $(cat "$TMP/coord1.err")"
 [ "$(fctl status --json | jq -r '.role')" = follower ] || fail "vm_1's coordinator: $(fctl status --json | jq -c '{role, leader}')"
 [ "$(ctl status --json | jq -r '.role + " " + .leader')" = "leader vm_0" ] || fail "vm_0's coordinator does not lead"
-ok "the first member leads, the other coordinator follows"
+fctl pause >/dev/null 2>"$TMP/fpause.err" && fail "the follower accepted a pause"
+grep -q "follows and approves nothing: run schedcoordctl pause on vm_0" "$TMP/fpause.err" ||
+    fail "pause on the follower: $(cat "$TMP/fpause.err")"
+ok "the first member leads, the other coordinator follows (and refuses pause: vm_0 leads)"
 
 curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":900,"DurationInSeconds":30}' \
     "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"

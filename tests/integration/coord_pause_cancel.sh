@@ -2,8 +2,8 @@
 # End to end: an event cancelled while every VM is drained (approvals paused with
 # `schedcoordctl pause`): never approved, both VMs recovered after the cancellation. Then a
 # kill -9 and restart of the coordinator: the agents report their results again, and the
-# store still has the times the hooks really ran (prepare finished before recover started).
-# After `resume`, the next event is drained and approved normally.
+# store still has the times the hooks really ran (prepare finished before recover started), and
+# the pause holds (a new event waits). After `resume`, it is drained and approved normally.
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 
 sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
@@ -34,8 +34,18 @@ bad=$(ctl status --json | jq -c "[.events[] | select(.EventId == \"$D\") | .drai
     fail "no drain detail for the cancelled event"
 ok "after kill -9 and restart: hook times as they were"
 
-ctl resume >/dev/null
+# The operator's pause outlives the restart: a new event is neither drained nor approved.
+[ "$(ctl status --json | jq .paused)" = true ] || fail "the restart forgot the operator's pause"
+grep -q 'msg="approvals still paused by the operator"' "$TMP/coord.err" || fail "no log of the kept pause"
 E=$(new_event '{"EventType":"Reboot","Resources":["vm_2","vm_5"],"NoticeSeconds":3000,"DurationInSeconds":30}')
+held() { ctl events >"$TMP/events.txt" && grep -q "$E" "$TMP/events.txt" && grep -qF "paused: no new drain" "$TMP/events.txt"; }
+wait_for 10 held || fail "the new event is not held by the pause: $(cat "$TMP/events.txt")"
+sleep 1
+[ -z "$(first_hook start prepare vm_2 "$E")" ] || fail "drained while paused"
+[ "$(tl_count '.kind == "post"')" -eq 0 ] || fail "a POST while paused"
+ok "the pause survives kill -9 and restart"
+
+ctl resume >/dev/null
 wait_for 20 ev_over "$E" || fail "the next event did not go through: $(ctl events)"
 wait_for 10 hooks_settled || fail "hooks did not settle"
 check 3 --events 2

@@ -37,6 +37,40 @@ static const char *s_gets(json_object *o, const char *path)
     return v ? json_object_get_string(v) : NULL;
 }
 
+SC_TEST(pause_outlives_restart)
+{
+    char err[256];
+    sc_store_t *s = NULL;
+    bool paused = true;
+
+    s_fresh_path("pause");
+    SC_REQUIRE(sc_store_open(s_path, &s, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_store_paused(s, &paused), 0);
+    SC_CHECK(!paused); /* never paused */
+    SC_CHECK_INT(sc_store_decide(s, 1, SC_DLOG_ALERT, "{\"alert\":\"paused\",\"message\":\"m\"}",
+                                 "schedcoordctl pause", 10, NULL),
+                 0);
+    /* another alert changes nothing */
+    SC_CHECK_INT(sc_store_decide(s, 1, SC_DLOG_ALERT, "{\"alert\":\"deadline\",\"message\":\"m\"}",
+                                 "", 11, NULL),
+                 0);
+    SC_CHECK_INT(sc_store_paused(s, &paused), 0);
+    SC_CHECK(paused);
+    sc_store_close(&s);
+    SC_REQUIRE(sc_store_open(s_path, &s, err, sizeof(err)) == 0);
+    paused = false;
+    SC_CHECK_INT(sc_store_paused(s, &paused), 0);
+    SC_CHECK(paused); /* still paused after a restart */
+    SC_CHECK_INT(sc_store_decide(s, 2, SC_DLOG_ALERT, "{\"alert\":\"resumed\",\"message\":\"m\"}",
+                                 "schedcoordctl resume", 12, NULL),
+                 0);
+    SC_CHECK_INT(sc_store_paused(s, &paused), 0);
+    SC_CHECK(!paused);
+    SC_CHECK_INT(sc_store_paused(s, NULL), -EINVAL);
+    sc_store_close(&s);
+    sc_test_remove_db(s_path);
+}
+
 SC_TEST(migrates_from_empty)
 {
     sc_store_t *s = NULL;
@@ -326,5 +360,6 @@ int main(void)
     SC_RUN(hook_result_reported_again_keeps_its_time);
     SC_RUN(drain_state_names);
     SC_RUN(decide_json_logs_text_and_applies);
+    SC_RUN(pause_outlives_restart);
     return sc_test_done();
 }
