@@ -28,11 +28,11 @@
 #define S_SNDHWM 256         /* messages queued per coordinator */
 
 typedef struct s_conn {
-    sc_agent_member_t m; /* the coordinator's member name and endpoint */
-    void *sock;          /* DEALER, CURVE client */
-    void *mon;           /* PAIR reading the socket's monitor events */
-    bool up;             /* handshake succeeded and not disconnected since */
-    int last_fail;       /* last handshake failure logged (monitor event), 0 none */
+    sc_member_spec_t m; /* the coordinator's member name and endpoint */
+    void *sock;         /* DEALER, CURVE client */
+    void *mon;          /* PAIR reading the socket's monitor events */
+    bool up;            /* handshake succeeded and not disconnected since */
+    int last_fail;      /* last handshake failure logged (monitor event), 0 none */
 } s_conn_t;
 
 typedef struct s_job {
@@ -79,9 +79,11 @@ struct sc_agent {
     int64_t imds_good_ms;         /* monotonic ms of the last valid IMDS document, 0 none */
     bool imds_failing;            /* the latest poll gave no valid document */
     char leader[SC_NAME_MAX + 1]; /* leader of max_term ("" unknown) */
-    bool standalone;              /* safety net armed (logged on change) */
-    bool handover_pending;        /* standalone runs may be open (not handed over / recovered) */
-    int64_t next_net;             /* monotonic ms of the next safety-net check */
+    char members_hash[SC_MEMBERS_DIGEST_LEN + 1]; /* sc_members_digest of our --members */
+    char drift_hash[SC_MSG_HASH_MAX + 1];         /* the leader's differing members_hash, logged */
+    bool standalone;                              /* safety net armed (logged on change) */
+    bool handover_pending; /* standalone runs may be open (not handed over / recovered) */
+    int64_t next_net;      /* monotonic ms of the next safety-net check */
     char noted[S_NOTED_MAX][SC_EVENT_ID_MAX + 1]; /* events the safety net logged about */
     size_t n_noted;                               /* ring position */
 
@@ -832,6 +834,18 @@ static void s_on_leader(sc_agent_t *self, size_t member, sc_msg_t *msg)
         sc_log_notice("leader", "leader=%s term=%" PRIu64 " lease_ms=%" PRId64, msg->leader.leader,
                       msg->term, msg->leader.lease_ms);
     snprintf(self->leader, sizeof(self->leader), "%s", msg->leader.leader);
+    /* Configuration drift: another list, or the same in another order (the first member
+     * leads), makes VMs disagree on who leads. Said once per differing list. */
+    if (msg->leader.members_hash[0] && strcmp(msg->leader.members_hash, self->members_hash) != 0) {
+        if (strcmp(self->drift_hash, msg->leader.members_hash) != 0)
+            sc_log_warn("the leader's --members differs from ours (names, endpoints or order): "
+                        "give every VM the same list",
+                        "leader=%s theirs=%s ours=%s", msg->leader.leader, msg->leader.members_hash,
+                        self->members_hash);
+        snprintf(self->drift_hash, sizeof(self->drift_hash), "%s", msg->leader.members_hash);
+    } else {
+        self->drift_hash[0] = '\0';
+    }
     s_leader_alive(self, member);
 }
 
@@ -1114,7 +1128,7 @@ int sc_agent_new(const sc_agent_opts_t *opts, sc_agent_t **ret_agent, char *err,
 {
     const sc_agent_settings_t *s;
     sc_agent_t *self;
-    sc_agent_member_t *members = NULL;
+    sc_member_spec_t *members = NULL;
     sc_imds_opts_t io;
     size_t n = 0;
     int interrupted = 0;
@@ -1123,7 +1137,7 @@ int sc_agent_new(const sc_agent_opts_t *opts, sc_agent_t **ret_agent, char *err,
     if (!opts || !opts->settings || !opts->name || !sc_msg_name_valid(opts->name) || !ret_agent)
         return -EINVAL;
     s = opts->settings;
-    if ((rc = sc_agent_members_parse(s->members, &members, &n, err, errlen)) != 0)
+    if ((rc = sc_members_parse(s->members, &members, &n, err, errlen)) != 0)
         return rc;
     if (!(self = calloc(1, sizeof(*self)))) {
         free(members);
@@ -1153,6 +1167,7 @@ int sc_agent_new(const sc_agent_opts_t *opts, sc_agent_t **ret_agent, char *err,
     self->n_conns = n;
     for (size_t i = 0; i < n; i++)
         self->conns[i].m = members[i];
+    sc_members_digest(members, n, self->members_hash);
     free(members);
     members = NULL;
     if ((rc = sc_agent_state_open(s->state_dir, &self->state, &interrupted, err, errlen)) != 0)

@@ -1,5 +1,5 @@
 /* sc_agent_config: the agent's settings — one typed table (common/sc_config.h) that is both
- * the command line and the config file, plus the parsed member list.
+ * the command line and the config file (the member list: proto/sc_members.h).
  *
  *   schedcoord-agent --imds-url URL --members NAME=HOST:PORT,... --state-dir DIR
  *       --prepare-hook PATH --recover-hook PATH [--name NAME] [--hook-timeout S]
@@ -13,10 +13,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "sc_members.h"
 #include "sc_msg.h"
-
-#define SC_AGENT_MAX_MEMBERS 4096 /* entries of --members: as the coordinator */
-#define SC_AGENT_ENDPOINT_MAX 300 /* bytes of "tcp://HOST:PORT" */
 
 typedef struct sc_agent_settings {
     char *imds_url;            /* IMDS base URL, "/metadata/..." is appended */
@@ -39,11 +37,6 @@ typedef struct sc_agent_settings {
     double imds_timeout;       /* seconds of one IMDS request */
 } sc_agent_settings_t;
 
-typedef struct sc_agent_member {
-    char name[SC_NAME_MAX + 1];               /* member name */
-    char endpoint[SC_AGENT_ENDPOINT_MAX + 1]; /* "tcp://HOST:PORT" of its coordinator */
-} sc_agent_member_t;
-
 /* Parses argv (and --config FILE) into *s (zeroed by the caller; sc_agent_settings_free it
  * on every return). 0, 1 when --help was printed to out, SC_E_CONFIG with a message naming
  * the key and the expected form in err (also for cross-key rules: --insecure with --key,
@@ -52,10 +45,5 @@ int sc_agent_settings_parse(sc_agent_settings_t *s, int argc, char **argv, FILE 
                             size_t errlen);
 /* Frees the strings of *s. */
 void sc_agent_settings_free(sc_agent_settings_t *s);
-/* Parses "NAME=HOST:PORT,..." (HOST a name or IPv4 address, PORT 1..65535, names
- * sc_msg_name_valid and unique, 1..SC_AGENT_MAX_MEMBERS entries). *ret_members (n entries,
- * the caller's: free) and *ret_n on success; SC_E_CONFIG with the reason in err. */
-int sc_agent_members_parse(const char *text, sc_agent_member_t **ret_members, size_t *ret_n,
-                           char *err, size_t errlen);
 
 #endif

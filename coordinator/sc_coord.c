@@ -11,6 +11,7 @@
 #include "sc_imds.h"
 #include "sc_net.h"
 #include "sc_log.h"
+#include "sc_members.h"
 #include "sc_msg.h"
 #include "sc_plan.h"
 #include "sc_registry.h"
@@ -28,7 +29,6 @@
 #include <zmq.h>
 
 #define S_RID_MAX 256           /* bytes of a ZMQ routing id */
-#define S_ENDPOINT_MAX 300      /* bytes of tcp://HOST:PORT */
 #define S_MAX_ALERTS_SEEN 10000 /* alert keys remembered for de-duplication */
 #define S_PLAN_EVERY_MS 200     /* the planner runs at least this often */
 #define S_DOC_REQUEST_MS 2000   /* doc_request at most this often per member */
@@ -36,21 +36,21 @@
 #define S_KEEP_ENDED_MS 120000  /* ended events stay in status this long */
 
 typedef struct s_member {
-    char name[SC_NAME_MAX + 1];           /* member name */
-    char endpoint[S_ENDPOINT_MAX];        /* tcp://HOST:PORT of its coordinator */
-    int fault_domain;                     /* from its hello, -1 unknown */
-    int update_domain;                    /* from its hello, -1 unknown */
-    bool alive;                           /* messages arriving */
-    bool blind;                           /* alive, but its IMDS has been silent too long */
-    bool gone;                            /* left after Preempt/Terminate */
-    bool is_self;                         /* our own member */
-    int64_t last_msg_ms;                  /* monotonic ms of its last message */
-    unsigned char rid[S_RID_MAX];         /* ROUTER routing id of its agent's connection */
-    size_t rid_len;                       /* 0: not connected yet */
-    char boot_id[SC_MSG_BOOT_ID_MAX + 1]; /* its agent's boot id */
-    bool have_doc;                        /* a document arrived since we started */
-    int64_t doc_req_ms;                   /* last doc_request sent */
-    sc_member_state_t state;              /* from the last plan */
+    char name[SC_NAME_MAX + 1];                /* member name */
+    char endpoint[SC_MEMBER_ENDPOINT_MAX + 1]; /* tcp://HOST:PORT of its coordinator */
+    int fault_domain;                          /* from its hello, -1 unknown */
+    int update_domain;                         /* from its hello, -1 unknown */
+    bool alive;                                /* messages arriving */
+    bool blind;                                /* alive, but its IMDS has been silent too long */
+    bool gone;                                 /* left after Preempt/Terminate */
+    bool is_self;                              /* our own member */
+    int64_t last_msg_ms;                       /* monotonic ms of its last message */
+    unsigned char rid[S_RID_MAX];              /* ROUTER routing id of its agent's connection */
+    size_t rid_len;                            /* 0: not connected yet */
+    char boot_id[SC_MSG_BOOT_ID_MAX + 1];      /* its agent's boot id */
+    bool have_doc;                             /* a document arrived since we started */
+    int64_t doc_req_ms;                        /* last doc_request sent */
+    sc_member_state_t state;                   /* from the last plan */
 } s_member_t;
 
 typedef struct s_evstate {
@@ -68,15 +68,16 @@ typedef struct s_evstate {
 } s_evstate_t;
 
 struct sc_coord {
-    sc_coord_opts_t o;       /* options (strings borrowed from the caller... copied below) */
-    char *name;              /* our member name */
-    char *state_dir;         /* state directory */
-    char ctl_path[4096];     /* control socket path */
-    sc_coord_role_t role;    /* leader / follower */
-    int64_t term;            /* our term */
-    uint64_t seq;            /* our message sequence */
-    s_member_t *members;     /* --members, in order */
-    size_t n_members;        /* entries */
+    sc_coord_opts_t o;    /* options (strings borrowed from the caller... copied below) */
+    char *name;           /* our member name */
+    char *state_dir;      /* state directory */
+    char ctl_path[4096];  /* control socket path */
+    sc_coord_role_t role; /* leader / follower */
+    char members_hash[SC_MEMBERS_DIGEST_LEN + 1]; /* sc_members_digest of --members */
+    int64_t term;                                 /* our term */
+    uint64_t seq;                                 /* our message sequence */
+    s_member_t *members;                          /* --members, in order */
+    size_t n_members;                             /* entries */
     size_t *by_name;         /* member indexes sorted by name (case-insensitive) */
     size_t self;             /* our index */
     void *zctx;              /* ZMQ context */
@@ -166,59 +167,26 @@ static size_t s_member_find(const sc_coord_t *c, const char *n)
 /* Parses "NAME=HOST:PORT,..." into c->members. */
 static int s_parse_members(sc_coord_t *c, const char *spec, char *err, size_t errlen)
 {
-    char *dup, *save = NULL;
-    size_t cap = 0;
+    sc_member_spec_t *list = NULL;
+    size_t n = 0;
+    int rc;
 
-    if (!spec || !*spec) {
-        snprintf(err, errlen, "--members: empty (expected NAME=HOST:PORT,...)");
-        return SC_E_CONFIG;
-    }
-    if (!(dup = strdup(spec)))
+    if ((rc = sc_members_parse(spec, &list, &n, err, errlen)) != 0)
+        return rc;
+    if (!(c->members = calloc(n, sizeof(*c->members)))) {
+        free(list);
         return -ENOMEM;
-    for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '='), *colon;
-        s_member_t *m;
-        while (*tok == ' ')
-            tok++;
-        if (!eq || !(colon = strrchr(eq, ':')) || colon == eq + 1 || !colon[1] ||
-            strspn(colon + 1, "0123456789") != strlen(colon + 1) || atoi(colon + 1) < 1 ||
-            atoi(colon + 1) > 65535) {
-            snprintf(err, errlen, "--members: \"%.100s\" is not NAME=HOST:PORT", tok);
-            free(dup);
-            return SC_E_CONFIG;
-        }
-        *eq = '\0';
-        if (!sc_msg_name_valid(tok) || strlen(eq + 1) > 200) {
-            snprintf(err, errlen, "--members: \"%.100s\" is not a valid member name", tok);
-            free(dup);
-            return SC_E_CONFIG;
-        }
-        if (c->n_members >= SC_COORD_MAX_MEMBERS) {
-            snprintf(err, errlen, "--members: more than %d members", SC_COORD_MAX_MEMBERS);
-            free(dup);
-            return SC_E_CONFIG;
-        }
-        if (c->n_members == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            s_member_t *nm = realloc(c->members, ncap * sizeof(*nm));
-            if (!nm) {
-                free(dup);
-                return -ENOMEM;
-            }
-            c->members = nm;
-            cap = ncap;
-        }
-        m = &c->members[c->n_members++];
-        memset(m, 0, sizeof(*m));
-        snprintf(m->name, sizeof(m->name), "%s", tok);
-        snprintf(m->endpoint, sizeof(m->endpoint), "tcp://%s", eq + 1);
+    }
+    for (size_t i = 0; i < n; i++) {
+        s_member_t *m = &c->members[i];
+
+        snprintf(m->name, sizeof(m->name), "%s", list[i].name);
+        snprintf(m->endpoint, sizeof(m->endpoint), "%s", list[i].endpoint);
         m->fault_domain = m->update_domain = -1;
     }
-    free(dup);
-    if (!c->n_members) {
-        snprintf(err, errlen, "--members: no member listed");
-        return SC_E_CONFIG;
-    }
+    c->n_members = n;
+    sc_members_digest(list, n, c->members_hash);
+    free(list);
     if (!(c->by_name = malloc(c->n_members * sizeof(size_t))))
         return -ENOMEM;
     for (size_t i = 0; i < c->n_members; i++)
@@ -449,6 +417,7 @@ static sc_msg_t *s_simple_msg(sc_coord_t *c, sc_msg_type_t type)
     if (type == SC_MSG_LEADER) {
         snprintf(msg->leader.leader, sizeof(msg->leader.leader), "%s", c->name);
         msg->leader.lease_ms = c->o.leader_ms * 3;
+        snprintf(msg->leader.members_hash, sizeof(msg->leader.members_hash), "%s", c->members_hash);
     }
     return msg;
 }

@@ -3,7 +3,8 @@
 # built, only the first member of --members leads: vm_1's coordinator is a follower. It keeps
 # the agents' reports (status shows the members and events) but never orders, approves or
 # sends leader messages, so a rollout still has one approval POST per event, fault domains
-# one at a time — with two leaders both would drain and approve on their own.
+# one at a time — with two leaders both would drain and approve on their own. An agent given
+# the members in another order (another first member) warns, from the leader's members_hash.
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 
 sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
@@ -38,5 +39,24 @@ check 3 --events 3 --all-approved
 n=$(fctl history --json | jq '[.[] | select(.kind | test("ordered|approval"))] | length')
 [ "$n" -eq 0 ] || fail "the follower's decision log has $n orders or approvals"
 ok "rollout with two coordinators: one POST per event, FDs serialised; the follower decided nothing"
+
+# Configuration drift: vm_5's agent restarted with the same members in another order (so it
+# would take another member for the first). The leader's members_hash tells it.
+kill "${AGENT_PIDS[5]}"
+wait "${AGENT_PIDS[5]}" 2>/dev/null || true
+REV=$(echo "$MEMBERS" | tr ',' '\n' | tac | paste -sd, -)
+"$SC_BIN/schedcoord-agent" --name vm_5 --imds-url "$B/vm_5" --members "$REV" \
+    --state-dir "$TMP/agent_5" --prepare-hook "$TMP/agent_5/hook" --recover-hook "$TMP/agent_5/hook" \
+    --insecure --poll-interval 0.5 --standalone-after 600 --hook-timeout 30 --log-level warn \
+    >>"$TMP/agent_5.out" 2>>"$TMP/agent_5.err" &
+AGENT_PIDS[5]=$!
+wait_for 10 grep -q "msg=\"the leader's --members differs from ours" "$TMP/agent_5.err" ||
+    fail "vm_5's agent did not notice its reordered --members: $(tail -5 "$TMP/agent_5.err")"
+sleep 2 # two more leader messages
+[ "$(grep -c "differs from ours" "$TMP/agent_5.err")" -eq 1 ] || fail "the drift warning repeats"
+for i in 0 1 2 3 4; do
+    ! grep -q "differs from ours" "$TMP/agent_$i.err" || fail "vm_$i warns of a drift it does not have"
+done
+ok "an agent whose --members is in another order says so, once"
 sc_stop coordinator "$F_PID"
 coord_stop

@@ -163,23 +163,56 @@ SC_TEST(settings_errors_name_the_key)
 
 SC_TEST(members)
 {
-    sc_agent_member_t *m = NULL;
+    sc_member_spec_t *m = NULL;
     size_t n = 0;
     char err[256] = "";
 
-    SC_REQUIRE(sc_agent_members_parse("vm_0=127.0.0.1:5000,vm_1=localhost:5001", &m, &n, err,
-                                      sizeof(err)) == 0);
+    SC_REQUIRE(
+        sc_members_parse("vm_0=127.0.0.1:5000,vm_1=localhost:5001", &m, &n, err, sizeof(err)) == 0);
     SC_CHECK_INT(n, 2);
     SC_CHECK_STR(m[1].name, "vm_1");
     SC_CHECK_STR(m[1].endpoint, "tcp://localhost:5001");
     free(m);
-    SC_CHECK_INT(sc_agent_members_parse("a=h:1,a=h:2", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK_INT(sc_members_parse("a=h:1,a=h:2", &m, &n, err, sizeof(err)), SC_E_CONFIG);
     SC_CHECK(strstr(err, "twice") != NULL);
-    SC_CHECK_INT(sc_agent_members_parse("a=h:1,", &m, &n, err, sizeof(err)), SC_E_CONFIG);
-    SC_CHECK_INT(sc_agent_members_parse("a h:1", &m, &n, err, sizeof(err)), SC_E_CONFIG);
-    SC_CHECK_INT(sc_agent_members_parse("a=h/x:1", &m, &n, err, sizeof(err)), SC_E_CONFIG);
-    SC_CHECK_INT(sc_agent_members_parse("a=h:0", &m, &n, err, sizeof(err)), SC_E_CONFIG);
-    SC_CHECK_INT(sc_agent_members_parse("", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK_INT(sc_members_parse("a=h:1,", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK_INT(sc_members_parse("a h:1", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK_INT(sc_members_parse("a=h/x:1", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK_INT(sc_members_parse("a=h:0", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK_INT(sc_members_parse("", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK_INT(sc_members_parse("a=h:1, b=h:2", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK(strstr(err, "entry 2") != NULL);
+}
+
+/* The digest of the list (the leader message's members_hash): equal for equal lists, and
+ * different when a name, an endpoint or the order differs (the first member leads). */
+SC_TEST(members_digest)
+{
+    static const char *const lists[] = {
+        "vm_0=10.0.0.4:7700,vm_1=10.0.0.5:7700,vm_2=10.0.0.6:7700",
+        "vm_1=10.0.0.5:7700,vm_0=10.0.0.4:7700,vm_2=10.0.0.6:7700", /* order */
+        "vm_0=10.0.0.4:7700,vm_1=10.0.0.5:7701,vm_2=10.0.0.6:7700", /* a port */
+        "vm_0=10.0.0.4:7700,vm_1=10.0.0.5:7700",                    /* one fewer */
+        "vm_0=10.0.0.4:7700,vm_3=10.0.0.5:7700,vm_2=10.0.0.6:7700", /* a name */
+    };
+    char d[5][SC_MEMBERS_DIGEST_LEN + 1], again[SC_MEMBERS_DIGEST_LEN + 1], err[256];
+
+    for (size_t i = 0; i < 5; i++) {
+        sc_member_spec_t *m = NULL;
+        size_t n = 0;
+
+        SC_REQUIRE(sc_members_parse(lists[i], &m, &n, err, sizeof(err)) == 0);
+        sc_members_digest(m, n, d[i]);
+        SC_CHECK_INT(strlen(d[i]), SC_MEMBERS_DIGEST_LEN);
+        SC_CHECK(strspn(d[i], "0123456789abcdef") == SC_MEMBERS_DIGEST_LEN);
+        if (i == 0) {
+            sc_members_digest(m, n, again);
+            SC_CHECK_STR(again, d[0]);
+        }
+        free(m);
+    }
+    for (size_t i = 1; i < 5; i++)
+        SC_CHECK(strcmp(d[0], d[i]) != 0);
 }
 
 SC_TEST(state_survives_reopen)
@@ -388,6 +421,7 @@ int main(void)
     sc_log_init("test_agent_core", SC_LOG_ERR);
     SC_RUN(settings_errors_name_the_key);
     SC_RUN(members);
+    SC_RUN(members_digest);
     SC_RUN(state_survives_reopen);
     SC_RUN(orders);
     return sc_test_done();

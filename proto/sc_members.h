@@ -1,0 +1,31 @@
+/* sc_members: the member list every daemon is given (--members NAME=HOST:PORT,...), parsed
+ * once for both, and its digest (the leader message's members_hash), so that a VM configured
+ * with another list — or the same list in another order — is noticed. */
+#ifndef SC_MEMBERS_H
+#define SC_MEMBERS_H
+
+#include <stddef.h>
+
+#include "sc_msg.h"
+
+#define SC_MEMBERS_MAX 4096        /* entries of --members */
+#define SC_MEMBER_ENDPOINT_MAX 300 /* bytes of "tcp://HOST:PORT" */
+#define SC_MEMBERS_DIGEST_LEN 16   /* hex characters of sc_members_digest */
+
+typedef struct sc_member_spec {
+    char name[SC_NAME_MAX + 1];                /* member name */
+    char endpoint[SC_MEMBER_ENDPOINT_MAX + 1]; /* "tcp://HOST:PORT" of its coordinator */
+} sc_member_spec_t;
+
+/* Parses "NAME=HOST:PORT,..." (HOST a name or IPv4 address, PORT 1..65535, names
+ * sc_msg_name_valid and unique, 1..SC_MEMBERS_MAX entries, no spaces). *ret_members (n
+ * entries, the caller's: free) and *ret_n on success; SC_E_CONFIG with the reason in err
+ * naming the entry. */
+int sc_members_parse(const char *text, sc_member_spec_t **ret_members, size_t *ret_n, char *err,
+                     size_t errlen);
+/* A digest of the list, in its order (the order matters: the first member leads): 64-bit
+ * FNV-1a over "name endpoint\n" lines, as SC_MEMBERS_DIGEST_LEN lower-case hex characters. */
+void sc_members_digest(const sc_member_spec_t *members, size_t n,
+                       char out[SC_MEMBERS_DIGEST_LEN + 1]);
+
+#endif
