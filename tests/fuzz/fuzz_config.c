@@ -1,9 +1,14 @@
 /* Fuzzes sc_config: the input is config-file text (sc_config_parse_text), or, when it starts
  * with the byte 0x01, a command line whose arguments are separated by NUL bytes
- * (sc_config_parse_args, --config dropped so that no file is opened). Settings are freed
- * after each input, so a leak of a parsed string shows up. */
+ * (sc_config_parse_args, --config dropped so that no file is opened), or, after the byte 0x02,
+ * a --members value (sc_members_parse: an accepted list has valid unique names, tcp://
+ * endpoints and a 16-hex-digit digest; a refused one has a reason). Settings are freed after
+ * each input, so a leak of a parsed string shows up. */
 #include "sc_config.h"
+#include "sc_error.h"
+#include "sc_members.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -66,10 +71,51 @@ static void s_argv(const uint8_t *data, size_t size)
     free(copy);
 }
 
+static void s_members(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1), err[512] = "", digest[SC_MEMBERS_DIGEST_LEN + 1];
+    sc_member_spec_t *m = NULL;
+    size_t n = 0;
+    int rc;
+
+    if (!text)
+        return;
+    memcpy(text, data, size);
+    text[size] = '\0';
+    rc = sc_members_parse(text, &m, &n, err, sizeof(err));
+    if (rc != 0) {
+        if (rc != SC_E_CONFIG && rc != -ENOMEM)
+            abort();
+        if (rc == SC_E_CONFIG && !err[0])
+            abort(); /* a refusal without a reason */
+    } else {
+        if (n < 1 || n > SC_MEMBERS_MAX)
+            abort();
+        for (size_t i = 0; i < n; i++) {
+            if (!sc_msg_name_valid(m[i].name) || strncmp(m[i].endpoint, "tcp://", 6) != 0)
+                abort();
+            for (size_t j = 0; j < i; j++)
+                if (!strcmp(m[i].name, m[j].name))
+                    abort();
+        }
+        sc_members_digest(m, n, digest);
+        if (strlen(digest) != SC_MEMBERS_DIGEST_LEN ||
+            strspn(digest, "0123456789abcdef") != SC_MEMBERS_DIGEST_LEN)
+            abort();
+    }
+    free(m);
+    free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_settings_t s;
     char err[512];
+
+    if (size > 0 && data[0] == 0x02) {
+        s_members(data + 1, size - 1);
+        return 0;
+    }
 
     if (size > 0 && data[0] == 0x01) {
         s_argv(data, size);
