@@ -74,21 +74,24 @@ sc_db_t *sc_store_db(sc_store_t *store)
     return store ? store->db : NULL;
 }
 
+/* An integer of the meta table, 0 when the key is not there. */
+static int s_meta_int(sc_store_t *store, const char *key, int64_t *ret)
+{
+    int64_t v = 0;
+    int rc = sc_db_query_int64(store->db, &v,
+                               "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", "s", key);
+
+    if (rc < 0 && rc != SC_E_NOT_FOUND)
+        return rc;
+    *ret = rc == SC_E_NOT_FOUND ? 0 : v;
+    return 0;
+}
+
 int sc_store_term(sc_store_t *store, int64_t *ret_term)
 {
-    int64_t t = 0;
-    int rc;
-
     if (!store || !ret_term)
         return -EINVAL;
-    rc = sc_db_query_int64(store->db, &t,
-                           "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'term'", NULL);
-    if (rc == SC_E_NOT_FOUND)
-        t = 0;
-    else if (rc < 0)
-        return rc;
-    *ret_term = t;
-    return 0;
+    return s_meta_int(store, "term", ret_term);
 }
 
 int sc_store_paused(sc_store_t *store, bool *ret_paused)
@@ -98,11 +101,9 @@ int sc_store_paused(sc_store_t *store, bool *ret_paused)
 
     if (!store || !ret_paused)
         return -EINVAL;
-    rc = sc_db_query_int64(store->db, &v,
-                           "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'paused'", NULL);
-    if (rc < 0 && rc != SC_E_NOT_FOUND)
+    if ((rc = s_meta_int(store, "paused", &v)) < 0)
         return rc;
-    *ret_paused = rc == 0 && v != 0;
+    *ret_paused = v != 0;
     return 0;
 }
 
