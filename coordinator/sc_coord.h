@@ -30,7 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SC_COORD_MAX_MEMBERS 4096 /* entries of --members */
+#include "sc_members.h"
+
+#define SC_COORD_MAX_MEMBERS SC_MEMBERS_MAX /* entries of --members (proto/sc_members.h) */
 
 typedef struct sc_coord sc_coord_t;
 
