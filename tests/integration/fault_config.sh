@@ -7,12 +7,14 @@
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/lib/common.sh"
 N=0
 
-# expect RC PATTERN PROGRAM ARGS...: runs it (it must end by itself within 5 s), checks the
-# exit status and that stderr (+stdout) matches the extended regex PATTERN.
+# expect RC PATTERN PROGRAM ARGS...: runs it (it must end by itself: a program that started
+# despite a bad config would run for ever; 30 s, because CI once saw a sanitized build take
+# over 5 s to exit on a loaded machine after printing its refusal), checks the exit status
+# and that stderr (+stdout) matches the extended regex PATTERN.
 expect() {
     local want=$1 pat=$2 rc=0
     shift 2
-    timeout 5 "$@" >"$TMP/out" 2>"$TMP/err" </dev/null || rc=$?
+    timeout 30 "$@" >"$TMP/out" 2>"$TMP/err" </dev/null || rc=$?
     [ "$rc" -ne 124 ] || fail "$* did not stop by itself (started despite bad config?)"
     [ "$rc" -eq "$want" ] || fail "$*: exit $rc, expected $want: $(head -3 "$TMP/err")"
     grep -Eq -- "$pat" "$TMP/err" "$TMP/out" || fail "$*: message does not match /$pat/: $(head -3 "$TMP/err")"
