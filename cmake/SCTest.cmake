@@ -27,8 +27,9 @@ function(sc_add_c_test)
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} sc_common sc_flags)
   add_test(NAME ${T_NAME} COMMAND ${T_NAME})
   set(tmp ${CMAKE_BINARY_DIR}/tmp/${T_NAME})
+  # exit 77: the script found the machine lacks what it needs (root, network namespaces)
   set_tests_properties(${T_NAME} PROPERTIES LABELS ${T_LABEL} TIMEOUT ${T_TIMEOUT}
-    ENVIRONMENT "${SC_TEST_ENV};SC_TMP=${tmp}")
+    SKIP_RETURN_CODE 77 ENVIRONMENT "${SC_TEST_ENV};SC_TMP=${tmp}")
 endfunction()
 
 function(sc_add_sh_test)
@@ -41,8 +42,9 @@ function(sc_add_sh_test)
   endif()
   add_test(NAME ${T_NAME} COMMAND bash ${T_SCRIPT})
   set(tmp ${CMAKE_BINARY_DIR}/tmp/${T_NAME})
+  # exit 77: the script found the machine lacks what it needs (root, network namespaces)
   set_tests_properties(${T_NAME} PROPERTIES LABELS ${T_LABEL} TIMEOUT ${T_TIMEOUT}
-    ENVIRONMENT "${SC_TEST_ENV};SC_TMP=${tmp}")
+    SKIP_RETURN_CODE 77 ENVIRONMENT "${SC_TEST_ENV};SC_TMP=${tmp}")
 endfunction()
 
 # A libFuzzer target: LLVMFuzzerTestOneInput in SOURCE, seed corpus in

@@ -14,6 +14,7 @@ F="$TMP/coord1"
 "$SC_BIN/schedcoord-coordinator" --name vm_1 --imds-url "$B/vm_1" --members "$MEMBERS" \
     --state-dir "$F" --insecure --deadline-margin-s 1 >"$TMP/coord1.out" 2>"$TMP/coord1.err" &
 F_PID=$!
+PIDS+=("$F_PID") # killed on exit, even when the test fails
 fctl() { "$SC_BIN/schedcoordctl" --state-dir "$F" "$@"; }
 wait_for 10 fctl status --json || fail "second coordinator did not start: $(cat "$TMP/coord1.err")"
 wait_for 20 all_members_seen 6 || fail "members not all seen"
