@@ -27,11 +27,7 @@ wait_for 20 all_members_seen 6 || fail "members not all seen: $(ctl status --jso
 ! grep -q INSECURE "$TMP/coord.err" || fail "the coordinator runs without CURVE"
 ok "6 agents with CURVE keys seen by the coordinator"
 
-curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":900,"DurationInSeconds":30}' \
-    "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
-wait_for 60 completed_ge 3 || fail "rollout not complete: $(ctl status)"
-wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
-check 3 --events 3 --all-approved
+rollout_checked 3 60
 ok "rollout over CURVE: one POST per event, approvals after prepares, FDs serialised, all recovered"
 
 kill -0 "$STRANGER" || fail "vm_6's agent died: $(tail -3 "$TMP/agent_6.err")"

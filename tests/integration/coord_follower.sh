@@ -27,11 +27,7 @@ grep -q "follows and approves nothing: run schedcoordctl pause on vm_0" "$TMP/fp
     fail "pause on the follower: $(cat "$TMP/fpause.err")"
 ok "the first member leads, the other coordinator follows (and refuses pause: vm_0 leads)"
 
-curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":900,"DurationInSeconds":30}' \
-    "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
-wait_for 90 completed_ge 3 || fail "rollout not complete: $(ctl status)"
-wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
-check 3 --events 3 --all-approved
+rollout_checked 3 90
 # the follower kept the reports, and decided nothing
 [ "$(fctl status --json | jq '[.members[] | select(.alive)] | length')" -eq 6 ] ||
     fail "the follower does not see the members: $(fctl status --json | jq -c .members)"

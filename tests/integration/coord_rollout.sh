@@ -14,11 +14,7 @@ eq_leader=$(ctl status --json | jq -r '.leader + " " + (.term|tostring)')
 [ "$eq_leader" = "vm_0 1" ] || fail "leader/term: $eq_leader"
 
 # 900 simulated s of notice = 9 s; 30 s of impact = 0.3 s; completed 1 s after start.
-curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":900,"DurationInSeconds":30}' \
-    "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
-wait_for 90 completed_ge 3 || fail "rollout not complete: $(ctl status)"
-wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
-check 3 --events 3 --all-approved
+rollout_checked 3 90
 ctl status >"$TMP/status.txt"; grep -q "^vm_3 " "$TMP/status.txt" || fail "status text table"
 ctl history >"$TMP/history.txt"; grep -q "approval_answer" "$TMP/history.txt" || fail "history has no approval answer"
 ok "rollout: one POST per event, approvals after prepares, FDs serialised, all recovered"

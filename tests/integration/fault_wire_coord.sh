@@ -67,11 +67,7 @@ jq -e '.events[] | select(.EventId == "x" or .EventId == "some-event" or .EventI
 ok "term, members and events intact; nothing from a refused message applied"
 
 # and it still works: the event (and a rollout over the 3 fault domains) completes safely
-curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":900,"DurationInSeconds":30}' \
-    "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
-wait_for 60 completed_ge 4 || fail "rollout not complete: $(ctl status)"
-wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
-check 3 --events 4 --all-approved
+rollout_checked 4 60
 ok "afterwards the pending event and a 3-FD rollout complete safely (check.py)"
 coord_stop
 n=$(sc_check_logfmt "$TMP"/*.err)
