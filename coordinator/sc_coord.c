@@ -993,7 +993,8 @@ static int s_plan_round(sc_coord_t *c)
                                    .update_domain = m->update_domain,
                                    .alive = m->alive,
                                    .gone = m->gone,
-                                   .is_self = m->is_self};
+                                   .is_self = m->is_self,
+                                   .blind = m->blind};
     }
     for (size_t i = 0; i < nreg; i++) {
         const sc_reg_event_t *re = sc_registry_event_at(c->reg, i);

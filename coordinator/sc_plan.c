@@ -664,24 +664,40 @@ static size_t s_approver(const s_plan_t *pl, size_t i)
     const sc_plan_input_t *in = pl->in;
     const sc_plan_event_t *e = &in->events[i];
     size_t best = in->n_members;
+    bool self_sees = false;
 
+    /* Ourselves first, through our own IMDS, unless that IMDS is failing (blind): then a
+     * member whose IMDS answers, in Resources first, and ourselves only if there is none. */
     for (size_t j = 0; j < e->n_seen_by; j++) {
         size_t m = e->seen_by[j];
 
-        if (in->members[m].is_self)
-            return SC_PLAN_NONE;
+        if (in->members[m].is_self) {
+            if (!in->members[m].blind)
+                return SC_PLAN_NONE;
+            self_sees = true;
+        }
     }
     for (size_t j = 0; j < e->n_vms; j++) {
-        size_t m = e->vms[j].member;
+        const sc_plan_member_t *pm = &in->members[e->vms[j].member];
 
-        if (in->members[m].alive && !in->members[m].gone && !e->vms[j].dropped && s_seen_by(e, m))
-            return m;
+        if (pm->alive && !pm->gone && !pm->blind && !pm->is_self && !e->vms[j].dropped &&
+            s_seen_by(e, e->vms[j].member))
+            return e->vms[j].member;
     }
     for (size_t j = 0; j < e->n_seen_by && best == in->n_members; j++) {
-        size_t m = e->seen_by[j];
+        const sc_plan_member_t *pm = &in->members[e->seen_by[j]];
 
-        if (in->members[m].alive && !in->members[m].gone)
-            best = m;
+        if (pm->alive && !pm->gone && !pm->blind && !pm->is_self)
+            best = e->seen_by[j];
+    }
+    if (best == in->n_members && self_sees)
+        return SC_PLAN_NONE;
+    /* nobody whose IMDS answers: a blind member may still try */
+    for (size_t j = 0; j < e->n_seen_by && best == in->n_members; j++) {
+        const sc_plan_member_t *pm = &in->members[e->seen_by[j]];
+
+        if (pm->alive && !pm->gone)
+            best = e->seen_by[j];
     }
     return best;
 }

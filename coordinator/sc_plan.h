@@ -99,6 +99,8 @@ typedef struct sc_plan_member {
     bool alive;        /* heartbeats arriving */
     bool gone;         /* left after Preempt/Terminate: ignored everywhere */
     bool is_self;      /* the leader's own member (approves through its own IMDS) */
+    bool blind;        /* alive, but its IMDS has been failing (--imds-stale): its POSTs would
+                        * fail, so it approves only when no other member can */
 } sc_plan_member_t;
 
 /* One VM in an event's Resources that is a member, or one Azure dropped from Resources (the

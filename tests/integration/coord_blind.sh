@@ -5,7 +5,8 @@
 # must not keep it alive for ever: without that rule FD 1's Reboot never ends for the
 # coordinator and vm_1 is never recovered. With --imds-stale 2 the coordinator stops counting
 # vm_2 as a witness (status: alive, imds_stale; `ctl status`: blind), ends the event once the
-# others' IMDS dropped it, recovers vm_1, and counts vm_2 again when its IMDS answers.
+# others' IMDS dropped it, recovers vm_1, and counts vm_2 again when its IMDS answers. When
+# the leader's own IMDS is the silent one, it approves through a member whose IMDS answers.
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 
 sim_start --vms 3 --fault-domains 3 --time-scale 100 --complete-after 100 --rate-limit 0
@@ -38,4 +39,26 @@ wait_for 10 grep -q "IMDS answers again.*member=vm_2" "$TMP/coord.err" || fail "
 [ "$(ctl status --json | jq '.members[] | select(.name == "vm_2") | .imds_stale')" = false ] ||
     fail "vm_2 still blind in status"
 ok "vm_2 is a witness again once its IMDS answers"
+
+# Our own IMDS goes silent (vm_0: the leader's) after it showed the next event: the leader
+# cannot POST through it, so a member whose IMDS answers approves (approve_via), instead of
+# our POSTs failing until Azure starts the event at NotBefore. vm_2's prepare takes 5 s, so
+# vm_0 is blind before the approval is due.
+write_hook 2 5
+C=$(new_event '{"EventType":"Reboot","Resources":["vm_2"],"NoticeSeconds":3000,"DurationInSeconds":30}')
+inc=$(curl -sS "$B/control/state" | jq '.vms[] | select(.name == "vm_0") | .incarnation')
+wait_for 10 sh -c "[ \$(jq -c 'select(.kind == \"get\" and .vm == \"vm_0\" and .status == 200 and .incarnation >= $inc)' '$TL' | wc -l) -ge 1 ]" ||
+    fail "vm_0 never read the event"
+curl -sS -f -d '{"vm":"vm_0","answer":500,"count":1000000}' "$B/control/faults" >/dev/null || fail "fault"
+wait_for 10 grep -q "IMDS silent.*member=vm_0" "$TMP/coord.err" || fail "vm_0 never declared blind"
+wait_for 20 ev_over "$C" || fail "not approved in time (NotBefore is 30 s away): $(ctl events)"
+[ "$(curl -sS "$B/control/events/$C" | jq -r .started_how)" = approved ] ||
+    fail "the event was not started by an approval: $(curl -sS "$B/control/events/$C" | jq -c '{started_how, approvals}')"
+by=$(jq -r "select(.kind == \"post\" and .status == 200 and (.events | index(\"$C\"))) | .vm" "$TL" | tr '\n' ' ')
+[ "$by" = "vm_2 " ] || fail "approved by: '$by' (expected one POST by vm_2)"
+grep -q "approval delegated.*via=vm_2.*first=$C" "$TMP/coord.err" || fail "no delegation logged"
+wait_for 20 grep -q "^end recover vm_2 $C " "$HOOKLOG" || fail "vm_2 never recovered"
+check 3 --events 2 --all-approved
+ok "our own IMDS silent: approved through vm_2, once, long before NotBefore"
+curl -sS -f -d '{"vm":"vm_0","answer":500,"count":0}' "$B/control/faults" >/dev/null || fail "clear fault"
 coord_stop

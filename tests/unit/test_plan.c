@@ -36,7 +36,8 @@ typedef struct ev_row {
 
 typedef struct row {
     const char *name;          /* scenario */
-    const char *members;       /* "a0:0! a1:0 b0:1- c0:2x": name:fd, ! self, - dead, x gone */
+    const char *members;       /* "a0:0! a1:0 b0:1- c0:2x d0:3?": name:fd, ! self, - dead,
+                                * x gone, ? blind (its IMDS failing) */
     ev_row_t ev[MAX_E];        /* events (id NULL ends) */
     int max_fd;                /* 0 = default */
     const char *min_healthy;   /* NULL = default */
@@ -93,6 +94,8 @@ static int s_build(const row_t *r, world_t *w)
                 m->alive = false;
             else if (*p == 'x')
                 m->gone = true;
+            else if (*p == '?')
+                m->blind = true;
             else
                 return -1;
         }
@@ -649,6 +652,24 @@ static const row_t rows[] = {
       {.id = "G2", .vms = "b1=prepared", .seen = "b0,b1"},
       {.id = "E3", .vms = "b0=prepared", .seen = "a0,b0"}},
      .expect = "APPROVE E3; APPROVE_VIA b0 G1; APPROVE_VIA b1 G2"},
+    /* our own IMDS is failing (blind): a member whose IMDS answers approves, one in Resources
+     * first; ourselves only when every other witness is blind too */
+    {"approve_via_when_self_blind",
+     "a0:0!? a1:0 b0:1 b1:1",
+     {{.id = "E1", .vms = "b1=prepared"}},
+     .expect = "APPROVE_VIA b1 E1"},
+    {"approve_via_when_self_blind_not_a_blind_vm",
+     "a0:0!? a1:0 b0:1? b1:1",
+     {{.id = "E1", .vms = "b0=prepared"}},
+     .expect = "APPROVE_VIA a1 E1"},
+    {"approve_self_when_every_witness_blind",
+     "a0:0!? b0:1?",
+     {{.id = "E1", .vms = "b0=prepared"}},
+     .expect = "APPROVE E1"},
+    {"blind_member_not_chosen_for_own_only_event_unless_alone",
+     FD2,
+     {{.id = "G1", .vms = "b0=prepared", .seen = "b0"}},
+     .expect = "APPROVE_VIA b0 G1"},
     {"no_live_member_sees_it",
      "a0:0! b0:1-",
      {{.id = "G1", .vms = "a0=prepared", .seen = "b0"}},
@@ -899,7 +920,7 @@ SC_TEST(rollout_simulation)
 SC_TEST(bad_input)
 {
     sc_policy_t pol;
-    sc_plan_member_t m = {"a0", 0, 0, true, false, true};
+    sc_plan_member_t m = {.name = "a0", .alive = true, .is_self = true};
     sc_event_t ev = {.id = "E1", .type = SC_EVENT_REBOOT};
     sc_plan_vm_t vm = {.member = 5, .drain = SC_DRAIN_NONE};
     sc_plan_event_t pe = {.ev = &ev, .vms = &vm, .n_vms = 1};
