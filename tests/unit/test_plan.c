@@ -666,7 +666,7 @@ static const row_t rows[] = {
      "a0:0!? b0:1?",
      {{.id = "E1", .vms = "b0=prepared"}},
      .expect = "APPROVE E1"},
-    {"blind_member_not_chosen_for_own_only_event_unless_alone",
+    {"own_only_event_still_goes_to_its_vm",
      FD2,
      {{.id = "G1", .vms = "b0=prepared", .seen = "b0"}},
      .expect = "APPROVE_VIA b0 G1"},
