@@ -409,9 +409,13 @@ static int s_send_order(sc_coord_t *c, size_t mi, const char *id, sc_msg_phase_t
     return rc;
 }
 
+/* A message without a body to fill, or the leader message — which only a leader sends (a
+ * follower gets NULL, so that no path can claim the lead for it). */
 static sc_msg_t *s_simple_msg(sc_coord_t *c, sc_msg_type_t type)
 {
     sc_msg_t *msg = NULL;
+    if (type == SC_MSG_LEADER && !sc_coord_is_leader(c))
+        return NULL;
     if (sc_msg_new(type, c->name, (uint64_t)c->term, ++c->seq, &msg) < 0)
         return NULL;
     if (type == SC_MSG_LEADER) {
@@ -697,13 +701,12 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
         if (rc < 0)
             goto out;
         told = true;
-        if (sc_coord_is_leader(c))
-            s_send_simple(c, m, SC_MSG_LEADER); /* tell it the term at once */
+        s_send_simple(c, m, SC_MSG_LEADER); /* tell it the term at once */
     }
     switch (msg->type) {
     case SC_MSG_HELLO:
         rc = s_on_hello(c, mi, &msg->hello);
-        if (!told && sc_coord_is_leader(c))
+        if (!told)
             s_send_simple(c, m, SC_MSG_LEADER);
         break;
     case SC_MSG_HEARTBEAT: rc = s_on_heartbeat(c, m, &msg->heartbeat, now); break;

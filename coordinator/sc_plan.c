@@ -659,47 +659,41 @@ static bool s_seen_by(const sc_plan_event_t *e, size_t m)
 
 /* Chooses who POSTs event i: ourselves if our own member sees it, else a live member that
  * does (preferring one in Resources). SC_PLAN_NONE for ourselves, n_members for nobody. */
+/* Whether member m may be asked to POST: alive, not gone, not ourselves (we POST through our
+ * own IMDS, without asking), and — unless blind_ok — with an IMDS that answers. */
+static bool s_can_post(const sc_plan_member_t *m, bool blind_ok)
+{
+    return m->alive && !m->gone && !m->is_self && (blind_ok || !m->blind);
+}
+
 static size_t s_approver(const s_plan_t *pl, size_t i)
 {
     const sc_plan_input_t *in = pl->in;
     const sc_plan_event_t *e = &in->events[i];
-    size_t best = in->n_members;
     bool self_sees = false;
 
     /* Ourselves first, through our own IMDS, unless that IMDS is failing (blind): then a
-     * member whose IMDS answers, in Resources first, and ourselves only if there is none. */
+     * member whose IMDS answers, in Resources first; ourselves only if there is none; and a
+     * blind member as the last resort. */
     for (size_t j = 0; j < e->n_seen_by; j++) {
-        size_t m = e->seen_by[j];
+        const sc_plan_member_t *m = &in->members[e->seen_by[j]];
 
-        if (in->members[m].is_self) {
-            if (!in->members[m].blind)
-                return SC_PLAN_NONE;
-            self_sees = true;
-        }
+        if (m->is_self && !m->blind)
+            return SC_PLAN_NONE;
+        self_sees |= m->is_self;
     }
-    for (size_t j = 0; j < e->n_vms; j++) {
-        const sc_plan_member_t *pm = &in->members[e->vms[j].member];
-
-        if (pm->alive && !pm->gone && !pm->blind && !pm->is_self && !e->vms[j].dropped &&
-            s_seen_by(e, e->vms[j].member))
+    for (size_t j = 0; j < e->n_vms; j++)
+        if (!e->vms[j].dropped && s_seen_by(e, e->vms[j].member) &&
+            s_can_post(&in->members[e->vms[j].member], false))
             return e->vms[j].member;
+    for (int blind_ok = 0; blind_ok < 2; blind_ok++) {
+        if (blind_ok && self_sees)
+            return SC_PLAN_NONE;
+        for (size_t j = 0; j < e->n_seen_by; j++)
+            if (s_can_post(&in->members[e->seen_by[j]], blind_ok))
+                return e->seen_by[j];
     }
-    for (size_t j = 0; j < e->n_seen_by && best == in->n_members; j++) {
-        const sc_plan_member_t *pm = &in->members[e->seen_by[j]];
-
-        if (pm->alive && !pm->gone && !pm->blind && !pm->is_self)
-            best = e->seen_by[j];
-    }
-    if (best == in->n_members && self_sees)
-        return SC_PLAN_NONE;
-    /* nobody whose IMDS answers: a blind member may still try */
-    for (size_t j = 0; j < e->n_seen_by && best == in->n_members; j++) {
-        const sc_plan_member_t *pm = &in->members[e->seen_by[j]];
-
-        if (pm->alive && !pm->gone)
-            best = e->seen_by[j];
-    }
-    return best;
+    return in->n_members;
 }
 
 /* Adds event i to the APPROVE (member SC_PLAN_NONE) or APPROVE_VIA(member) action. */

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bench_lib.h"
+#include "bench_msg.h"
 #include "sc_coord.h"
 #include "sc_ctl.h"
 #include "sc_event.h"
@@ -128,14 +129,8 @@ static void s_progress(agent_t *a, const char *ev, sc_msg_phase_t ph, sc_msg_hoo
 static void s_pump(const char *ev, sc_msg_phase_t phase, char *got, int *n)
 {
     for (int i = 0; i < g_n; i++) {
-        char buf[65536];
-        int len;
-        while ((len = zmq_recv(g_agents[i].sock, buf, sizeof(buf), ZMQ_DONTWAIT)) >= 0) {
-            sc_msg_t *m = NULL;
-            if (len > (int)sizeof(buf) || sc_msg_decode(buf, (size_t)len, &m, NULL, 0) < 0)
-                continue;
-            if (m->term > g_agents[i].term)
-                g_agents[i].term = m->term;
+        sc_msg_t *m;
+        while ((m = bench_recv(g_agents[i].sock, &g_agents[i].term))) {
             if (m->type == SC_MSG_ORDER && m->order.action == phase &&
                 sc_event_id_equal(m->order.event, ev) && !got[i]) {
                 got[i] = 1;

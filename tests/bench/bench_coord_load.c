@@ -31,6 +31,7 @@
 #include <zmq.h>
 
 #include "bench_lib.h"
+#include "bench_msg.h"
 #include "sc_curve.h"
 #include "sc_event.h"
 #include "sc_msg.h"
@@ -105,16 +106,9 @@ static void s_heartbeat(agent_t *a)
 /* Reads everything pending on every socket. */
 static void s_drain(agent_t *ag, int n)
 {
-    char buf[65536];
-
     for (int i = 0; i < n; i++) {
-        int len;
-        while ((len = zmq_recv(ag[i].sock, buf, sizeof(buf), ZMQ_DONTWAIT)) >= 0) {
-            sc_msg_t *m = NULL;
-            if (len > (int)sizeof(buf) || sc_msg_decode(buf, (size_t)len, &m, NULL, 0) < 0)
-                continue;
-            if (m->term > ag[i].term)
-                ag[i].term = m->term;
+        sc_msg_t *m;
+        while ((m = bench_recv(ag[i].sock, &ag[i].term))) {
             if (m->type == SC_MSG_LEADER)
                 ag[i].leader++;
             sc_msg_destroy(&m);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# imds-sim: --on-impact runs CMD <phase> <vm> <EventType> <EventId> in order; the timeline
-# file and GET /control/timeline carry the fixed fields; POST /control/maintenance rolls out
-# one fault domain after another (the next event created only after the previous completed).
+# imds-sim: --on-impact runs CMD <phase> <vm> <EventType> <EventId> in order (for a Terminated
+# VM, its start only); the timeline file and GET /control/timeline carry the fixed fields;
+# POST /control/maintenance rolls out one fault domain after another (the next event created
+# only after the previous completed).
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/imds-sim/testlib.sh"
 
 hook="$TMP/hook.sh"; log="$TMP/hook.log"; tl="$TMP/timeline.jsonl"
@@ -51,6 +52,16 @@ done
 ev0=$(echo "$st" | jq -r '.events[0].EventId')
 grep -q "^extra-arg start vm_0 Reboot $ev0\$" "$log" || fail "hook EventId"
 ok "--on-impact runs CMD start/end <vm> <EventType> <EventId> for every impacted VM, in order"
+
+# --- a Terminated VM is deleted: its start runs, then nothing (no end, no later event)
+tid=$(create '{"EventType":"Terminate","Resources":["vm_5"],"NoticeSeconds":60,"DurationInSeconds":60}')
+wait_for 5 sh -c "[ \"\$(curl -s '$B/control/events/$tid' | jq -r .EventStatus)\" = Completed ]" || fail "Terminate never completed"
+# a later event run to its end: time enough for a (wrong) end of vm_5 to show
+rid2=$(create '{"EventType":"Reboot","Resources":["vm_2"],"NoticeSeconds":60,"DurationInSeconds":60}')
+wait_for 5 sh -c "grep -q '^extra-arg end vm_2 Reboot $rid2\$' '$log'" || fail "vm_2's hook for the later Reboot never ended"
+eq "$(grep " vm_5 Terminate " "$log" | cut -d' ' -f1-4 | tr '\n' '|')" "extra-arg start vm_5 Terminate|" "hook lines for the Terminated vm_5"
+eq "$(grep -c " vm_5 " "$log")" 3 "vm_5: its Reboot start/end and the Terminate start, nothing more"
+ok "--on-impact: a Terminated VM gets its start and nothing after"
 
 # --- the timeline: file = /control/timeline, fixed fields
 sim_stop
