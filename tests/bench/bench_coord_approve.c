@@ -375,9 +375,5 @@ int main(int argc, char **argv)
     free(got);
     free(members);
     free(lat);
-    char cmd[256];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        return 1;
-    return 0;
+    return bench_rmtree(dir) == 0 ? 0 : 1;
 }

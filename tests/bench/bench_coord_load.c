@@ -270,11 +270,6 @@ int main(int argc, char **argv)
     free(members);
     free(kp);
     free(ag);
-    {
-        char cmd[96];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "bench_coord_load: could not remove %s\n", dir);
-    }
+    bench_rmtree(dir);
     return answered == (unsigned long)(n - 1) ? 0 : 1;
 }

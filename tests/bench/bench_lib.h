@@ -4,9 +4,11 @@
 #define SC_BENCH_LIB_H
 
 #include <dirent.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -90,6 +92,20 @@ static inline long bench_status_kib(pid_t pid, const char *key)
             break;
     fclose(f);
     return v;
+}
+
+/* Removes the temporary directory dir (made by mkdtemp: no quote in it) and all it holds.
+ * 0, or -1 after saying so on stderr. */
+static inline int bench_rmtree(const char *dir)
+{
+    char cmd[PATH_MAX + 16];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "bench: could not remove %s\n", dir);
+        return -1;
+    }
+    return 0;
 }
 
 #endif
