@@ -7,7 +7,8 @@
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 
 sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
-set_start 6
+# Hooks of 2 s: the pause below must land before both prepares end (it would be approved).
+HOOK_SLEEP=2 set_start 6
 coord_start
 wait_for 20 all_members_seen 6 || fail "members not all seen"
 
