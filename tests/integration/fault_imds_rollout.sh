@@ -35,8 +35,11 @@ fault vm_1 429 4
 fault vm_4 timeout 1
 fault vm_2 garbage 4
 fault vm_5 empty 4
-# 900 simulated s of notice = 9 s; 30 s of impact = 0.3 s
-curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":900,"DurationInSeconds":30}' \
+# 3000 simulated s of notice = 30 s (each fault domain's event is created when the previous
+# one completes; its drain waits for the previous fault domain's recover, which waits for the
+# end of the event in every faulted VM's document, after its agent's backoff: 9 s of notice
+# were once too few on a loaded machine); 30 s of impact = 0.3 s
+curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":3000,"DurationInSeconds":30}' \
     "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
 wait_for 30 ordered 1 || fail "first drain never ordered: $(ctl status)"
 fault vm_0 500 3
