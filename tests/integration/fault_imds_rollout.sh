@@ -22,9 +22,26 @@ fault() { # VM ANSWER COUNT
 }
 created() { grep -c '"kind": *"created"' "$TL" || true; }
 
-# Faults on vm_0 hit its agent's polls too (one IMDS per VM): they are injected once the
-# coordinator has ordered the drain of an event (its agent has seen the event by then, so the
-# coordinator approves through vm_0 itself), in time to meet the approval POST.
+# Faults on vm_0 hit its agent's polls too (one IMDS per VM, polled every 0.5 s), so they must
+# be injected just before the approval POST: by the prepare hooks of each fault domain's two
+# VMs, as their last act (the POST follows the last prepare's report within milliseconds;
+# vm_0's agent would need 3 polls, 1.5 s, to use the fault up first). FD 0: 500; FD 1: reset;
+# FD 2: 429.
+vm0_fault_hook() { # I ANSWER: vm_I's hook, which sets vm_0's fault at the end of a prepare
+    cat >"$TMP/agent_$1/hook.new" <<HOOK
+#!/bin/sh
+echo "start \$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID \$(date +%s.%N)" >>"$HOOKLOG"
+sleep 0.3
+[ "\$SCHEDCOORD_PHASE" != prepare ] ||
+    curl -sS -f -d '{"vm":"vm_0","answer":$2,"count":3}' "$B/control/faults" >/dev/null
+echo "end \$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID \$(date +%s.%N)" >>"$HOOKLOG"
+HOOK
+    chmod +x "$TMP/agent_$1/hook.new"
+    mv "$TMP/agent_$1/hook.new" "$TMP/agent_$1/hook"
+}
+for i in 0 3; do vm0_fault_hook $i 500; done
+for i in 1 4; do vm0_fault_hook $i '"reset"'; done
+for i in 2 5; do vm0_fault_hook $i 429; done
 ordered() { [ "$(grep -c 'prepare ordered' "$TMP/coord.err")" -ge "$1" ]; }
 
 # FD 0 (vm_0, vm_3) drains first; every VM gets a fault at once (they all see the event and
@@ -41,16 +58,12 @@ fault vm_5 empty 4
 # were once too few on a loaded machine); 30 s of impact = 0.3 s
 curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":3000,"DurationInSeconds":30}' \
     "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
-wait_for 30 ordered 1 || fail "first drain never ordered: $(ctl status)"
-fault vm_0 500 3
-# FD 1 (vm_1, vm_4): resets and 500s; vm_0 resets when its approval is due
+# FD 1 (vm_1, vm_4): resets and 500s; vm_0 resets when its approval is due (hooks)
 wait_for 30 ordered 3 || fail "second drain never ordered: $(ctl status)"
-fault vm_0 reset 3
 fault vm_1 reset 3
 fault vm_4 500 3
-# FD 2 (vm_2, vm_5): garbage and empty bodies while drained; vm_0 429
+# FD 2 (vm_2, vm_5): garbage and empty bodies while drained; vm_0 429 (hooks)
 wait_for 30 ordered 5 || fail "third drain never ordered: $(ctl status)"
-fault vm_0 429 3
 fault vm_2 empty 3
 fault vm_5 garbage 3
 
@@ -88,6 +101,11 @@ ok "one retry time per log line ($(echo "$polls" | wc -l) failed polls, each wit
 # 3. the coordinator's approvals met failures, were retried, and succeeded once per event
 failed_posts=$(jq -s '[.[] | select(.kind == "post" and .vm == "vm_0" and .status != 200)] | length' "$TL")
 [ "$failed_posts" -ge 1 ] || fail "no approval POST of vm_0 met a fault: the test did not test the retry: $(jq -c 'select(.kind == "post")' "$TL")"
+# each fault domain's approval met its own fault (500, reset, 429: a faulted POST's fact does
+# not name its events, its fault does)
+met=$(jq -rs '[.[] | select(.kind == "post" and .vm == "vm_0" and .status != 200)
+    | if .fault == "reset" then "reset" else (.status | tostring) end] | unique | join(" ")' "$TL")
+[ "$met" = "429 500 reset" ] || fail "the approvals met these faults: '$met', not 429 500 reset: $(jq -c 'select(.kind == "post")' "$TL")"
 grep -Eq 'approv.*(HTTP 5|http=500|http=0|http=429|SC_E_)' "$TMP/coord.err" ||
     fail "coordinator log does not name the failed approval: $(grep -i approv "$TMP/coord.err" | tail -5)"
 check 3 --events 3 --all-approved
