@@ -51,9 +51,10 @@ wait_for 5 hist_has ".kind == \"hook_progress\" and .data.event_id == \"$H\" and
 ok "host failure: forced, no POST, FD 1 still approved, FD 0 waited for both, vm_2 recovered"
 
 # --- 2. cancelled while vm_1 is drained and vm_4 still preparing
-write_hook 4 3
+write_hook 4 5
 D=$(new_event '{"EventType":"Reboot","Resources":["vm_1","vm_4"],"NoticeSeconds":3000,"DurationInSeconds":30}')
-wait_for 10 grep -q "^end prepare vm_1 $D " "$HOOKLOG" || fail "vm_1 not drained for $D"
+wait_for 10 sh -c "grep -q '^end prepare vm_1 $D ' '$HOOKLOG' && grep -q '^start prepare vm_4 $D ' '$HOOKLOG'" ||
+    fail "vm_1 not drained, or vm_4 not preparing, for $D: $(grep " $D " "$HOOKLOG")"
 grep -q "^start prepare vm_4 $D " "$HOOKLOG" && ! grep -q "^end prepare vm_4 $D " "$HOOKLOG" ||
     fail "vm_4 not preparing when the event is cancelled"
 curl -sS -f -X DELETE "$B/control/events/$D" >/dev/null || fail "cancel refused"

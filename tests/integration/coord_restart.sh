@@ -6,10 +6,11 @@
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 
 sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
-HOOK_SLEEP=1.5 set_start 6
+# hooks of 3 s: the kill below must land while a prepare of the second fault domain runs
+HOOK_SLEEP=3 set_start 6
 coord_start
 wait_for 20 all_members_seen 6 || fail "members not all seen"
-curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":1500,"DurationInSeconds":30}' \
+curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":3000,"DurationInSeconds":30}' \
     "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
 
 # Kill -9 while the second fault domain's prepare hooks run.

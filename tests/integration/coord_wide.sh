@@ -16,9 +16,14 @@ for fd in 0 1 2; do
         "$B/control/events" >/dev/null || fail "event for FD $fd not accepted"
 done
 # While the first fault domain drains, the others wait.
-wait_for 20 sh -c "$SC_BIN/schedcoordctl --state-dir '$TMP/coord' status --json | jq -e '[.events[].drains[] | select(. != \"none\")] | length > 0' >/dev/null" \
-    || fail "no drain started"
-waiting=$(ctl status --json | jq '[.events[] | select([.drains[] | select(. != "none")] | length == 0)] | length')
+# (one status read for both: all three events known, one drain started, and how many wait)
+drain_started() {
+    ctl status --json >"$TMP/wide.json" &&
+        jq -e '(.events | length) == 3 and ([.events[].drains[] | select(. != "none")] | length > 0)' \
+            "$TMP/wide.json" >/dev/null
+}
+wait_for 20 drain_started || fail "no drain started: $(ctl events)"
+waiting=$(jq '[.events[] | select([.drains[] | select(. != "none")] | length == 0)] | length' "$TMP/wide.json")
 [ "$waiting" -eq 2 ] || fail "expected 2 events waiting while the first drains, got $waiting"
 ok "events in every fault domain: one drains, two wait"
 wait_for 100 completed_ge 3 || fail "not all events completed: $(ctl status)"

@@ -10,7 +10,7 @@
 refused() {
     local what=$1 pat=$2 rc=0
     shift 2
-    timeout 10 "$@" >"$TMP/out" 2>"$TMP/err" </dev/null || rc=$?
+    timeout 30 "$@" >"$TMP/out" 2>"$TMP/err" </dev/null || rc=$?
     [ "$rc" -ne 124 ] || fail "$what: still running (it started on bad state)"
     [ "$rc" -ne 0 ] || fail "$what: exit 0"
     [ "$rc" -lt 128 ] || fail "$what: killed by signal $((rc - 128)): $(tail -5 "$TMP/err")"
@@ -118,7 +118,7 @@ kill $C1 $A1
 wait $C1 || fail "coordinator exit status $?"
 wait $A1 || fail "agent exit status $?"
 PIDS=("${PIDS[0]}")
-timeout 5 "$BIN/schedcoord-coordinator" "${CO[@]}" --state-dir "$TMP/c1" 2>"$TMP/c1b.err" &
+timeout 60 "$BIN/schedcoord-coordinator" "${CO[@]}" --state-dir "$TMP/c1" 2>"$TMP/c1b.err" &
 C1=$!
 PIDS+=($C1)
 for _ in $(seq 100); do "$BIN/schedcoordctl" --state-dir "$TMP/c1" status >/dev/null 2>&1 && break; sleep 0.1; done
