@@ -5,11 +5,12 @@
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/imds-sim/testlib.sh"
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-# X=60: 60 simulated seconds are one real second.
-sim_start --vms 6 --fault-domains 3 --time-scale 60 --complete-after 180 --rate-limit 0
+# X=60: 60 simulated seconds are one real second. The impacts and delays below last several
+# real seconds, so that the checks made while they last do not race a loaded machine.
+sim_start --vms 6 --fault-domains 3 --time-scale 60 --complete-after 480 --rate-limit 0
 
 # --- approval by one VM starts the event for every VM in Resources
-id=$(create '{"EventType":"Reboot","Resources":["vm_0","vm_3"],"NoticeSeconds":3600,"DurationInSeconds":60}')
+id=$(create '{"EventType":"Reboot","Resources":["vm_0","vm_3"],"NoticeSeconds":3600,"DurationInSeconds":300}')
 inc=$(imds vm_1 | jq .DocumentIncarnation)
 eq "$(approve vm_5 "$id")" 200 "approve"
 eq "$(ev_field "$id" EventStatus)" Started "Started after approval"
@@ -20,36 +21,50 @@ eq "$(imds vm_1 | jq .DocumentIncarnation)" $((inc + 1)) "incarnation +1 on Star
 eq "$(imds vm_1 | jq -r .Events[0].NotBefore)" "" "NotBefore empty"
 ok "approval starts the event for every VM in Resources (how=approved)"
 
-# --- a rebooting VM does not answer; it answers again when the impact (1 s real) is over
+# --- a rebooting VM does not answer; it answers again when the impact (300 sim s = 5 s real)
+#     is over, still Started until --complete-after (8 s real after the start)
 rc=0; curl -s -m 2 -H Metadata:true "$B/vm_0/metadata/scheduledevents?api-version=$V" >/dev/null || rc=$?
 [ "$rc" -eq 52 ] || [ "$rc" -eq 56 ] || fail "vm_0 answered during its reboot (curl rc $rc)"
 eq "$(code -H Metadata:true "$B/vm_1/metadata/scheduledevents?api-version=$V")" 200 "vm_1 not impacted"
 eq "$(state | jq -r '.vms[] | select(.name == "vm_3") | .impacted')" true "vm_3 impacted"
-wait_for 5 sh -c "curl -sf -H Metadata:true '$B/vm_0/metadata/scheduledevents?api-version=$V' >/dev/null" || fail "vm_0 never came back"
+wait_for 10 sh -c "curl -sf -H Metadata:true '$B/vm_0/metadata/scheduledevents?api-version=$V' >/dev/null" || fail "vm_0 never came back"
 eq "$(imds vm_0 | jq -r .Events[0].EventStatus)" Started "still Started after the impact"
 eq "$(timeline | jq -r --arg id "$id" '[.[] | select(.kind == "impact_end" and .event == $id)] | length')" 2 "impact_end facts"
 ok "VM unreachable during its reboot (empty reply), back after"
 
-# --- it disappears --complete-after (180 sim s = 3 s) after it started
-wait_for 4 sh -c "[ \"\$(curl -s -H Metadata:true '$B/vm_1/metadata/scheduledevents?api-version=$V' | jq '.Events | length')\" = 0 ]" || fail "never completed"
+# --- it disappears --complete-after (480 sim s = 8 s) after it started
+wait_for 10 sh -c "[ \"\$(curl -s -H Metadata:true '$B/vm_1/metadata/scheduledevents?api-version=$V' | jq '.Events | length')\" = 0 ]" || fail "never completed"
 eq "$(ev_field "$id" EventStatus)" Completed "Completed in state"
 eq "$(imds vm_1 | jq .DocumentIncarnation)" $((inc + 2)) "incarnation +1 on removal"
 ok "completed event disappears (incarnation +1)"
 
 # --- NotBefore passes: starts unapproved; --time-scale: a 15-minute notice at X=60 ~ 15 s,
-#     here 3 simulated minutes = 3 s
+#     here 3 simulated minutes = 3 s. NotBefore is real wall-clock time: the creation plus 3 s,
+#     rounded up to the second. The creation time is the simulator's own (its `created` fact),
+#     checked to lie between our clock readings around the call, so no bound depends on how
+#     long the calls took.
+# fact_ms ID KIND -> wall time (ms) of the event's first fact of that kind
+fact_ms() { timeline | jq -r --arg id "$1" --arg k "$2" '[.[] | select(.kind == $k and .event == $id) | .wall * 1000 | round][0] // empty'; }
 t0=$(now_ms)
 id2=$(create '{"EventType":"Freeze","FaultDomain":2,"NoticeSeconds":180,"DurationInSeconds":5}')
 nb=$(date -d "$(imds vm_1 | jq -r --arg id "$id2" '.Events[] | select(.EventId == $id) | .NotBefore')" +%s)
-[ $((nb * 1000 - t0)) -ge 2500 ] && [ $((nb * 1000 - t0)) -le 4100 ] || fail "NotBefore is real time: $((nb * 1000 - t0)) ms"
-wait_for 6 sh -c "[ \"\$(curl -s '$B/control/state' | jq -r '.events[] | select(.EventId == \"$id2\") | .EventStatus')\" = Started ]" || fail "NotBefore did not start it"
+t0b=$(now_ms)
+created=$(fact_ms "$id2" created)
+[ -n "$created" ] || fail "no created fact for $id2"
+((created - t0 >= -50 && t0b - created >= -50)) || fail "created at $created ms, not within our real-time readings [$t0, $t0b]"
+((nb * 1000 - created >= 3000 && nb * 1000 - created < 4000)) || fail "NotBefore is real time, creation + 3 s rounded up: $((nb * 1000 - created)) ms after the creation"
+wait_for 10 sh -c "[ \"\$(curl -s '$B/control/state' | jq -r '.events[] | select(.EventId == \"$id2\") | .EventStatus')\" = Started ]" || fail "NotBefore did not start it"
 t1=$(now_ms)
-[ $((t1 - t0)) -ge 2500 ] && [ $((t1 - t0)) -le 5000 ] || fail "started after $((t1 - t0)) ms, expected ~3000"
+started=$(fact_ms "$id2" started)
+[ -n "$started" ] || fail "no started fact for $id2"
+# not before NotBefore, by our clock and by the simulator's; its ticker may lag, not by 1 s
+[ $((t1 - t0)) -ge 2900 ] || fail "started after $((t1 - t0)) ms, expected >= 3000"
+((started - nb * 1000 >= 0 && started - nb * 1000 <= 1000)) || fail "started $((started - nb * 1000)) ms after NotBefore, expected 0 to 1000"
 eq "$(ev_field "$id2" started_how)" not_before "how=not_before"
 eq "$(ev_field "$id2" '.approvals | length')" 0 "no approval"
 eq "$(ev_field "$id2" '[.impacts[].vm] | join(",")')" "vm_2,vm_5" "FaultDomain 2 = vm_2, vm_5"
 eq "$(code -H Metadata:true "$B/vm_2/metadata/scheduledevents?api-version=$V")" 200 "a Freeze impact still answers"
-ok "NotBefore starts it unapproved at real time notice/X (how=not_before, $((t1 - t0)) ms)"
+ok "NotBefore starts it unapproved at real time notice/X (how=not_before, $((started - created)) ms after the creation)"
 
 # --- cancellation while Scheduled
 inc=$(imds vm_4 | jq .DocumentIncarnation)
@@ -64,8 +79,9 @@ eq "$(timeline | jq --arg id "$id3" '[.[] | select(.event == $id) | .kind] | joi
 eq "$(approve vm_4 "$id3")" 400 "approving a cancelled event"
 ok "cancellation removes a Scheduled event without impact"
 
-# --- host failure: directly Started, Reboot, no approval
-id4=$(create '{"EventType":"Reboot","Resources":["vm_1"],"Status":"Started","DurationInSeconds":60}')
+# --- host failure: directly Started, Reboot, no approval; its impact (300 sim s = 5 s real)
+#     outlasts the checks below
+id4=$(create '{"EventType":"Reboot","Resources":["vm_1"],"Status":"Started","DurationInSeconds":300}')
 d=$(imds vm_4 | jq -c --arg id "$id4" '.Events[] | select(.EventId == $id)')
 eq "$(echo "$d" | jq -r '[.EventStatus,.EventType,.NotBefore]|join("|")')" "Started|Reboot|" "host failure document"
 eq "$(ev_field "$id4" started_how)" host_failure "how=host_failure"
@@ -82,7 +98,8 @@ eq "$(approve vm_0 "$idp")" 200 "approve the Preempt"
 eq "$(approve vm_0 "$idt")" 200 "approve the Terminate"
 eq "$(timeline | jq -c --arg p "$idp" --arg t "$idt" '[.[] | select(.kind == "impact_start" and (.event == $p or .event == $t)) | [.vm, .deleted]]')" \
     '[["vm_5",true],["vm_2",true]]' "impact_start says deleted"
-wait_for 5 sh -c "[ \"\$(curl -s '$B/control/state' | jq -r '[.events[] | select(.EventId == \"$idp\" or .EventId == \"$idt\") | .EventStatus] | join(\",\")')\" = Completed,Completed ]" ||
+# completed --complete-after (8 s real) after the approvals
+wait_for 15 sh -c "[ \"\$(curl -s '$B/control/state' | jq -r '[.events[] | select(.EventId == \"$idp\" or .EventId == \"$idt\") | .EventStatus] | join(\",\")')\" = Completed,Completed ]" ||
     fail "Preempt/Terminate never completed"
 eq "$(imds vm_0 | jq --arg p "$idp" --arg t "$idt" '[.Events[] | select(.EventId == $p or .EventId == $t)] | length')" 0 "completed: gone from the others' documents"
 for vm in vm_2 vm_5; do
@@ -101,15 +118,15 @@ eq "$(ev_field "$first" '.Resources | join(",")')" "vm_0,vm_3" "a rollout skips 
 ok "Preempt and Terminate delete the VM: unreachable for good, refused in new events, skipped by rollouts"
 sim_stop
 
-# --- --approval-delay: approved, but starts only later
-sim_start --vms 2 --fault-domains 2 --time-scale 60 --approval-delay 60
+# --- --approval-delay: approved, but starts only later (180 sim s = 3 s real)
+sim_start --vms 2 --fault-domains 2 --time-scale 60 --approval-delay 180
 id=$(create '{"EventType":"Freeze","Resources":["vm_0"],"DurationInSeconds":2}')
 t0=$(now_ms)
 eq "$(approve vm_1 "$id")" 200 "approve"
 eq "$(ev_field "$id" EventStatus)" Scheduled "not yet started"
-wait_for 3 sh -c "[ \"\$(curl -s '$B/control/state' | jq -r '.events[0].EventStatus')\" = Started ]" || fail "approval-delay never started it"
+wait_for 10 sh -c "[ \"\$(curl -s '$B/control/state' | jq -r '.events[0].EventStatus')\" = Started ]" || fail "approval-delay never started it"
 t1=$(now_ms)
-[ $((t1 - t0)) -ge 900 ] || fail "started after $((t1 - t0)) ms, expected >= 1000"
+[ $((t1 - t0)) -ge 2900 ] || fail "started after $((t1 - t0)) ms, expected >= 3000"
 eq "$(ev_field "$id" started_how)" approved "how=approved"
 sim_stop
 ok "--approval-delay delays the start after approval"
