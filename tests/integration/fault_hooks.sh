@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Bad hook behaviour, against the real agent (imds-sim + the test peer as leader): a prepare
 # hook that hangs past --hook-timeout with a grandchild (the whole process group is killed,
-# reported timed_out), one that exits non-zero (failed, exit status), one that prints
-# megabytes (bounded detail, no stall), one that closes stdin at once, one made non-executable
-# or deleted after the start (failed with a reason naming the path). The agent keeps running,
-# heartbeating and obeying orders throughout, and never runs a phase twice.
+# reported timed_out), one that exits non-zero (failed, exit status), one that prints about a
+# megabyte (bounded detail, no stall; 16 times the 64 KiB pipe buffers, 250 times the agent's
+# 4 KiB output tail, yet quick to read within --hook-timeout 2 on a loaded machine), one that
+# closes stdin at once, one made non-executable or deleted after the start (failed with a
+# reason naming the path). The agent keeps running, heartbeating and obeying orders
+# throughout, and never runs a phase twice.
 source "${SC_SRC:-.}/tests/peer/agent_testlib.sh"
 
 sim_start --vms 2 --fault-domains 2
@@ -22,7 +24,7 @@ hang)
     sleep 300
     ;;
 fail) echo "disk not ready" >&2; exit 7 ;;
-spew) head -c 6000000 /dev/zero | tr '\\0' x; head -c 3000000 /dev/zero | tr '\\0' y >&2 ;;
+spew) head -c 700000 /dev/zero | tr '\\0' x; head -c 350000 /dev/zero | tr '\\0' y >&2 ;;
 nostdin) exec 0<&-; sleep 0.2; echo closed-stdin ;;
 esac
 exit 0
@@ -75,7 +77,7 @@ progress ev-spew done "" 20
 d=$(jq -r "select($M and .msg.type == \"hook_progress\" and .msg.event == \"ev-spew\" and .msg.state == \"done\") | .msg.detail | length" "$TMP/peer.log" | tail -1)
 [ "$d" -le 4096 ] || fail "detail of $d bytes"
 alive
-ok "hook printing 9 MB: done, detail bounded ($d bytes), agent alive"
+ok "hook printing 1 MB: done, detail bounded ($d bytes), agent alive"
 
 # 4. closes stdin at once (the agent writes the event JSON there): no SIGPIPE death
 order nostdin ev-nostdin
