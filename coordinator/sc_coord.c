@@ -98,6 +98,16 @@ struct sc_coord {
     int64_t last_tick_ms;    /* last registry tick / liveness check */
     uint64_t rejected;       /* messages refused */
     int64_t last_post_ms;    /* monotonic ms of the last approval POST */
+    int64_t started_wall_ms; /* when this process started (wall clock) */
+    /* Since this process started (Prometheus counters: reset by a restart). */
+    struct {
+        uint64_t posts_ok, posts_failed;   /* approval POSTs through our IMDS, by outcome */
+        uint64_t delegated;                /* approvals handed to another member (approve_via) */
+        uint64_t orders[SC_MSG_PHASE_MAX]; /* prepare/recover orders */
+        uint64_t hooks[SC_MSG_PHASE_MAX][SC_MSG_HOOK_STATE_MAX]; /* hook reports, by state */
+        uint64_t alerts[SC_ALERT_MAX];                           /* alerts raised */
+        uint64_t events_new;                                     /* events first seen */
+    } count;
 };
 
 void sc_coord_opts_init(sc_coord_opts_t *o)
@@ -335,6 +345,8 @@ static int s_handle_changes(sc_coord_t *c, sc_registry_changes_t *ch)
         switch (x->kind) {
         case SC_CHG_NEW:
         case SC_CHG_UPDATED:
+            if (x->kind == SC_CHG_NEW)
+                c->count.events_new++;
             if (re)
                 rc = s_log_event_seen(c, re, x->kind == SC_CHG_NEW ? "new event" : "event changed");
             break;
@@ -526,6 +538,8 @@ static int s_on_progress(sc_coord_t *c, size_t mi, const sc_msg_hook_progress_t 
                 p->exit_status, sc_drain_state_name(e->drain[mi]), sc_drain_state_name(next));
     e->drain[mi] = next;
     c->dirty = true;
+    if (p->phase < SC_MSG_PHASE_MAX && p->state < SC_MSG_HOOK_STATE_MAX)
+        c->count.hooks[p->phase][p->state]++;
     return s_decide(c, SC_DLOG_HOOK_PROGRESS, d, reason);
 }
 
@@ -871,6 +885,7 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
             s_send(c, m, msg);
             sc_msg_destroy(&msg);
         }
+        c->count.delegated++;
         sc_log_notice("approval delegated", "via=%s events=%zu first=%s why=\"%s\"", m->name, n,
                       ids[0], sc_log_q(a->reason));
         return 0;
@@ -891,6 +906,10 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
                 es[i]->retry_at_ms = now + sc_backoff_next(&es[i]->backoff, out.retry_after_ms);
             }
         }
+        if (out.rc == 0)
+            c->count.posts_ok++;
+        else
+            c->count.posts_failed++;
         if (out.rc == 0)
             sc_log_notice("approved", "events=%zu first=%s http=%ld why=\"%s\"", n, ids[0],
                           out.http_status, sc_log_q(a->reason));
@@ -929,6 +948,7 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
             return rc;
         e->drain[a->member] = prep ? SC_DRAIN_PREPARE_ORDERED : SC_DRAIN_RECOVER_ORDERED;
         e->sent_ms[a->member] = sc_mono_ms();
+        c->count.orders[prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER]++;
         sc_log_notice(prep ? "prepare ordered" : "recover ordered", "event=%s vm=%s why=\"%s\"",
                       e->id, m->name, sc_log_q(a->reason));
         s_send_order(c, a->member, e->id, prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER);
@@ -959,6 +979,8 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
                  m ? m->name : "-");
         if (!s_alert_new(c, key))
             return 0;
+        if (a->alert > SC_ALERT_NONE && a->alert < SC_ALERT_MAX)
+            c->count.alerts[a->alert]++;
         d = json_object_new_object();
         json_object_object_add(d, "alert", json_object_new_string(sc_alert_name(a->alert)));
         json_object_object_add(d, "event_id", e ? json_object_new_string(e->id) : NULL);
@@ -1203,6 +1225,41 @@ static int s_timers(sc_coord_t *c)
 
 /* ---- status and control -------------------------------------------------------------- */
 
+static json_object *s_u64(uint64_t v)
+{
+    return json_object_new_int64((int64_t)v);
+}
+
+/* The counters since this process started, for `schedcoordctl metrics`:
+ *   {"approval_posts": {"ok": N, "failed": N}, "approvals_delegated": N,
+ *    "orders": {"prepare": N, "recover": N}, "hook_reports": {"prepare": {"done": N, ...}, ...},
+ *    "alerts": {"deadline": N, ...}, "events_new": N} */
+static json_object *s_counters_json(const sc_coord_t *c)
+{
+    json_object *o = json_object_new_object(), *posts = json_object_new_object();
+    json_object *orders = json_object_new_object(), *hooks = json_object_new_object();
+    json_object *alerts = json_object_new_object();
+
+    json_object_object_add(posts, "ok", s_u64(c->count.posts_ok));
+    json_object_object_add(posts, "failed", s_u64(c->count.posts_failed));
+    json_object_object_add(o, "approval_posts", posts);
+    json_object_object_add(o, "approvals_delegated", s_u64(c->count.delegated));
+    for (int ph = 0; ph < SC_MSG_PHASE_MAX; ph++) {
+        json_object *by = json_object_new_object();
+        json_object_object_add(orders, sc_msg_phase_name(ph), s_u64(c->count.orders[ph]));
+        for (int st = 0; st < SC_MSG_HOOK_STATE_MAX; st++)
+            json_object_object_add(by, sc_msg_hook_state_name(st), s_u64(c->count.hooks[ph][st]));
+        json_object_object_add(hooks, sc_msg_phase_name(ph), by);
+    }
+    json_object_object_add(o, "orders", orders);
+    json_object_object_add(o, "hook_reports", hooks);
+    for (int a = SC_ALERT_NONE + 1; a < SC_ALERT_MAX; a++)
+        json_object_object_add(alerts, sc_alert_name(a), s_u64(c->count.alerts[a]));
+    json_object_object_add(o, "alerts", alerts);
+    json_object_object_add(o, "events_new", s_u64(c->count.events_new));
+    return o;
+}
+
 json_object *sc_coord_status(sc_coord_t *c)
 {
     json_object *st = NULL, *arr;
@@ -1218,6 +1275,8 @@ json_object *sc_coord_status(sc_coord_t *c)
                            json_object_new_string(sc_coord_is_leader(c) ? "leader" : "follower"));
     json_object_object_add(st, "paused", json_object_new_boolean(c->o.policy.pause));
     json_object_object_add(st, "rejected_messages", json_object_new_int64((int64_t)c->rejected));
+    json_object_object_add(st, "started_ms", json_object_new_int64(c->started_wall_ms));
+    json_object_object_add(st, "counters", s_counters_json(c));
     if (json_object_object_get_ex(st, "members", &arr)) {
         for (size_t i = 0; i < json_object_array_length(arr); i++) {
             json_object *jm = json_object_array_get_idx(arr, i);
@@ -1616,6 +1675,7 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
     c->o = *o;
     c->ctl_fd = -1;
     c->role = SC_ROLE_FOLLOWER;
+    c->started_wall_ms = sc_wall_ms();
     if (!(c->name = strdup(o->name)) || !(c->state_dir = strdup(o->state_dir))) {
         rc = -ENOMEM;
         goto fail;

@@ -2,6 +2,7 @@
 
 #include "sc_curve.h"
 #include "sc_error.h"
+#include "sc_metrics.h"
 #include "sc_store.h"
 #include "sc_time.h"
 
@@ -382,6 +383,9 @@ void sc_ctl_print_history(json_object *h, FILE *out)
 
 static const char s_usage[] =
     "usage: schedcoordctl --state-dir DIR status|events|history|pause|resume [--json]\n"
+    "       schedcoordctl --state-dir DIR metrics [--http]\n"
+    "         (Prometheus text; --http: answer one HTTP request read from stdin on stdout,\n"
+    "          as schedcoord-metrics@.service does for each scrape)\n"
     "       schedcoordctl keygen ...   (see schedcoordctl keygen --help)\n";
 
 static int s_history(const char *dir, bool as_json, FILE *out, FILE *errf)
@@ -415,10 +419,64 @@ static int s_history(const char *dir, bool as_json, FILE *out, FILE *errf)
     return 0;
 }
 
+/* The coordinator's status over its control socket (the answer, or NULL and err). */
+static json_object *s_status(const char *dir, char *err, size_t errlen)
+{
+    char path[4096];
+    json_object *ans = NULL, *e;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, SC_CTL_SOCKET_NAME);
+    if (sc_ctl_request(path, "{\"cmd\":\"status\"}", 5000, &ans, err, errlen) < 0)
+        return NULL;
+    if (json_object_object_get_ex(ans, "error", &e)) {
+        snprintf(err, errlen, "coordinator says: %s", json_object_get_string(e));
+        json_object_put(ans);
+        return NULL;
+    }
+    return ans;
+}
+
+static int s_metrics_text(const void *dir, char **ret_text, char *err, size_t errlen)
+{
+    json_object *st = s_status(dir, err, errlen);
+    int rc;
+
+    if (!st)
+        return -1;
+    rc = sc_metrics_render(st, ret_text);
+    json_object_put(st);
+    if (rc < 0)
+        snprintf(err, errlen, "cannot render the metrics: %s", sc_errname(rc));
+    return rc;
+}
+
+static int s_metrics(const char *dir, bool http, FILE *out, FILE *errf)
+{
+    char err[600] = "", *text = NULL;
+
+    if (http) {
+        fflush(out);
+        /* 10 s for the client's request; the answer itself is bounded by the 5 s status read */
+        int status = sc_metrics_serve_one(0, fileno(out), 10000, s_metrics_text, dir);
+        if (status < 0) {
+            fprintf(errf, "schedcoordctl: metrics --http: %s\n", sc_errname(status));
+            return 1;
+        }
+        return status == 200 || status == 0 ? 0 : 1;
+    }
+    if (s_metrics_text(dir, &text, err, sizeof(err)) < 0) {
+        fprintf(errf, "schedcoordctl: %s\n", err);
+        return 1;
+    }
+    fputs(text, out);
+    free(text);
+    return 0;
+}
+
 int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
 {
     const char *dir = NULL, *cmd = NULL;
-    bool as_json = false;
+    bool as_json = false, http = false;
     char path[4096], err[512] = "", req[64];
     json_object *ans = NULL, *e;
     int rc;
@@ -429,6 +487,8 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
         const char *a = argv[i];
         if (strcmp(a, "--json") == 0)
             as_json = true;
+        else if (strcmp(a, "--http") == 0)
+            http = true;
         else if (strcmp(a, "--state-dir") == 0) {
             if (i + 1 >= argc || argv[i + 1][0] == '\0') {
                 fprintf(errf,
@@ -457,7 +517,7 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
         return 2;
     }
     if (strcmp(cmd, "status") && strcmp(cmd, "events") && strcmp(cmd, "history") &&
-        strcmp(cmd, "pause") && strcmp(cmd, "resume")) {
+        strcmp(cmd, "pause") && strcmp(cmd, "resume") && strcmp(cmd, "metrics")) {
         fprintf(errf, "schedcoordctl: unknown command \"%s\"\n%s", cmd, s_usage);
         return 2;
     }
@@ -469,8 +529,19 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
         fprintf(errf, "schedcoordctl: --state-dir: path too long\n");
         return 2;
     }
+    if (http && strcmp(cmd, "metrics") != 0) {
+        fprintf(errf, "schedcoordctl: --http is an option of metrics only\n%s", s_usage);
+        return 2;
+    }
+    if (as_json && strcmp(cmd, "metrics") == 0) {
+        fprintf(errf, "schedcoordctl: metrics has no --json (status --json has the same)\n%s",
+                s_usage);
+        return 2;
+    }
     if (strcmp(cmd, "history") == 0)
         return s_history(dir, as_json, out, errf);
+    if (strcmp(cmd, "metrics") == 0)
+        return s_metrics(dir, http, out, errf);
 
     snprintf(path, sizeof(path), "%s/%s", dir, SC_CTL_SOCKET_NAME);
     snprintf(req, sizeof(req), "{\"cmd\":\"%s\"}", cmd);

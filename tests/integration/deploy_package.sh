@@ -21,6 +21,7 @@ DESTDIR="$ROOT" cmake --install "$BUILD" --prefix /usr >"$TMP/install.log" 2>&1 
     fail "cmake --install failed: $(tail -5 "$TMP/install.log")"
 for f in usr/bin/schedcoord-agent usr/bin/schedcoord-coordinator usr/bin/schedcoordctl \
     usr/lib/systemd/system/schedcoord-agent.service usr/lib/systemd/system/schedcoord-coordinator.service \
+    usr/lib/systemd/system/schedcoord-metrics.socket usr/lib/systemd/system/schedcoord-metrics@.service \
     usr/share/doc/schedcoord/examples/agent.conf usr/share/doc/schedcoord/examples/coordinator.conf \
     usr/share/doc/schedcoord/examples/hooks/prepare usr/share/doc/schedcoord/examples/hooks/recover \
     usr/share/doc/schedcoord/README.md usr/share/doc/schedcoord/docs/design.md \
@@ -36,14 +37,18 @@ ok "cmake --install: programs, units, example settings and hooks, documentation"
 # --- 2. systemd's own check of the units (ExecStart pointed at the installed tree: verify
 # wants the program to exist)
 mkdir -p "$TMP/verify"
-for u in schedcoord-agent schedcoord-coordinator; do
-    sed "s|^ExecStart=/usr/bin/|ExecStart=$ROOT/usr/bin/|" "$UNITS/$u.service" >"$TMP/verify/$u.service"
+UNIT_FILES="schedcoord-agent.service schedcoord-coordinator.service schedcoord-metrics.socket schedcoord-metrics@.service"
+for u in $UNIT_FILES; do
+    sed "s|^ExecStart=/usr/bin/|ExecStart=$ROOT/usr/bin/|" "$UNITS/$u" >"$TMP/verify/$u"
 done
 if command -v systemd-analyze >/dev/null; then
-    out=$(systemd-analyze verify "$TMP/verify/schedcoord-agent.service" \
-        "$TMP/verify/schedcoord-coordinator.service" 2>&1) || fail "systemd-analyze verify: $out"
+    # (the template through an instance of it: verify loads the socket's service so)
+    cp "$TMP/verify/schedcoord-metrics@.service" "$TMP/verify/schedcoord-metrics@1.service"
+    out=$(cd "$TMP/verify" && systemd-analyze verify "$TMP/verify/schedcoord-agent.service" \
+        "$TMP/verify/schedcoord-coordinator.service" "$TMP/verify/schedcoord-metrics.socket" \
+        "$TMP/verify/schedcoord-metrics@1.service" 2>&1) || fail "systemd-analyze verify: $out"
     [ -z "$out" ] || fail "systemd-analyze verify complains: $out"
-    ok "systemd-analyze verify: both units clean"
+    ok "systemd-analyze verify: the four units are clean"
 else
     echo "note: no systemd-analyze here; the units' syntax was not checked"
 fi

@@ -116,6 +116,10 @@ expect 2 'unknown command "explode"' "$C" --state-dir "$TMP/c" explode
 expect 2 'no command given' "$C" --state-dir "$TMP/c"
 expect 1 'cannot reach the coordinator \(is it running\?\) at .*control.sock' "$C" --state-dir "$TMP/c" status
 expect 0 'status\|events\|history' "$C" --help
+expect 0 'metrics \[--http\]' "$C" --help
+expect 2 '--http is an option of metrics only' "$C" --state-dir "$TMP/c" status --http
+expect 2 'metrics has no --json' "$C" --state-dir "$TMP/c" metrics --json
+expect 1 'cannot reach the coordinator \(is it running\?\) at .*control.sock' "$C" --state-dir "$TMP/c" metrics
 ok "schedcoordctl: usage errors exit 2 naming the problem; no daemon -> exit 1 saying so"
 
 # imds-sim

@@ -1,0 +1,269 @@
+/* sc_metrics: Prometheus text from a coordinator status, and the one-request HTTP answer of
+ * `schedcoordctl metrics --http`. */
+#include "sc_metrics.h"
+#include "sc_test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+
+/* A status as sc_coord_status() gives it (trimmed to what the metrics read). */
+static const char s_status[] =
+    "{\"term\": 7, \"self\": \"vm_0\", \"role\": \"leader\", \"leader\": \"vm_0\","
+    " \"paused\": true, \"rejected_messages\": 3, \"started_ms\": 1795336176473,"
+    " \"members\": ["
+    "  {\"name\": \"vm_0\", \"fault_domain\": 0, \"update_domain\": 0, \"state\": \"healthy\","
+    "   \"alive\": true, \"imds_stale\": false},"
+    "  {\"name\": \"vm_1\", \"fault_domain\": 1, \"update_domain\": 1, \"state\": \"drained\","
+    "   \"alive\": true, \"imds_stale\": true},"
+    "  {\"name\": \"vm_2\", \"fault_domain\": 2, \"update_domain\": 2, \"state\": \"healthy\","
+    "   \"alive\": false, \"imds_stale\": false}],"
+    " \"events\": ["
+    "  {\"EventId\": \"a\", \"type\": \"Reboot\", \"status\": \"Scheduled\","
+    "   \"source\": \"Platform\", \"approval\": \"none\", \"ended_ms\": null,"
+    "   \"waiting_for\": \"paused\", \"drains\": {\"vm_1\": \"prepared\", \"vm_4\": \"prepared\"}},"
+    "  {\"EventId\": \"b\", \"type\": \"Freeze\", \"status\": \"Started\", \"source\": \"User\","
+    "   \"approval\": \"approved\", \"ended_ms\": null, \"waiting_for\": null,"
+    "   \"drains\": {\"vm_2\": \"none\"}},"
+    "  {\"EventId\": \"c\", \"type\": \"Reboot\", \"status\": \"Started\","
+    "   \"source\": \"Platform\", \"approval\": \"approved\", \"ended_ms\": 1795336170000,"
+    "   \"waiting_for\": null, \"drains\": {\"vm_0\": \"recovering\"}}],"
+    " \"counters\": {\"approval_posts\": {\"ok\": 5, \"failed\": 2}, \"approvals_delegated\": 1,"
+    "   \"orders\": {\"prepare\": 4, \"recover\": 3},"
+    "   \"hook_reports\": {\"prepare\": {\"done\": 4, \"failed\": 1},"
+    "                      \"recover\": {\"done\": 3}},"
+    "   \"alerts\": {\"deadline\": 0, \"forced\": 2}, \"events_new\": 9}}";
+
+static bool s_has_line(const char *text, const char *line)
+{
+    size_t n = strlen(line);
+    for (const char *p = text; (p = strstr(p, line)); p++)
+        if ((p == text || p[-1] == '\n') && p[n] == '\n')
+            return true;
+    return false;
+}
+
+#define CHECK_LINE(text, line)                                                                     \
+    do {                                                                                           \
+        if (!s_has_line((text), (line)))                                                           \
+            SC_FAILF("no line \"%s\" in:\n%s", (line), (text));                                    \
+    } while (0)
+
+SC_TEST(renders_status)
+{
+    json_object *st = json_tokener_parse(s_status);
+    char *t = NULL;
+
+    SC_CHECK(st != NULL);
+    SC_CHECK_INT(sc_metrics_render(st, &t), 0);
+    SC_CHECK(t != NULL);
+    if (!t) {
+        json_object_put(st);
+        return;
+    }
+    CHECK_LINE(t, "schedcoord_info{member=\"vm_0\",role=\"leader\",leader=\"vm_0\"} 1");
+    CHECK_LINE(t, "schedcoord_leader 1");
+    CHECK_LINE(t, "schedcoord_term 7");
+    CHECK_LINE(t, "schedcoord_paused 1");
+    CHECK_LINE(t, "schedcoord_start_time_seconds 1795336176.473");
+    CHECK_LINE(t, "schedcoord_rejected_messages_total 3");
+    CHECK_LINE(t, "schedcoord_member_up{member=\"vm_0\",fault_domain=\"0\",update_domain=\"0\"} 1");
+    CHECK_LINE(t, "schedcoord_member_up{member=\"vm_2\",fault_domain=\"2\",update_domain=\"2\"} 0");
+    CHECK_LINE(t, "schedcoord_member_blind{member=\"vm_1\"} 1");
+    CHECK_LINE(t, "schedcoord_member_blind{member=\"vm_0\"} 0");
+    CHECK_LINE(t, "schedcoord_member_state{member=\"vm_1\",state=\"drained\"} 1");
+    CHECK_LINE(t, "schedcoord_members{state=\"healthy\"} 2");
+    CHECK_LINE(t, "schedcoord_members{state=\"drained\"} 1");
+    /* events not over: a and b; c ended (its drain still counts) */
+    CHECK_LINE(t, "schedcoord_events{type=\"Reboot\",status=\"Scheduled\",source=\"Platform\","
+                  "approval=\"none\"} 1");
+    CHECK_LINE(t, "schedcoord_events{type=\"Freeze\",status=\"Started\",source=\"User\","
+                  "approval=\"approved\"} 1");
+    SC_CHECK(!strstr(t, "status=\"Started\",source=\"Platform\""));
+    CHECK_LINE(t, "schedcoord_events_waiting 1");
+    CHECK_LINE(t, "schedcoord_drains{state=\"prepared\"} 2");
+    CHECK_LINE(t, "schedcoord_drains{state=\"recovering\"} 1");
+    SC_CHECK(!strstr(t, "schedcoord_drains{state=\"none\"}"));
+    CHECK_LINE(t, "schedcoord_approval_posts_total{result=\"ok\"} 5");
+    CHECK_LINE(t, "schedcoord_approval_posts_total{result=\"failed\"} 2");
+    CHECK_LINE(t, "schedcoord_approvals_delegated_total 1");
+    CHECK_LINE(t, "schedcoord_orders_total{phase=\"recover\"} 3");
+    CHECK_LINE(t, "schedcoord_hook_reports_total{phase=\"prepare\",state=\"failed\"} 1");
+    CHECK_LINE(t, "schedcoord_hook_reports_total{phase=\"recover\",state=\"done\"} 3");
+    CHECK_LINE(t, "schedcoord_alerts_total{alert=\"forced\"} 2");
+    CHECK_LINE(t, "schedcoord_events_seen_total 9");
+    /* every metric has its HELP and TYPE before its first sample */
+    CHECK_LINE(t, "# TYPE schedcoord_approval_posts_total counter");
+    CHECK_LINE(t, "# TYPE schedcoord_member_up gauge");
+    SC_CHECK(strstr(t, "# TYPE schedcoord_term gauge") < strstr(t, "schedcoord_term 7"));
+    SC_CHECK(t[strlen(t) - 1] == '\n');
+    free(t);
+    json_object_put(st);
+}
+
+/* Label values are escaped; what is missing or mistyped is left out, never invented. */
+SC_TEST(escapes_and_omits)
+{
+    json_object *st = json_tokener_parse(
+        "{\"self\": \"a\\\"b\\\\c\\nd\", \"role\": 3, \"term\": \"seven\","
+        " \"members\": [{\"name\": \"x\\\"y\", \"alive\": true}, {\"alive\": true}, 5],"
+        " \"events\": \"none\", \"counters\": {\"orders\": {\"prepare\": \"many\"}}}");
+    char *t = NULL;
+
+    SC_CHECK(st != NULL);
+    SC_CHECK_INT(sc_metrics_render(st, &t), 0);
+    if (!t) {
+        json_object_put(st);
+        return;
+    }
+    CHECK_LINE(t, "schedcoord_info{member=\"a\\\"b\\\\c\\nd\",role=\"\",leader=\"\"} 1");
+    CHECK_LINE(t, "schedcoord_leader 0");
+    SC_CHECK(!strstr(t, "schedcoord_term "));
+    SC_CHECK(!strstr(t, "schedcoord_paused "));
+    CHECK_LINE(
+        t, "schedcoord_member_up{member=\"x\\\"y\",fault_domain=\"-1\",update_domain=\"-1\"} 1");
+    SC_CHECK(!strstr(t, "schedcoord_events{"));
+    SC_CHECK(!strstr(t, "schedcoord_orders_total{"));
+    free(t);
+    json_object_put(st);
+
+    SC_CHECK_INT(sc_metrics_render(NULL, &t), -EINVAL);
+    SC_CHECK(t == NULL);
+    st = json_object_new_array();
+    SC_CHECK_INT(sc_metrics_render(st, &t), -EINVAL);
+    json_object_put(st);
+}
+
+SC_TEST(http_request_heads)
+{
+    static const struct {
+        const char *req;
+        int status;
+        bool head;
+    } rows[] = {
+        {"GET /metrics HTTP/1.1\r\nHost: vm_0:9466\r\nAccept: */*\r\n\r\n", 200, false},
+        {"GET /metrics HTTP/1.0\r\n\r\n", 200, false},
+        {"HEAD /metrics HTTP/1.1\r\n\r\n", 200, true},
+        {"GET /metrics?name[]=x HTTP/1.1\r\n\r\n", 200, false},
+        {"GET /metrics HTTP/1.1\n\n", 200, false},
+        {"GET /metrics HTTP/1.1\r\nHost: x\r\n", 0, false}, /* head not complete yet */
+        {"GET /metr", 0, false},
+        {"", 0, false},
+        {"GET / HTTP/1.1\r\n\r\n", 404, false},
+        {"GET /metricsx HTTP/1.1\r\n\r\n", 404, false},
+        {"GET /other/metrics HTTP/1.1\r\n\r\n", 404, false},
+        {"POST /metrics HTTP/1.1\r\n\r\n", 405, false},
+        {"DELETE /metrics HTTP/1.1\r\n\r\n", 405, false},
+        {"get /metrics HTTP/1.1\r\n\r\n", 400, false},
+        {"GET /metrics HTTP/2.0\r\n\r\n", 400, false},
+        {"GET /metrics HTTP/1.1 extra\r\n\r\n", 400, false},
+        {"GET  /metrics HTTP/1.1\r\n\r\n", 400, false},
+        {"GET /metrics\r\n\r\n", 400, false},
+        {"\r\n\r\n", 400, false},
+        {"GET /met\x01rics HTTP/1.1\r\n\r\n", 400, false},
+        {"SSH-2.0-OpenSSH_9.2\r\n\r\n", 400, false},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        bool head = !rows[i].head;
+        int got = sc_metrics_http_status(rows[i].req, strlen(rows[i].req), &head);
+        if (got != rows[i].status)
+            SC_FAILF("row %zu \"%s\": %d, expected %d", i, rows[i].req, got, rows[i].status);
+        if (got == 200 && head != rows[i].head)
+            SC_FAILF("row %zu: head %d", i, head);
+    }
+    /* a NUL inside the head; a head that never ends within the limit */
+    static const char nul[] = "GET /metrics HTTP/1.1\r\nX: a\0b\r\n\r\n";
+    SC_CHECK_INT(sc_metrics_http_status(nul, sizeof(nul) - 1, NULL), 400);
+    char big[SC_METRICS_REQ_MAX];
+    memset(big, 'a', sizeof(big));
+    SC_CHECK_INT(sc_metrics_http_status(big, sizeof(big) - 1, NULL), 0);
+    SC_CHECK_INT(sc_metrics_http_status(big, sizeof(big), NULL), 400);
+}
+
+static int s_render_ok(const void *ud, char **ret_text, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    *ret_text = strdup(ud);
+    return *ret_text ? 0 : -ENOMEM;
+}
+
+static int s_render_down(const void *ud, char **ret_text, char *err, size_t errlen)
+{
+    (void)ud, (void)ret_text;
+    snprintf(err, errlen, "cannot connect to /x/control.sock");
+    return -1;
+}
+
+/* serve: request into a pipe, answer read from another */
+static int s_serve(const char *req, bool close_in, sc_metrics_render_fn fn, const char *ud,
+                   char *ans, size_t anslen)
+{
+    int in[2], out[2], status;
+    ssize_t n;
+
+    if (pipe(in) || pipe(out))
+        return -999;
+    if (write(in[1], req, strlen(req)) != (ssize_t)strlen(req))
+        return -998;
+    if (close_in)
+        close(in[1]);
+    status = sc_metrics_serve_one(in[0], out[1], 300, fn, ud);
+    close(out[1]);
+    n = read(out[0], ans, anslen - 1);
+    ans[n > 0 ? n : 0] = '\0';
+    close(in[0]);
+    if (!close_in)
+        close(in[1]);
+    close(out[0]);
+    return status;
+}
+
+SC_TEST(serve_one)
+{
+    char ans[4096];
+
+    SC_CHECK_INT(
+        s_serve("GET /metrics HTTP/1.1\r\n\r\n", false, s_render_ok, "m 1\n", ans, sizeof(ans)),
+        200);
+    SC_CHECK(strncmp(ans, "HTTP/1.1 200 OK\r\n", 17) == 0);
+    SC_CHECK(strstr(ans, "\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"));
+    SC_CHECK(strstr(ans, "\r\nContent-Length: 4\r\n"));
+    SC_CHECK(strstr(ans, "\r\n\r\nm 1\n") && ans[strlen(ans) - 1] == '\n');
+
+    /* HEAD: the same head, no body */
+    SC_CHECK_INT(
+        s_serve("HEAD /metrics HTTP/1.1\r\n\r\n", false, s_render_ok, "m 1\n", ans, sizeof(ans)),
+        200);
+    SC_CHECK(strstr(ans, "\r\nContent-Length: 4\r\n"));
+    SC_CHECK(strcmp(ans + strlen(ans) - 4, "\r\n\r\n") == 0);
+
+    /* the coordinator is down: 503 naming why */
+    SC_CHECK_INT(
+        s_serve("GET /metrics HTTP/1.1\r\n\r\n", false, s_render_down, NULL, ans, sizeof(ans)),
+        503);
+    SC_CHECK(strncmp(ans, "HTTP/1.1 503 Service Unavailable\r\n", 34) == 0);
+    SC_CHECK(strstr(ans, "control.sock"));
+
+    SC_CHECK_INT(
+        s_serve("PUT /metrics HTTP/1.1\r\n\r\n", false, s_render_ok, "m 1\n", ans, sizeof(ans)),
+        405);
+    SC_CHECK(strstr(ans, "\r\nAllow: GET, HEAD\r\n"));
+    SC_CHECK_INT(s_serve("GET /x HTTP/1.1\r\n\r\n", false, s_render_ok, "m 1\n", ans, sizeof(ans)),
+                 404);
+    /* a head cut short by the client, or never finished (timeout): 400; nothing at all: 0 */
+    SC_CHECK_INT(s_serve("GET /metrics HTTP/1.1\r\n", true, s_render_ok, "m 1\n", ans, sizeof(ans)),
+                 400);
+    SC_CHECK(strncmp(ans, "HTTP/1.1 400 Bad Request\r\n", 26) == 0);
+    SC_CHECK_INT(s_serve("GET /metrics", false, s_render_ok, "m 1\n", ans, sizeof(ans)), 400);
+    SC_CHECK_INT(s_serve("", true, s_render_ok, "m 1\n", ans, sizeof(ans)), 0);
+    SC_CHECK_STR(ans, "");
+}
+
+int main(void)
+{
+    SC_RUN(renders_status);
+    SC_RUN(escapes_and_omits);
+    SC_RUN(http_request_heads);
+    SC_RUN(serve_one);
+    return sc_test_done();
+}
