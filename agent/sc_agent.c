@@ -17,6 +17,7 @@
 #include "sc_curve.h"
 #include "sc_error.h"
 #include "sc_hook.h"
+#include "sc_identity.h"
 #include "sc_log.h"
 #include "sc_net.h"
 #include "sc_time.h"
@@ -991,7 +992,12 @@ static int s_sockets_open(sc_agent_t *self, const sc_agent_settings_t *s, char *
             snprintf(err, errlen, "this libzmq has no CURVE support (use --insecure for a demo)");
             return -ENOTSUP;
         }
-        if ((rc = sc_curve_keypair_load(s->key, &kp, err, errlen)) != 0)
+        char key[4096];
+        if (sc_identity_expand(s->key, self->name, key, sizeof(key)) < 0) {
+            snprintf(err, errlen, "--key: path too long once {name} is replaced");
+            return SC_E_CONFIG;
+        }
+        if ((rc = sc_curve_keypair_load(key, &kp, err, errlen)) != 0)
             return rc;
         if ((rc = sc_keyring_load(s->keys, &ring, err, errlen)) != 0)
             return rc;
@@ -1074,36 +1080,7 @@ out:
 int sc_agent_fetch_identity(const sc_agent_settings_t *s, volatile sig_atomic_t *stop,
                             sc_compute_t *ret_compute)
 {
-    sc_imds_opts_t o;
-    sc_imds_t *imds = NULL;
-    sc_backoff_t b;
-    int last = 1;
-    int rc;
-
-    sc_imds_opts_init(&o);
-    o.base_url = s->imds_url;
-    o.total_timeout_ms = (long)(s->imds_timeout * 1000);
-    if ((rc = sc_imds_new(&o, &imds)) != 0)
-        return rc;
-    sc_backoff_init(&b, 500, 30000);
-    while (!(stop && *stop)) {
-        sc_imds_status_t st;
-        sc_compute_t c;
-        rc = sc_imds_get_compute(imds, &c, &st);
-        if (rc == 0) {
-            *ret_compute = c;
-            break;
-        }
-        int64_t delay = sc_backoff_next(&b, st.retry_after_ms);
-        if (rc != last)
-            sc_log_warn("IMDS compute metadata not available yet, retrying",
-                        "rc=%s retry_ms=%" PRId64 " why=\"%s\"", sc_errname(rc), delay,
-                        sc_log_q(st.message));
-        last = rc;
-        sc_sleep_ms(delay);
-    }
-    sc_imds_destroy(&imds);
-    return rc == 0 ? 0 : -EINTR;
+    return sc_identity_fetch(s->imds_url, (long)(s->imds_timeout * 1000), stop, ret_compute);
 }
 
 static void s_boot_id(char *out, size_t len)

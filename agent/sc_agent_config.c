@@ -60,7 +60,8 @@ static const char s_usage[] =
     "schedcoord-agent --imds-url URL --members NAME=HOST:PORT,... --state-dir DIR "
     "--prepare-hook PATH --recover-hook PATH [--name NAME] [--hook-timeout S] "
     "[--poll-interval S] [--standalone-after S] [--standalone-approve] "
-    "[--insecure | --key FILE --keys FILE] [--config FILE]";
+    "[--insecure | --key FILE --keys FILE] [--config FILE: keys before any section and under "
+    "[agent]]";
 
 /* YYYY-MM-DD: it goes into the query string of every IMDS request. */
 static bool s_api_version_valid(const char *v)
@@ -97,7 +98,8 @@ int sc_agent_settings_parse(sc_agent_settings_t *s, int argc, char **argv, FILE 
     sc_log_level_t lvl;
     sc_member_spec_t *members = NULL;
     size_t n = 0;
-    int rc = sc_config_parse(s_keys, S_NKEYS, s, argc, argv, out, s_usage, err, errlen);
+    int rc =
+        sc_config_parse_section(s_keys, S_NKEYS, s, argc, argv, out, s_usage, "agent", err, errlen);
 
     if (rc != 0)
         return rc;

@@ -30,7 +30,13 @@ typedef struct s_parse {
     int *set_at;               /* per key: 0 unset, line number in the file, or -1 argv */
     char *err;                 /* message buffer, may be NULL */
     size_t errlen;             /* its size */
+    const char *section;       /* this program's [section] of a shared file, or NULL: none */
+    int where;                 /* in the file: S_TOP, S_MINE or S_OTHER */
 } s_parse_t;
+
+/* The sections a shared config file may have: one per program reading it. */
+static const char *const s_sections[] = {"agent", "coordinator"};
+enum { S_TOP, S_MINE, S_OTHER };
 
 /* A value made safe to quote in a message: at most 64 bytes, non-printables as '?'. */
 static const char *s_quote(const char *v, char *buf, size_t len)
@@ -321,6 +327,9 @@ static int s_line_in(s_parse_t *p, const char *src, int lineno, const char *s, c
                        "config file %s line %d: missing key before '='", src, lineno);
     if (!(k = s_find(p, ks, klen, &idx))) {
         s_suggest(p, ks, klen, hint, sizeof(hint));
+        if (p->section && p->where == S_TOP && !hint[0])
+            snprintf(hint, sizeof(hint),
+                     " (a key of one program only goes under its [agent] or [coordinator])");
         return sc_errf(p->err, p->errlen, SC_E_CONFIG,
                        "config file %s line %d: unknown key \"%s\"%s", src, lineno,
                        s_quote(value, q, sizeof(q)), hint);
@@ -375,6 +384,47 @@ static int s_line(s_parse_t *p, const char *src, int lineno, const char *s, cons
     return rc;
 }
 
+/* Whether [s, e) is a "[name]" line (spaces, a '#' comment around it allowed): 1 and the
+ * name in [*ns, *ne), or 0. */
+static int s_section_line(const char *s, const char *e, const char **ns, const char **ne)
+{
+    const char *hash = memchr(s, '#', (size_t)(e - s)), *close;
+    if (hash)
+        e = hash;
+    s_trim(&s, &e);
+    if (e - s < 2 || *s != '[' || e[-1] != ']')
+        return 0;
+    close = e - 1;
+    s++;
+    s_trim(&s, &close);
+    *ns = s;
+    *ne = close;
+    return 1;
+}
+
+/* A "[name]" line of a shared file: which program the following keys are for. */
+static int s_section(s_parse_t *p, const char *src, int lineno, const char *ns, const char *ne)
+{
+    size_t n = (size_t)(ne - ns);
+    char q[80], name[128];
+
+    snprintf(name, sizeof(name), "%.*s", (int)(n < 100 ? n : 100), ns);
+    if (strlen(p->section) == n && strncmp(ns, p->section, n) == 0) {
+        p->where = S_MINE;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(s_sections) / sizeof(s_sections[0]); i++) {
+        if (strlen(s_sections[i]) == n && strncmp(ns, s_sections[i], n) == 0) {
+            p->where = S_OTHER; /* another program's keys: that program checks them */
+            return 0;
+        }
+    }
+    return sc_errf(p->err, p->errlen, SC_E_CONFIG,
+                   "config file %s line %d: unknown section [%s] (expected [agent] or "
+                   "[coordinator])",
+                   src, lineno, s_quote(name, q, sizeof(q)));
+}
+
 static int s_text(s_parse_t *p, const char *text, size_t len, const char *src)
 {
     const char *s = text, *end = text + len;
@@ -392,7 +442,14 @@ static int s_text(s_parse_t *p, const char *text, size_t len, const char *src)
             return sc_errf(p->err, p->errlen, SC_E_CONFIG,
                            "config file %s line %d: longer than %u bytes", src, lineno,
                            SC_CFG_LINE_MAX);
-        if ((rc = s_line(p, src, lineno, s, e)) < 0)
+        const char *ns, *ne;
+        if (p->section && s_section_line(s, e, &ns, &ne))
+            rc = s_section(p, src, lineno, ns, ne);
+        else if (p->where == S_OTHER)
+            rc = 0;
+        else
+            rc = s_line(p, src, lineno, s, e);
+        if (rc < 0)
             return rc;
         s = nl ? nl + 1 : end;
     }
@@ -402,7 +459,15 @@ static int s_text(s_parse_t *p, const char *text, size_t len, const char *src)
 int sc_config_parse_text(const sc_cfg_key_t *table, size_t n_keys, void *settings, const char *text,
                          size_t len, const char *source, char *err, size_t errlen)
 {
-    s_parse_t p = {table, n_keys, settings, NULL, err, errlen};
+    return sc_config_parse_text_section(table, n_keys, settings, text, len, source, NULL, err,
+                                        errlen);
+}
+
+int sc_config_parse_text_section(const sc_cfg_key_t *table, size_t n_keys, void *settings,
+                                 const char *text, size_t len, const char *source,
+                                 const char *section, char *err, size_t errlen)
+{
+    s_parse_t p = {table, n_keys, settings, NULL, err, errlen, section, S_TOP};
     int rc;
 
     if (!table || !settings || (len && !text) || n_keys > SC_CFG_KEYS_MAX)
@@ -516,7 +581,16 @@ int sc_config_parse_args(const sc_cfg_key_t *table, size_t n_keys, void *setting
                          char **argv, FILE *out, const char *usage_line, char ***ret_args,
                          size_t *ret_nargs, char *err, size_t errlen)
 {
-    s_parse_t p = {table, n_keys, settings, NULL, err, errlen};
+    return sc_config_parse_args_section(table, n_keys, settings, argc, argv, out, usage_line, NULL,
+                                        ret_args, ret_nargs, err, errlen);
+}
+
+int sc_config_parse_args_section(const sc_cfg_key_t *table, size_t n_keys, void *settings, int argc,
+                                 char **argv, FILE *out, const char *usage_line,
+                                 const char *section, char ***ret_args, size_t *ret_nargs,
+                                 char *err, size_t errlen)
+{
+    s_parse_t p = {table, n_keys, settings, NULL, err, errlen, section, S_TOP};
     const char *config = NULL, *v;
     char **args = NULL, q[80], hint[128];
     size_t nargs = 0;
@@ -660,4 +734,12 @@ int sc_config_parse(const sc_cfg_key_t *table, size_t n_keys, void *settings, in
 {
     return sc_config_parse_args(table, n_keys, settings, argc, argv, out, usage_line, NULL, NULL,
                                 err, errlen);
+}
+
+int sc_config_parse_section(const sc_cfg_key_t *table, size_t n_keys, void *settings, int argc,
+                            char **argv, FILE *out, const char *usage_line, const char *section,
+                            char *err, size_t errlen)
+{
+    return sc_config_parse_args_section(table, n_keys, settings, argc, argv, out, usage_line,
+                                        section, NULL, NULL, err, errlen);
 }

@@ -5,6 +5,11 @@
  * be "double-quoted"). --config FILE loads a file; the command line wins over the file.
  * --help prints every key with its type, default and help text.
  *
+ * One file may serve every program of the set (the *_section functions): keys before any
+ * section are read by every program (members, imds-url, keys...); keys after a line "[agent]"
+ * or "[coordinator]" only by that program (the others skip them: that program checks them).
+ * Any other section is an error, and so is a section in a file read without one.
+ *
  *   typedef struct { char *endpoint; long port; double hook_timeout; bool verbose; } my_t;
  *   static const sc_cfg_key_t keys[] = {
  *       {"endpoint", SC_CFG_STRING, offsetof(my_t, endpoint), "tcp://127.0.0.1:5555", "..."},
@@ -60,6 +65,18 @@ typedef struct sc_cfg_key {
 int sc_config_parse_args(const sc_cfg_key_t *table, size_t n_keys, void *settings, int argc,
                          char **argv, FILE *out, const char *usage_line, char ***ret_args,
                          size_t *ret_nargs, char *err, size_t errlen);
+/* sc_config_parse_args() / sc_config_parse_text() for a shared file: section is this
+ * program's ("agent", "coordinator"). */
+int sc_config_parse_args_section(const sc_cfg_key_t *table, size_t n_keys, void *settings, int argc,
+                                 char **argv, FILE *out, const char *usage_line,
+                                 const char *section, char ***ret_args, size_t *ret_nargs,
+                                 char *err, size_t errlen);
+int sc_config_parse_section(const sc_cfg_key_t *table, size_t n_keys, void *settings, int argc,
+                            char **argv, FILE *out, const char *usage_line, const char *section,
+                            char *err, size_t errlen);
+int sc_config_parse_text_section(const sc_cfg_key_t *table, size_t n_keys, void *settings,
+                                 const char *text, size_t len, const char *source,
+                                 const char *section, char *err, size_t errlen);
 /* sc_config_parse_args() with positional arguments rejected. */
 int sc_config_parse(const sc_cfg_key_t *table, size_t n_keys, void *settings, int argc, char **argv,
                     FILE *out, const char *usage_line, char *err, size_t errlen);

@@ -8,6 +8,7 @@
 #include "sc_dirlock.h"
 #include "sc_error.h"
 #include "sc_event.h"
+#include "sc_identity.h"
 #include "sc_imds.h"
 #include "sc_net.h"
 #include "sc_log.h"
@@ -1756,7 +1757,13 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
     if (!o->insecure) {
         sc_curve_keypair_t kp;
         sc_keyring_t *ring = NULL;
-        if ((rc = sc_curve_keypair_load(o->key_file, &kp, err, errlen)) < 0 ||
+        char key[4096];
+        if (sc_identity_expand(o->key_file, c->name, key, sizeof(key)) < 0) {
+            snprintf(err, errlen, "--key: path too long once {name} is replaced");
+            rc = SC_E_CONFIG;
+            goto fail;
+        }
+        if ((rc = sc_curve_keypair_load(key, &kp, err, errlen)) < 0 ||
             (rc = sc_keyring_load(o->keys_file, &ring, err, errlen)) < 0)
             goto fail;
         rc = sc_zap_start(c->zctx, ring, s_zap_cb, c, &c->zap);
@@ -1905,7 +1912,9 @@ typedef struct s_settings {
 
 static const sc_cfg_key_t s_keys[] = {
     {"name", SC_CFG_STRING, offsetof(s_settings_t, name), NULL,
-     "our member name (its endpoint in --members is bound)", 0, 0, true},
+     "our member name (its endpoint in --members is bound; default: name of the compute "
+     "metadata)",
+     0, 0, false},
     {"imds-url", SC_CFG_STRING, offsetof(s_settings_t, imds_url), "http://169.254.169.254",
      "base URL of our own VM's IMDS (approvals are POSTed there)", 0, 0, false},
     {"members", SC_CFG_STRING, offsetof(s_settings_t, members), NULL,
@@ -1944,6 +1953,7 @@ int sc_coord_main(int argc, char **argv)
     s_settings_t s = {0};
     sc_coord_opts_t o;
     sc_coord_t *c = NULL;
+    sc_compute_t compute = {0};
     sc_log_level_t lvl;
     char err[512] = "";
     int rc, status = 1;
@@ -1952,11 +1962,12 @@ int sc_coord_main(int argc, char **argv)
         return 1;
     memcpy(table, s_keys, sizeof(s_keys));
     sc_policy_keys_rebase(offsetof(s_settings_t, policy), table + nbase);
-    rc = sc_config_parse(table, n, &s, argc, argv, stdout,
-                         "schedcoord-coordinator --name NAME --imds-url URL --members "
-                         "NAME=HOST:PORT,... --state-dir DIR [policy flags] [--insecure | --key "
-                         "FILE --keys FILE] [--config FILE]",
-                         err, sizeof(err));
+    rc = sc_config_parse_section(table, n, &s, argc, argv, stdout,
+                                 "schedcoord-coordinator [--name NAME] --imds-url URL --members "
+                                 "NAME=HOST:PORT,... --state-dir DIR [policy flags] [--insecure | "
+                                 "--key FILE --keys FILE] [--config FILE: keys before any section "
+                                 "and under [coordinator]]",
+                                 "coordinator", err, sizeof(err));
     if (rc == 1) {
         status = 0;
         goto out;
@@ -1981,7 +1992,30 @@ int sc_coord_main(int argc, char **argv)
         status = 2;
         goto out;
     }
-    o.name = s.name;
+    signal(SIGINT, s_on_signal);
+    signal(SIGTERM, s_on_signal);
+    signal(SIGPIPE, SIG_IGN);
+    if (!s.name) {
+        /* as the agent: the VM's name in its compute metadata, so that one config file
+         * serves every VM of the set */
+        if ((rc = sc_identity_fetch(s.imds_url, 5000, &s_stop, &compute)) < 0) {
+            if (rc == -EINTR) {
+                sc_log_notice("stopped before IMDS answered", NULL);
+                status = 0;
+            } else {
+                fprintf(stderr, "schedcoord-coordinator: --imds-url: %s\n", sc_strerror(rc));
+                status = 2;
+            }
+            goto out;
+        }
+        if (!sc_msg_name_valid(compute.name)) {
+            sc_log_err("the compute metadata name is not a valid member name: use --name",
+                       "name=\"%s\"", sc_log_q(compute.name));
+            status = 2;
+            goto out;
+        }
+    }
+    o.name = s.name ? s.name : compute.name;
     o.imds_url = s.imds_url;
     o.members = s.members;
     o.state_dir = s.state_dir;
@@ -1997,9 +2031,6 @@ int sc_coord_main(int argc, char **argv)
         status = rc == SC_E_CONFIG ? 2 : 1;
         goto out;
     }
-    signal(SIGINT, s_on_signal);
-    signal(SIGTERM, s_on_signal);
-    signal(SIGPIPE, SIG_IGN);
     sc_log_notice("started", "name=%s term=%lld members=%zu endpoint=%s", c->name,
                   (long long)c->term, c->n_members, c->members[c->self].endpoint);
     rc = sc_coord_run(c, &s_stop);

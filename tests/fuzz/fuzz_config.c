@@ -2,7 +2,8 @@
  * with the byte 0x01, a command line whose arguments are separated by NUL bytes
  * (sc_config_parse_args, --config dropped so that no file is opened), or, after the byte 0x02,
  * a --members value (sc_members_parse: an accepted list has valid unique names, tcp://
- * endpoints and a 16-hex-digit digest; a refused one has a reason). Settings are freed after
+ * endpoints and a 16-hex-digit digest; a refused one has a reason), or, after the byte 0x03, a
+ * shared file with [agent] / [coordinator] sections read as the agent. Settings are freed after
  * each input, so a leak of a parsed string shows up. */
 #include "sc_config.h"
 #include "sc_error.h"
@@ -122,6 +123,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     memset(&s, 0, sizeof(s));
+    if (size > 0 && data[0] == 0x03) { /* a shared file read as the agent */
+        if (sc_config_defaults(s_keys, N_KEYS, &s, err, sizeof(err)) == 0)
+            sc_config_parse_text_section(s_keys, N_KEYS, &s, (const char *)data + 1, size - 1,
+                                         "fuzz", "agent", err, sizeof(err));
+        sc_config_free(s_keys, N_KEYS, &s);
+        return 0;
+    }
     if (sc_config_defaults(s_keys, N_KEYS, &s, err, sizeof(err)) == 0)
         sc_config_parse_text(s_keys, N_KEYS, &s, (const char *)data, size, "fuzz", err,
                              sizeof(err));

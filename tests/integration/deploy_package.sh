@@ -22,7 +22,7 @@ DESTDIR="$ROOT" cmake --install "$BUILD" --prefix /usr >"$TMP/install.log" 2>&1 
 for f in usr/bin/schedcoord-agent usr/bin/schedcoord-coordinator usr/bin/schedcoordctl \
     usr/lib/systemd/system/schedcoord-agent.service usr/lib/systemd/system/schedcoord-coordinator.service \
     usr/lib/systemd/system/schedcoord-metrics.socket usr/lib/systemd/system/schedcoord-metrics@.service \
-    usr/share/doc/schedcoord/examples/agent.conf usr/share/doc/schedcoord/examples/coordinator.conf \
+    usr/share/doc/schedcoord/examples/schedcoord.conf \
     usr/share/doc/schedcoord/examples/hooks/prepare usr/share/doc/schedcoord/examples/hooks/recover \
     usr/share/doc/schedcoord/README.md usr/share/doc/schedcoord/docs/design.md \
     usr/share/doc/schedcoord/proto/README.md; do
@@ -69,62 +69,88 @@ diff "$TMP/root.files" "$TMP/deb.files" >"$TMP/files.diff" ||
     fail "the package and the installed tree differ: $(cat "$TMP/files.diff")"
 ok "cpack: $(basename "$deb"), $(wc -l <"$TMP/deb.files") files as installed, Depends: $dep"
 
-# --- 4. the units' ExecStart, from the installed tree, with the example settings
-sc_sim_start --vms 1 --fault-domains 1 --time-scale 100 --complete-after 100 \
+# --- 4. the units' ExecStart, from the installed tree, with the example settings: two VMs
+# (each its agent and coordinator), each with its own copy of the one example file, changed
+# only where an operator changes it (members) and where this machine is not Azure (each VM's
+# IMDS has its own URL here, 169.254.169.254 there): no name, no key path per VM.
+sc_sim_start --vms 2 --fault-domains 2 --time-scale 100 --complete-after 100 \
     --timeline "$TMP/timeline.jsonl"
-ETC="$TMP/etc/schedcoord"
-VAR="$TMP/var/lib/schedcoord"
-mkdir -p "$ETC" "$VAR/agent" "$VAR/coord"
-chmod 700 "$VAR/agent" "$VAR/coord" # StateDirectoryMode=0700
-"$ROOT/usr/bin/schedcoordctl" keygen --name vm_0 --out "$ETC" >"$ETC/keyring" || fail "keygen"
-read -r P <<<"$(free_ports 1)"
-# the operator's hooks: the examples, as /etc/schedcoord/prepare and recover would call them
+read -r -a P <<<"$(free_ports 2)"
 HOOKLOG="$TMP/hooks.log"
-for h in prepare recover; do
-    printf '#!/bin/sh\nSCHEDCOORD_DEMO_LOG=%s SCHEDCOORD_DEMO_SLEEP=0.3 exec %s\n' \
-        "$HOOKLOG" "$DOC/examples/hooks/$h" >"$ETC/$h"
-    chmod +x "$ETC/$h"
+: >"$TMP/keyring"
+for i in 0 1; do
+    mkdir -p "$TMP/vm_$i/etc/schedcoord"
+    "$ROOT/usr/bin/schedcoordctl" keygen --name "vm_$i" --out "$TMP/vm_$i/etc/schedcoord" >>"$TMP/keyring" ||
+        fail "keygen vm_$i"
 done
-# the example settings with this set's values: members, IMDS, paths under $TMP
-for c in agent coordinator; do
-    sed -e "s|^members = .*|members = vm_0=127.0.0.1:$P|" \
-        -e "s|^imds-url = .*|imds-url = $B/vm_0|" \
-        -e "s|/etc/schedcoord/|$ETC/|g" "$DOC/examples/$c.conf" >"$ETC/$c.conf"
+for i in 0 1; do
+    ETC="$TMP/vm_$i/etc/schedcoord"
+    VAR="$TMP/vm_$i/var/lib/schedcoord"
+    mkdir -p "$VAR/agent" "$VAR/coord"
+    chmod 700 "$VAR/agent" "$VAR/coord" # StateDirectoryMode=0700
+    cp "$TMP/keyring" "$ETC/keyring"
+    # the operator's hooks: the examples, as /etc/schedcoord/prepare and recover would call them
+    for h in prepare recover; do
+        printf '#!/bin/sh\nSCHEDCOORD_DEMO_LOG=%s SCHEDCOORD_DEMO_SLEEP=0.3 exec %s\n' \
+            "$HOOKLOG" "$DOC/examples/hooks/$h" >"$ETC/$h"
+        chmod +x "$ETC/$h"
+    done
+    sed -e "s|^members = .*|members = vm_0=127.0.0.1:${P[0]},vm_1=127.0.0.1:${P[1]}|" \
+        -e "s|^imds-url = .*|imds-url = $B/vm_$i|" \
+        -e "s|/etc/schedcoord/|$TMP/etc/schedcoord/|g" "$DOC/examples/schedcoord.conf" >"$TMP/vm_$i.conf"
+    # (paths point at a directory of the same name on each VM: /etc/schedcoord there)
+    sed "s|$TMP/etc/schedcoord/|$ETC/|g" "$TMP/vm_$i.conf" >"$ETC/schedcoord.conf"
 done
-grep -q "^name = vm_0$" "$ETC/coordinator.conf" || fail "the coordinator example has no name line"
+d=$(diff "$TMP/vm_0.conf" "$TMP/vm_1.conf" | grep '^[<>]' | grep -v '^[<>] imds-url = ' || true)
+[ -z "$d" ] || fail "the VMs' settings differ beyond the IMDS URL: $d"
 
-# ExecStart= of a unit, its paths mapped into $TMP
-exec_start() {
+# ExecStart= of a unit, its paths mapped into vm_I's directories
+exec_start() { # UNIT I
     sed -n 's/^ExecStart=//p' "$UNITS/$1.service" |
-        sed -e "s|/usr/bin/|$ROOT/usr/bin/|" -e "s|/etc/schedcoord/|$ETC/|g" -e "s|/var/lib/schedcoord/|$VAR/|g"
+        sed -e "s|/usr/bin/|$ROOT/usr/bin/|" -e "s|/etc/schedcoord/|$TMP/vm_$2/etc/schedcoord/|g" \
+            -e "s|/var/lib/schedcoord/|$TMP/vm_$2/var/lib/schedcoord/|g"
 }
-read -r -a CO <<<"$(exec_start schedcoord-coordinator)"
-read -r -a AG <<<"$(exec_start schedcoord-agent)"
-[ "${CO[0]}" = "$ROOT/usr/bin/schedcoord-coordinator" ] || fail "coordinator ExecStart: ${CO[*]}"
-[ "${AG[0]}" = "$ROOT/usr/bin/schedcoord-agent" ] || fail "agent ExecStart: ${AG[*]}"
-"${CO[@]}" 2>"$TMP/coord.err" &
-CPID=$!
-PIDS+=("$CPID")
-"${AG[@]}" 2>"$TMP/agent.err" &
-APID=$!
-PIDS+=("$APID")
-ctl() { "$ROOT/usr/bin/schedcoordctl" --state-dir "$VAR/coord" "$@"; }
-seen() { [ "$(ctl status --json 2>/dev/null | jq '[.members[] | select(.alive)] | length')" = 1 ]; }
-sc_wait_until 20 seen || fail "the agent never reached the coordinator: $(tail -5 "$TMP/coord.err") / $(tail -5 "$TMP/agent.err")"
-! grep -qi 'insecure' "$TMP/coord.err" "$TMP/agent.err" || fail "plain text, not CURVE: $(grep -i insecure "$TMP"/*.err)"
-ok "ExecStart of both units, example settings: the agent reports to the coordinator over CURVE"
+DAEMONS=()
+for i in 0 1; do
+    read -r -a CO <<<"$(exec_start schedcoord-coordinator $i)"
+    read -r -a AG <<<"$(exec_start schedcoord-agent $i)"
+    [ "${CO[0]}" = "$ROOT/usr/bin/schedcoord-coordinator" ] || fail "coordinator ExecStart: ${CO[*]}"
+    [ "${AG[0]}" = "$ROOT/usr/bin/schedcoord-agent" ] || fail "agent ExecStart: ${AG[*]}"
+    "${CO[@]}" 2>"$TMP/coord_$i.err" &
+    DAEMONS+=("$!")
+    PIDS+=("$!")
+    "${AG[@]}" 2>"$TMP/agent_$i.err" &
+    DAEMONS+=("$!")
+    PIDS+=("$!")
+done
+ctl() { "$ROOT/usr/bin/schedcoordctl" --state-dir "$TMP/vm_0/var/lib/schedcoord/coord" "$@"; }
+seen() { [ "$(ctl status --json 2>/dev/null | jq '[.members[] | select(.alive)] | length')" = 2 ]; }
+sc_wait_until 20 seen || fail "the agents never reached vm_0's coordinator: $(tail -3 "$TMP"/*.err)"
+for i in 0 1; do
+    grep -q "msg=\"started\" name=vm_$i " "$TMP/coord_$i.err" ||
+        fail "vm_$i's coordinator did not take its name from IMDS: $(head -5 "$TMP/coord_$i.err")"
+done
+[ "$(ctl status --json | jq -r .role)" = leader ] || fail "vm_0 does not lead"
+[ "$("$ROOT/usr/bin/schedcoordctl" --state-dir "$TMP/vm_1/var/lib/schedcoord/coord" status --json | jq -r .role)" = follower ] ||
+    fail "vm_1 does not follow"
+! grep -qi 'insecure' "$TMP"/*.err || fail "plain text, not CURVE: $(grep -i insecure "$TMP"/*.err)"
+ok "two VMs from one example file (names from IMDS, keys by {name}): vm_0 leads, both agents report over CURVE"
 
-EV=$(curl -sS -f -d '{"EventType":"Reboot","Resources":["vm_0"],"NoticeSeconds":3000,"DurationInSeconds":30}' \
+E0=$(curl -sS -f -d '{"EventType":"Reboot","Resources":["vm_0"],"NoticeSeconds":3000,"DurationInSeconds":30}' \
     "$B/control/events" | jq -r .EventId)
-[ -n "$EV" ] && [ "$EV" != null ] || fail "event not created"
-done_ev() { grep -q "\"kind\": *\"completed\".*$EV" "$TMP/timeline.jsonl" && grep -q "recover done .*$EV" "$HOOKLOG"; }
-sc_wait_until 30 done_ev || fail "event not drained, approved and recovered: $(cat "$HOOKLOG") $(ctl events)"
-[ "$(jq -s "[.[] | select(.kind == \"post\" and .status == 200)] | length" "$TMP/timeline.jsonl")" -eq 1 ] ||
-    fail "expected one approval POST: $(jq -c 'select(.kind == "post")' "$TMP/timeline.jsonl")"
-grep -q "prepare done .*$EV" "$HOOKLOG" || fail "the example prepare hook did not run: $(cat "$HOOKLOG")"
-ok "an event drained through the installed example hooks, approved once, recovered"
+E1=$(curl -sS -f -d '{"EventType":"Reboot","Resources":["vm_1"],"NoticeSeconds":3000,"DurationInSeconds":30}' \
+    "$B/control/events" | jq -r .EventId)
+[ -n "$E0" ] && [ -n "$E1" ] || fail "events not created"
+over() { [ "$(grep -c '"kind": *"completed"' "$TMP/timeline.jsonl")" -ge 2 ] && [ "$(grep -c 'recover done' "$HOOKLOG")" -ge 2 ]; }
+sc_wait_until 40 over || fail "events not drained, approved and recovered: $(cat "$HOOKLOG") $(ctl events)"
+for e in "$E0" "$E1"; do
+    [ "$(jq -s "[.[] | select(.kind == \"post\" and .status == 200 and (.events | index(\"$e\")))] | length" "$TMP/timeline.jsonl")" -eq 1 ] ||
+        fail "$e: expected one approval POST: $(jq -c 'select(.kind == "post")' "$TMP/timeline.jsonl")"
+done
+grep -q "prepare done  vm_0 Reboot $E0" "$HOOKLOG" && grep -q "prepare done  vm_1 Reboot $E1" "$HOOKLOG" ||
+    fail "the example prepare hooks did not run for each VM: $(cat "$HOOKLOG")"
+ok "an event per VM drained through the installed example hooks, approved once, recovered"
 
-# systemctl stop: SIGTERM to the main process; both exit 0
-sc_stop schedcoord-agent "$APID" "$TMP/agent.err"
-sc_stop schedcoord-coordinator "$CPID" "$TMP/coord.err"
-ok "SIGTERM: both daemons exit 0"
+# systemctl stop: SIGTERM to the main process; every daemon exits 0
+for p in "${DAEMONS[@]}"; do sc_stop daemon "$p" "$TMP/coord_0.err"; done
+ok "SIGTERM: the four daemons exit 0"

@@ -59,8 +59,11 @@ for prog in schedcoord-agent schedcoord-coordinator; do
     printf '# comment\n\nlog-level info\n' >"$TMP/c2.conf"
     expect 2 'c2.conf line 3: expected "key = value", got "log-level info"' "$P" "${BASE[@]}" \
         --config "$TMP/c2.conf"
+    # a shared file: the other program's section is skipped, an unknown one refused
+    printf 'log-level = info\n[agent]\nhook-timeout = 3\n[coordinator]\nmin-healthy = 1\n[other]\n' >"$TMP/c5.conf"
+    expect 2 'c5.conf line 6: unknown section \[other\]' "$P" "${BASE[@]}" --config "$TMP/c5.conf"
     printf '[section]\n' >"$TMP/c3.conf"
-    expect 2 'c3.conf line 1: expected "key = value"' "$P" "${BASE[@]}" --config "$TMP/c3.conf"
+    expect 2 'c3.conf line 1: unknown section \[section\] \(expected \[agent\] or \[coordinator\]\)' "$P" "${BASE[@]}" --config "$TMP/c3.conf"
     expect 2 "--config $TMP/nonexistent.conf: cannot read: No such file" "$P" "${BASE[@]}" \
         --config "$TMP/nonexistent.conf"
     head -c 3000 /dev/urandom >"$TMP/c4.conf"

@@ -1,5 +1,6 @@
 /* Error codes, log levels and time helpers. */
 #include "sc_error.h"
+#include "sc_identity.h"
 #include "sc_log.h"
 #include "sc_net.h"
 #include "sc_test.h"
@@ -150,8 +151,29 @@ SC_TEST(nofile_raise)
         SC_CHECK_INT(sc_nofile_raise((long)rl.rlim_max + 10), (long)rl.rlim_max);
 }
 
+/* "{name}" in a path: every occurrence, nothing else touched, never past the buffer */
+SC_TEST(identity_expand)
+{
+    char out[32];
+
+    SC_CHECK_INT(sc_identity_expand("/etc/schedcoord/{name}.key", "vm_3", out, sizeof(out)), 0);
+    SC_CHECK_STR(out, "/etc/schedcoord/vm_3.key");
+    SC_CHECK_INT(sc_identity_expand("{name}/{name}", "a", out, sizeof(out)), 0);
+    SC_CHECK_STR(out, "a/a");
+    SC_CHECK_INT(sc_identity_expand("/k/{nam}{name", "a", out, sizeof(out)), 0);
+    SC_CHECK_STR(out, "/k/{nam}{name");
+    SC_CHECK_INT(sc_identity_expand("", "a", out, sizeof(out)), 0);
+    SC_CHECK_STR(out, "");
+    SC_CHECK_INT(sc_identity_expand("/0123456789/{name}", "0123456789abcdefghij", out, sizeof(out)),
+                 -ENAMETOOLONG);
+    SC_CHECK_INT(sc_identity_expand("/0123456789012345678901234567890", "x", out, sizeof(out)),
+                 -ENAMETOOLONG);
+    SC_CHECK_INT(sc_identity_expand("/012345678901234567890123456789", "x", out, sizeof(out)), 0);
+}
+
 int main(void)
 {
+    SC_RUN(identity_expand);
     SC_RUN(local_endpoints);
     SC_RUN(nofile_raise);
     SC_RUN(error_messages);

@@ -332,6 +332,78 @@ SC_TEST(parse_text_limits)
     sc_config_free(s_keys, N_KEYS, &s);
 }
 
+/* One file for every program: common keys first, then [agent] and [coordinator]. */
+SC_TEST(shared_file_sections)
+{
+    static const char shared[] = "# the same file on every VM\n"
+                                 "coordinator = tcp://a:1\n"
+                                 "port = 7\n"
+                                 "[agent]  # only the agent reads these\n"
+                                 "hook-prepare = /etc/p\n"
+                                 "some-agent-key = anything\n"
+                                 "[ coordinator ]\n"
+                                 "verbose = yes\n"
+                                 "[agent]\n"
+                                 "hook_timeout = 9\n";
+    settings_t s;
+    char err[512] = "";
+
+    /* as the agent: common keys and its own; the coordinator's section skipped */
+    memset(&s, 0, sizeof(s));
+    SC_CHECK_INT(sc_config_defaults(s_keys, N_KEYS, &s, err, sizeof(err)), 0);
+    err[0] = '\0';
+    s.hook_timeout = 0;
+    int rc = sc_config_parse_text_section(s_keys, N_KEYS, &s,
+                                          "coordinator = x\n[agent]\nport = 3\n"
+                                          "[coordinator]\nwhatever = 1\n",
+                                          60, "t", "agent", err, sizeof(err));
+    SC_CHECK_INT(rc, 0);
+    SC_CHECK_STR(s.coordinator, "x");
+    SC_CHECK_INT(s.port, 3);
+    sc_config_free(s_keys, N_KEYS, &s);
+
+    /* the test table plays the agent: "some-agent-key" is not one of its keys */
+    memset(&s, 0, sizeof(s));
+    rc = sc_config_parse_text_section(s_keys, N_KEYS, &s, shared, sizeof(shared) - 1, "shared",
+                                      "agent", err, sizeof(err));
+    SC_CHECK_INT(rc, SC_E_CONFIG);
+    SC_CHECK(strstr(err, "shared line 6: unknown key \"some-agent-key\"") != NULL);
+    sc_config_free(s_keys, N_KEYS, &s);
+
+    /* as the coordinator: the [agent] lines are not its business, checked or not */
+    memset(&s, 0, sizeof(s));
+    rc = sc_config_parse_text_section(s_keys, N_KEYS, &s, shared, sizeof(shared) - 1, "shared",
+                                      "coordinator", err, sizeof(err));
+    SC_CHECK_INT(rc, 0);
+    SC_CHECK_STR(s.coordinator, "tcp://a:1");
+    SC_CHECK_INT(s.port, 7);
+    SC_CHECK(s.verbose);
+    SC_CHECK(s.hook_prepare == NULL);
+    SC_CHECK(s.hook_timeout == 0);
+    sc_config_free(s_keys, N_KEYS, &s);
+
+    /* an unknown section, a key twice (common and section), a section in a file read without
+     * sections, and a common key the program does not know */
+    memset(&s, 0, sizeof(s));
+    rc = sc_config_parse_text_section(s_keys, N_KEYS, &s, "port = 1\n[agents]\n", 18, "t", "agent",
+                                      err, sizeof(err));
+    SC_CHECK_INT(rc, SC_E_CONFIG);
+    SC_CHECK(strstr(err, "t line 2: unknown section [agents] (expected [agent] or [coordinator])"));
+    rc = sc_config_parse_text_section(s_keys, N_KEYS, &s, "port = 1\n[agent]\nport = 2\n", 26, "t",
+                                      "agent", err, sizeof(err));
+    SC_CHECK_INT(rc, SC_E_CONFIG);
+    SC_CHECK(strstr(err, "t line 3: port: set twice (first on line 1)"));
+    rc = sc_config_parse_text(s_keys, N_KEYS, &s, "[agent]\n", 8, "t", err, sizeof(err));
+    SC_CHECK_INT(rc, SC_E_CONFIG);
+    SC_CHECK(strstr(err, "t line 1: expected \"key = value\""));
+    rc = sc_config_parse_text_section(s_keys, N_KEYS, &s, "prepare-hook-x = 1\n", 19, "t",
+                                      "coordinator", err, sizeof(err));
+    SC_CHECK_INT(rc, SC_E_CONFIG);
+    SC_CHECK(strstr(err, "unknown key \"prepare-hook-x\" (a key of one program only goes under "
+                         "its [agent] or [coordinator])"));
+    sc_config_free(s_keys, N_KEYS, &s);
+}
+
 int main(void)
 {
     snprintf(s_tmp, sizeof(s_tmp), "%s", sc_test_tmpdir("config"));
@@ -343,5 +415,6 @@ int main(void)
     SC_RUN(bad_command_lines_name_the_key);
     SC_RUN(bad_files_name_the_file_line_and_key);
     SC_RUN(parse_text_limits);
+    SC_RUN(shared_file_sections);
     return sc_test_done();
 }

@@ -1,0 +1,72 @@
+/* sc_identity: this VM's compute metadata, waited for; "{name}" in paths. */
+#include "sc_identity.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "sc_backoff.h"
+#include "sc_error.h"
+#include "sc_log.h"
+#include "sc_time.h"
+
+int sc_identity_fetch(const char *base_url, long timeout_ms, volatile sig_atomic_t *stop,
+                      sc_compute_t *ret_compute)
+{
+    sc_imds_opts_t o;
+    sc_imds_t *imds = NULL;
+    sc_backoff_t b;
+    int last = 1;
+    int rc;
+
+    sc_imds_opts_init(&o);
+    o.base_url = base_url;
+    o.total_timeout_ms = timeout_ms;
+    if ((rc = sc_imds_new(&o, &imds)) != 0)
+        return rc;
+    sc_backoff_init(&b, 500, 30000);
+    rc = -EINTR;
+    while (!(stop && *stop)) {
+        sc_imds_status_t st;
+        sc_compute_t c;
+        rc = sc_imds_get_compute(imds, &c, &st);
+        if (rc == 0) {
+            *ret_compute = c;
+            break;
+        }
+        int64_t delay = sc_backoff_next(&b, st.retry_after_ms);
+        if (rc != last)
+            sc_log_warn("IMDS compute metadata not available yet, retrying",
+                        "rc=%s retry_ms=%" PRId64 " why=\"%s\"", sc_errname(rc), delay,
+                        sc_log_q(st.message));
+        last = rc;
+        rc = -EINTR;
+        sc_sleep_ms(delay);
+    }
+    sc_imds_destroy(&imds);
+    return rc;
+}
+
+int sc_identity_expand(const char *path, const char *name, char *out, size_t outlen)
+{
+    static const char tok[] = "{name}";
+    size_t n = 0, nl = strlen(name);
+
+    if (!outlen)
+        return -ENAMETOOLONG;
+    for (const char *p = path; *p;) {
+        if (strncmp(p, tok, sizeof(tok) - 1) == 0) {
+            if (n + nl >= outlen)
+                return -ENAMETOOLONG;
+            memcpy(out + n, name, nl);
+            n += nl;
+            p += sizeof(tok) - 1;
+        } else {
+            if (n + 1 >= outlen)
+                return -ENAMETOOLONG;
+            out[n++] = *p++;
+        }
+    }
+    out[n] = '\0';
+    return 0;
+}
