@@ -53,7 +53,12 @@ int main(int argc, char **argv)
     sa.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &sa, NULL);
 
-    if (sc_agent_fetch_identity(&s, &s_stop, &compute) != 0) {
+    if ((rc = sc_agent_fetch_identity(&s, &s_stop, &compute)) != 0) {
+        if (rc != -EINTR) {
+            fprintf(stderr, "schedcoord-agent: --imds-url: %s\n", sc_strerror(rc));
+            sc_agent_settings_free(&s);
+            return 2;
+        }
         sc_log_notice("stopped before IMDS answered", NULL);
         sc_agent_settings_free(&s);
         return 0;

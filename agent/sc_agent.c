@@ -997,10 +997,11 @@ static int s_sockets_open(sc_agent_t *self, const sc_agent_settings_t *s, char *
             snprintf(err, errlen, "--key: path too long once {name} is replaced");
             return SC_E_CONFIG;
         }
-        if ((rc = sc_curve_keypair_load(key, &kp, err, errlen)) != 0)
-            return rc;
-        if ((rc = sc_keyring_load(s->keys, &ring, err, errlen)) != 0)
-            return rc;
+        /* a missing or bad key file is a configuration error: a restart would not fix it */
+        if (sc_curve_keypair_load(key, &kp, err, errlen) != 0)
+            return SC_E_CONFIG;
+        if (sc_keyring_load(s->keys, &ring, err, errlen) != 0)
+            return SC_E_CONFIG;
     } else {
         sc_log_warn("--insecure: ZeroMQ traffic is neither encrypted nor authenticated", NULL);
     }

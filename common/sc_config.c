@@ -445,9 +445,22 @@ static int s_text(s_parse_t *p, const char *text, size_t len, const char *src)
         const char *ns, *ne;
         if (p->section && s_section_line(s, e, &ns, &ne))
             rc = s_section(p, src, lineno, ns, ne);
-        else if (p->where == S_OTHER)
+        else if (p->where == S_OTHER) {
+            /* skipped, unless it looks like a section line but is not one: reading on would
+             * skip this program's own section with it */
+            const char *t = s;
+            char q[80], line[100];
+            while (t < e && (*t == ' ' || *t == '\t'))
+                t++;
             rc = 0;
-        else
+            if (t < e && *t == '[') {
+                snprintf(line, sizeof(line), "%.*s", (int)(e - t < 90 ? e - t : 90), t);
+                rc = sc_errf(p->err, p->errlen, SC_E_CONFIG,
+                             "config file %s line %d: expected a section line like [agent], got "
+                             "\"%s\"",
+                             src, lineno, s_quote(line, q, sizeof(q)));
+            }
+        } else
             rc = s_line(p, src, lineno, s, e);
         if (rc < 0)
             return rc;

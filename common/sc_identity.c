@@ -41,7 +41,9 @@ int sc_identity_fetch(const char *base_url, long timeout_ms, volatile sig_atomic
                         sc_log_q(st.message));
         last = rc;
         rc = -EINTR;
-        sc_sleep_ms(delay);
+        /* in slices: a stop (SIGTERM from systemctl stop) is honoured within 100 ms */
+        for (int64_t end = sc_mono_ms() + delay; !(stop && *stop) && sc_mono_ms() < end;)
+            sc_sleep_ms(end - sc_mono_ms() < 100 ? end - sc_mono_ms() : 100);
     }
     sc_imds_destroy(&imds);
     return rc;

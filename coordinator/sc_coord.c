@@ -1694,7 +1694,9 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
     }
     c->self = s_member_find(c, o->name);
     if (c->self == SC_PLAN_NONE || strcmp(c->members[c->self].name, o->name) != 0) {
-        snprintf(err, errlen, "--name: %s is not in --members", o->name);
+        snprintf(err, errlen,
+                 "our name %s (--name, or else the compute metadata's) is not in --members",
+                 o->name);
         rc = SC_E_CONFIG;
         goto fail;
     }
@@ -1763,9 +1765,12 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
             rc = SC_E_CONFIG;
             goto fail;
         }
-        if ((rc = sc_curve_keypair_load(key, &kp, err, errlen)) < 0 ||
-            (rc = sc_keyring_load(o->keys_file, &ring, err, errlen)) < 0)
+        /* a missing or bad key file is a configuration error: a restart would not fix it */
+        if (sc_curve_keypair_load(key, &kp, err, errlen) < 0 ||
+            sc_keyring_load(o->keys_file, &ring, err, errlen) < 0) {
+            rc = SC_E_CONFIG;
             goto fail;
+        }
         rc = sc_zap_start(c->zctx, ring, s_zap_cb, c, &c->zap);
         sc_keyring_destroy(&ring);
         if (rc < 0) {

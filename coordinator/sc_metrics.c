@@ -132,13 +132,16 @@ static void s_members(FILE *f, json_object *members)
 
 static void s_events(FILE *f, json_object *events)
 {
-    json_object *by_drain = json_object_new_object();
+    json_object *by_drain = json_object_new_object(), *by_labels = json_object_new_object();
     size_t n = json_object_array_length(events), waiting = 0;
 
     s_head(f, "schedcoord_events", "gauge",
            "events not yet over (the platform's document still holds them), by type, status, "
            "source and approval");
     for (size_t i = 0; i < n; i++) {
+        char *labels = NULL;
+        size_t llen = 0;
+        FILE *lf;
         json_object *e = json_object_array_get_idx(events, i), *drains;
         json_object *type = s_get(e, "type", json_type_string);
         json_object *status = s_get(e, "status", json_type_string);
@@ -158,16 +161,25 @@ static void s_events(FILE *f, json_object *events)
             continue; /* over: kept in the status a while, no longer an event */
         if (s_get(e, "waiting_for", json_type_string))
             waiting++;
-        fputs("schedcoord_events{", f);
-        s_label(f, "type", type ? json_object_get_string(type) : "unknown");
-        fputc(',', f);
-        s_label(f, "status", status ? json_object_get_string(status) : "unknown");
-        fputc(',', f);
-        s_label(f, "source", source ? json_object_get_string(source) : "unknown");
-        fputc(',', f);
-        s_label(f, "approval", approval ? json_object_get_string(approval) : "unknown");
-        fputs("} 1\n", f);
+        /* one series per label set: events alike are counted, never repeated */
+        if (!(lf = open_memstream(&labels, &llen)))
+            continue;
+        s_label(lf, "type", type ? json_object_get_string(type) : "unknown");
+        fputc(',', lf);
+        s_label(lf, "status", status ? json_object_get_string(status) : "unknown");
+        fputc(',', lf);
+        s_label(lf, "source", source ? json_object_get_string(source) : "unknown");
+        fputc(',', lf);
+        s_label(lf, "approval", approval ? json_object_get_string(approval) : "unknown");
+        if (fclose(lf) == 0 && labels)
+            s_bump(by_labels, labels);
+        free(labels);
     }
+    json_object_object_foreach(by_labels, labels, count)
+    {
+        fprintf(f, "schedcoord_events{%s} %" PRId64 "\n", labels, json_object_get_int64(count));
+    }
+    json_object_put(by_labels);
     s_head(f, "schedcoord_events_waiting", "gauge",
            "events not yet over that wait for something (schedcoordctl events says what)");
     fprintf(f, "schedcoord_events_waiting %zu\n", waiting);
@@ -384,6 +396,8 @@ int sc_metrics_serve_one(int in, int out, int timeout_ms, sc_metrics_render_fn r
         }
         if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
             return -errno;
+        if (p.revents & POLLNVAL)
+            return -EBADF;
         if (!(p.revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
         r = read(in, req + len, sizeof(req) - len);
@@ -412,7 +426,7 @@ int sc_metrics_serve_one(int in, int out, int timeout_ms, sc_metrics_render_fn r
         snprintf(body, sizeof(body), "schedcoord coordinator unavailable: %s\n",
                  err[0] ? err : "no status");
         free(text);
-        s_answer(out, 503, body, false);
+        s_answer(out, 503, body, head);
         return 503;
     }
     s_answer(out, 200, text, head);

@@ -27,7 +27,8 @@ int sc_metrics_http_status(const char *req, size_t len, bool *head);
 
 /* Reads one request from fd in (at most SC_METRICS_REQ_MAX bytes, timeout_ms in all), and
  * writes the whole answer to fd out: for 200, the text made by render(userdata) (a 503 with
- * its message when it fails). Returns the status answered (0 if the client sent nothing). */
+ * its message when it fails). Returns the status answered (0 if the client sent nothing), or
+ * -EBADF when in is not open. */
 typedef int (*sc_metrics_render_fn)(const void *userdata, char **ret_text, char *err,
                                     size_t errlen);
 int sc_metrics_serve_one(int in, int out, int timeout_ms, sc_metrics_render_fn render,

@@ -21,8 +21,14 @@ coord_start
 wait_for 20 all_members_seen 6 || fail "members not all seen"
 rollout_checked 3 60
 
+# the hook log is settled; the coordinator may still be reading the last reports
+settled() {
+    ctl metrics >"$TMP/metrics.txt" &&
+        grep -qx 'schedcoord_members{state="healthy"} 6' "$TMP/metrics.txt" &&
+        grep -qx 'schedcoord_hook_reports_total{phase="recover",state="done"} [6-9]' "$TMP/metrics.txt"
+}
+wait_for 10 settled || fail "the metrics never showed every member healthy and 6 recovers: $(cat "$TMP/metrics.txt")"
 # value NAME [LABELS-AS-JSON]: the sample's value from the parsed text ("" if absent)
-ctl metrics >"$TMP/metrics.txt" || fail "schedcoordctl metrics failed"
 "$PY" - "$TMP/metrics.txt" >"$TMP/samples.json" <<'PY' || fail "not valid Prometheus text: $(head -20 "$TMP/metrics.txt")"
 import json, sys
 from prometheus_client.parser import text_string_to_metric_families
@@ -97,15 +103,22 @@ read -r -a CMD <<<"$EXEC"
 grep -q '^Accept=yes$' "$SC_SRC/deploy/systemd/schedcoord-metrics.socket" || fail "the socket unit does not Accept=yes"
 read -r MP <<<"$(free_ports 1)"
 "$PY" - "$MP" "${CMD[@]}" 2>"$TMP/inetd.err" <<'PY' &
-import socket, subprocess, sys
+import signal, socket, subprocess, sys
 port, cmd = int(sys.argv[1]), sys.argv[2:]
+children = []
+def stop(*_):  # SIGTERM: every scrape process has exited (its sanitizer report written)
+    for p in children:
+        if p.wait() != 0:
+            print("scrape process exit", p.returncode, file=sys.stderr)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stop)
 srv = socket.socket()
 srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 srv.bind(("127.0.0.1", port))
 srv.listen(16)
 while True:
     conn, _ = srv.accept()
-    subprocess.Popen(cmd, stdin=conn.fileno(), stdout=conn.fileno(), close_fds=True)
+    children.append(subprocess.Popen(cmd, stdin=conn.fileno(), stdout=conn.fileno(), close_fds=True))
     conn.close()
 PY
 INETD=$!
@@ -132,5 +145,8 @@ code=$(curl -sS -o "$TMP/down.txt" -w '%{http_code}' "$M")
 [ "$code" = 503 ] || fail "coordinator down: HTTP $code"
 grep -q 'control.sock' "$TMP/down.txt" || fail "the 503 does not say why: $(cat "$TMP/down.txt")"
 ok "coordinator down: 503 naming the reason"
-sleep 0.5 # the last scrape's process has exited
-! grep -q 'Sanitizer\|runtime error' "$TMP/inetd.err" || fail "a scrape process reported: $(cat "$TMP/inetd.err")"
+kill "$INETD"
+wait "$INETD" || fail "the listener did not stop cleanly: $(cat "$TMP/inetd.err")"
+sc_untrack "$INETD"
+! grep -q 'Sanitizer\|runtime error\|scrape process exit' "$TMP/inetd.err" ||
+    fail "a scrape process failed (an answered scrape exits 0: no failed unit per scrape): $(cat "$TMP/inetd.err")"

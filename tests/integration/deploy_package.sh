@@ -13,23 +13,28 @@
 
 BUILD=$(dirname "$SC_BIN")
 ROOT="$TMP/root"
-DOC="$ROOT/usr/share/doc/schedcoord"
-UNITS="$ROOT/usr/lib/systemd/system"
+# the prefix the build was configured with (default /usr): the units name the programs by it
+PREFIX=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$BUILD/CMakeCache.txt")
+[ -n "$PREFIX" ] || fail "no CMAKE_INSTALL_PREFIX in $BUILD/CMakeCache.txt"
+U=${PREFIX#/}
+DOC="$ROOT/$U/share/doc/schedcoord"
+UNITS="$ROOT/$U/lib/systemd/system"
+BINDIR="$ROOT/$U/bin"
 
 # --- 1. the installed tree
-DESTDIR="$ROOT" cmake --install "$BUILD" --prefix /usr >"$TMP/install.log" 2>&1 ||
+DESTDIR="$ROOT" cmake --install "$BUILD" >"$TMP/install.log" 2>&1 ||
     fail "cmake --install failed: $(tail -5 "$TMP/install.log")"
-for f in usr/bin/schedcoord-agent usr/bin/schedcoord-coordinator usr/bin/schedcoordctl \
-    usr/lib/systemd/system/schedcoord-agent.service usr/lib/systemd/system/schedcoord-coordinator.service \
-    usr/lib/systemd/system/schedcoord-metrics.socket usr/lib/systemd/system/schedcoord-metrics@.service \
-    usr/share/doc/schedcoord/examples/schedcoord.conf \
-    usr/share/doc/schedcoord/examples/hooks/prepare usr/share/doc/schedcoord/examples/hooks/recover \
-    usr/share/doc/schedcoord/README.md usr/share/doc/schedcoord/docs/design.md \
-    usr/share/doc/schedcoord/proto/README.md; do
+for f in $U/bin/schedcoord-agent $U/bin/schedcoord-coordinator $U/bin/schedcoordctl \
+    $U/lib/systemd/system/schedcoord-agent.service $U/lib/systemd/system/schedcoord-coordinator.service \
+    $U/lib/systemd/system/schedcoord-metrics.socket $U/lib/systemd/system/schedcoord-metrics@.service \
+    $U/share/doc/schedcoord/examples/schedcoord.conf \
+    $U/share/doc/schedcoord/examples/hooks/prepare $U/share/doc/schedcoord/examples/hooks/recover \
+    $U/share/doc/schedcoord/README.md $U/share/doc/schedcoord/docs/design.md \
+    $U/share/doc/schedcoord/proto/README.md; do
     [ -f "$ROOT/$f" ] || fail "not installed: /$f"
 done
-for f in usr/bin/schedcoord-agent usr/bin/schedcoord-coordinator usr/bin/schedcoordctl \
-    usr/share/doc/schedcoord/examples/hooks/prepare usr/share/doc/schedcoord/examples/hooks/recover; do
+for f in $U/bin/schedcoord-agent $U/bin/schedcoord-coordinator $U/bin/schedcoordctl \
+    $U/share/doc/schedcoord/examples/hooks/prepare $U/share/doc/schedcoord/examples/hooks/recover; do
     [ -x "$ROOT/$f" ] || fail "installed but not executable: /$f"
 done
 ok "cmake --install: programs, units, example settings and hooks, documentation"
@@ -39,7 +44,9 @@ ok "cmake --install: programs, units, example settings and hooks, documentation"
 mkdir -p "$TMP/verify"
 UNIT_FILES="schedcoord-agent.service schedcoord-coordinator.service schedcoord-metrics.socket schedcoord-metrics@.service"
 for u in $UNIT_FILES; do
-    sed "s|^ExecStart=/usr/bin/|ExecStart=$ROOT/usr/bin/|" "$UNITS/$u" >"$TMP/verify/$u"
+    grep -q "^ExecStart=$PREFIX/bin/" "$UNITS/$u" || [ "${u%.socket}" != "$u" ] ||
+        fail "$u does not run the programs from $PREFIX/bin: $(grep ExecStart "$UNITS/$u")"
+    sed "s|^ExecStart=$PREFIX/bin/|ExecStart=$BINDIR/|" "$UNITS/$u" >"$TMP/verify/$u"
 done
 if command -v systemd-analyze >/dev/null; then
     # (the template through an instance of it: verify loads the socket's service so)
@@ -80,7 +87,7 @@ HOOKLOG="$TMP/hooks.log"
 : >"$TMP/keyring"
 for i in 0 1; do
     mkdir -p "$TMP/vm_$i/etc/schedcoord"
-    "$ROOT/usr/bin/schedcoordctl" keygen --name "vm_$i" --out "$TMP/vm_$i/etc/schedcoord" >>"$TMP/keyring" ||
+    "$BINDIR/schedcoordctl" keygen --name "vm_$i" --out "$TMP/vm_$i/etc/schedcoord" >>"$TMP/keyring" ||
         fail "keygen vm_$i"
 done
 for i in 0 1; do
@@ -107,15 +114,15 @@ d=$(diff "$TMP/vm_0.conf" "$TMP/vm_1.conf" | grep '^[<>]' | grep -v '^[<>] imds-
 # ExecStart= of a unit, its paths mapped into vm_I's directories
 exec_start() { # UNIT I
     sed -n 's/^ExecStart=//p' "$UNITS/$1.service" |
-        sed -e "s|/usr/bin/|$ROOT/usr/bin/|" -e "s|/etc/schedcoord/|$TMP/vm_$2/etc/schedcoord/|g" \
+        sed -e "s|^$PREFIX/bin/|$BINDIR/|" -e "s|/etc/schedcoord/|$TMP/vm_$2/etc/schedcoord/|g" \
             -e "s|/var/lib/schedcoord/|$TMP/vm_$2/var/lib/schedcoord/|g"
 }
 DAEMONS=()
 for i in 0 1; do
     read -r -a CO <<<"$(exec_start schedcoord-coordinator $i)"
     read -r -a AG <<<"$(exec_start schedcoord-agent $i)"
-    [ "${CO[0]}" = "$ROOT/usr/bin/schedcoord-coordinator" ] || fail "coordinator ExecStart: ${CO[*]}"
-    [ "${AG[0]}" = "$ROOT/usr/bin/schedcoord-agent" ] || fail "agent ExecStart: ${AG[*]}"
+    [ "${CO[0]}" = "$BINDIR/schedcoord-coordinator" ] || fail "coordinator ExecStart: ${CO[*]}"
+    [ "${AG[0]}" = "$BINDIR/schedcoord-agent" ] || fail "agent ExecStart: ${AG[*]}"
     "${CO[@]}" 2>"$TMP/coord_$i.err" &
     DAEMONS+=("$!")
     PIDS+=("$!")
@@ -123,7 +130,7 @@ for i in 0 1; do
     DAEMONS+=("$!")
     PIDS+=("$!")
 done
-ctl() { "$ROOT/usr/bin/schedcoordctl" --state-dir "$TMP/vm_0/var/lib/schedcoord/coord" "$@"; }
+ctl() { "$BINDIR/schedcoordctl" --state-dir "$TMP/vm_0/var/lib/schedcoord/coord" "$@"; }
 seen() { [ "$(ctl status --json 2>/dev/null | jq '[.members[] | select(.alive)] | length')" = 2 ]; }
 sc_wait_until 20 seen || fail "the agents never reached vm_0's coordinator: $(tail -3 "$TMP"/*.err)"
 for i in 0 1; do
@@ -131,7 +138,7 @@ for i in 0 1; do
         fail "vm_$i's coordinator did not take its name from IMDS: $(head -5 "$TMP/coord_$i.err")"
 done
 [ "$(ctl status --json | jq -r .role)" = leader ] || fail "vm_0 does not lead"
-[ "$("$ROOT/usr/bin/schedcoordctl" --state-dir "$TMP/vm_1/var/lib/schedcoord/coord" status --json | jq -r .role)" = follower ] ||
+[ "$("$BINDIR/schedcoordctl" --state-dir "$TMP/vm_1/var/lib/schedcoord/coord" status --json | jq -r .role)" = follower ] ||
     fail "vm_1 does not follow"
 ! grep -qi 'insecure' "$TMP"/*.err || fail "plain text, not CURVE: $(grep -i insecure "$TMP"/*.err)"
 ok "two VMs from one example file (names from IMDS, keys by {name}): vm_0 leads, both agents report over CURVE"

@@ -104,7 +104,7 @@ expect 2 '--api-version: "latest" is not an api-version \(expected YYYY-MM-DD' "
 ok "agent: a missing or non-executable hook, a bad api-version refused at start naming the key"
 
 # Coordinator semantic checks
-expect 2 '--name: vm_9 is not in --members' "$BIN/schedcoord-coordinator" "${CO[@]}" --name vm_9
+expect 2 'our name vm_9 \(--name, or else the compute metadata.s\) is not in --members' "$BIN/schedcoord-coordinator" "${CO[@]}" --name vm_9
 expect 2 'min-healthy: "150%" is neither a count' "$BIN/schedcoord-coordinator" "${CO[@]}" --min-healthy 150%
 expect 2 'approve-without-drain: "Bogus" is not a comma-separated list of Freeze' \
     "$BIN/schedcoord-coordinator" "${CO[@]}" --approve-without-drain Bogus

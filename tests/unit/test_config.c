@@ -393,6 +393,11 @@ SC_TEST(shared_file_sections)
                                       "agent", err, sizeof(err));
     SC_CHECK_INT(rc, SC_E_CONFIG);
     SC_CHECK(strstr(err, "t line 3: port: set twice (first on line 1)"));
+    /* a broken section line in the other program's section: not skipped with it */
+    rc = sc_config_parse_text_section(s_keys, N_KEYS, &s, "[agent]\n[coordinator] x\nport = 2\n",
+                                      33, "t", "coordinator", err, sizeof(err));
+    SC_CHECK_INT(rc, SC_E_CONFIG);
+    SC_CHECK(strstr(err, "t line 2: expected a section line like [agent], got \"[coordinator] x\""));
     rc = sc_config_parse_text(s_keys, N_KEYS, &s, "[agent]\n", 8, "t", err, sizeof(err));
     SC_CHECK_INT(rc, SC_E_CONFIG);
     SC_CHECK(strstr(err, "t line 1: expected \"key = value\""));

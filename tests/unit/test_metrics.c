@@ -43,6 +43,51 @@ static bool s_has_line(const char *text, const char *line)
     return false;
 }
 
+/* The exposition rules a scraper relies on, checked line by line: each family's HELP and TYPE
+ * once, before its samples; a family's samples together; no series twice; every line ends. */
+static void s_check_exposition(const char *text)
+{
+    char fam[64][128], series[256][512];
+    size_t nfam = 0, nser = 0;
+    const char *cur = NULL;
+
+    for (const char *l = text; *l;) {
+        const char *nl = strchr(l, '\n');
+        char line[512], name[128];
+        if (!nl) {
+            SC_FAILF("last line without its newline: \"%s\"", l);
+            return;
+        }
+        snprintf(line, sizeof(line), "%.*s", (int)(nl - l), l);
+        l = nl + 1;
+        if (strncmp(line, "# HELP ", 7) == 0)
+            continue;
+        if (strncmp(line, "# TYPE ", 7) == 0) {
+            sscanf(line + 7, "%127s", name);
+            for (size_t i = 0; i < nfam; i++)
+                if (strcmp(fam[i], name) == 0)
+                    SC_FAILF("family %s declared twice", name);
+            if (nfam < 64)
+                snprintf(fam[nfam++], sizeof(fam[0]), "%s", name);
+            cur = fam[nfam - 1];
+            continue;
+        }
+        size_t n = strcspn(line, "{ ");
+        snprintf(name, sizeof(name), "%.*s", (int)n, line);
+        if (!cur || strcmp(cur, name) != 0)
+            SC_FAILF("sample \"%s\" outside its family's block (current: %s)", line,
+                     cur ? cur : "none");
+        const char *sp = strrchr(line, ' ');
+        char key[512];
+        snprintf(key, sizeof(key), "%.*s", sp ? (int)(sp - line) : 0, line);
+        for (size_t i = 0; i < nser; i++)
+            if (strcmp(series[i], key) == 0)
+                SC_FAILF("series %s twice", key);
+        if (nser < 256)
+            snprintf(series[nser++], sizeof(series[0]), "%s", key);
+    }
+}
+
 #define CHECK_LINE(text, line)                                                                     \
     do {                                                                                           \
         if (!s_has_line((text), (line)))                                                           \
@@ -92,11 +137,9 @@ SC_TEST(renders_status)
     CHECK_LINE(t, "schedcoord_hook_reports_total{phase=\"recover\",state=\"done\"} 3");
     CHECK_LINE(t, "schedcoord_alerts_total{alert=\"forced\"} 2");
     CHECK_LINE(t, "schedcoord_events_seen_total 9");
-    /* every metric has its HELP and TYPE before its first sample */
     CHECK_LINE(t, "# TYPE schedcoord_approval_posts_total counter");
     CHECK_LINE(t, "# TYPE schedcoord_member_up gauge");
-    SC_CHECK(strstr(t, "# TYPE schedcoord_term gauge") < strstr(t, "schedcoord_term 7"));
-    SC_CHECK(t[strlen(t) - 1] == '\n');
+    s_check_exposition(t);
     free(t);
     json_object_put(st);
 }
@@ -124,6 +167,7 @@ SC_TEST(escapes_and_omits)
         t, "schedcoord_member_up{member=\"x\\\"y\",fault_domain=\"-1\",update_domain=\"-1\"} 1");
     SC_CHECK(!strstr(t, "schedcoord_events{"));
     SC_CHECK(!strstr(t, "schedcoord_orders_total{"));
+    s_check_exposition(t);
     free(t);
     json_object_put(st);
 
@@ -131,6 +175,30 @@ SC_TEST(escapes_and_omits)
     SC_CHECK(t == NULL);
     st = json_object_new_array();
     SC_CHECK_INT(sc_metrics_render(st, &t), -EINVAL);
+    json_object_put(st);
+}
+
+/* Events alike are one series with their count, never the same series twice. */
+SC_TEST(events_alike_counted)
+{
+    json_object *st = json_tokener_parse(
+        "{\"events\": [{\"type\": \"Reboot\", \"status\": \"Scheduled\", \"source\": \"User\","
+        " \"approval\": \"none\"}, {\"type\": \"Reboot\", \"status\": \"Scheduled\","
+        " \"source\": \"User\", \"approval\": \"none\"}, {\"type\": \"Reboot\","
+        " \"status\": \"Scheduled\", \"source\": \"User\", \"approval\": \"none\"},"
+        " {\"type\": \"Freeze\", \"status\": \"Scheduled\", \"source\": \"User\","
+        " \"approval\": \"none\"}]}");
+    char *t = NULL;
+
+    SC_CHECK_INT(sc_metrics_render(st, &t), 0);
+    if (t) {
+        CHECK_LINE(t, "schedcoord_events{type=\"Reboot\",status=\"Scheduled\",source=\"User\","
+                      "approval=\"none\"} 3");
+        CHECK_LINE(t, "schedcoord_events{type=\"Freeze\",status=\"Scheduled\",source=\"User\","
+                      "approval=\"none\"} 1");
+        s_check_exposition(t);
+    }
+    free(t);
     json_object_put(st);
 }
 
@@ -243,6 +311,12 @@ SC_TEST(serve_one)
         503);
     SC_CHECK(strncmp(ans, "HTTP/1.1 503 Service Unavailable\r\n", 34) == 0);
     SC_CHECK(strstr(ans, "control.sock"));
+    SC_CHECK_INT(
+        s_serve("HEAD /metrics HTTP/1.1\r\n\r\n", false, s_render_down, NULL, ans, sizeof(ans)),
+        503);
+    SC_CHECK(strcmp(ans + strlen(ans) - 4, "\r\n\r\n") == 0); /* HEAD: no body */
+    /* stdin not open: an error, not a busy loop until the timeout */
+    SC_CHECK_INT(sc_metrics_serve_one(1000, 1001, 5000, s_render_ok, "m 1\n"), -EBADF);
 
     SC_CHECK_INT(
         s_serve("PUT /metrics HTTP/1.1\r\n\r\n", false, s_render_ok, "m 1\n", ans, sizeof(ans)),
@@ -263,6 +337,7 @@ int main(void)
 {
     SC_RUN(renders_status);
     SC_RUN(escapes_and_omits);
+    SC_RUN(events_alike_counted);
     SC_RUN(http_request_heads);
     SC_RUN(serve_one);
     return sc_test_done();
