@@ -94,6 +94,18 @@ for prog in schedcoord-agent schedcoord-coordinator; do
     ok "$prog: bad flags, values, missing values, config files refused (exit 2) naming the key and the expected form; --help lists $(echo $keys | wc -w) keys, all known to the config file (free-form, took @bad@:$accepted)"
 done
 
+# A missing key file (the {name} of --key expanded) or keyring is a configuration error: exit
+# 2 naming the file, not 1 (which a systemd unit would restart for ever).
+# (the agent reads its key once IMDS told it its fault domain: a simulator answers)
+: >"$TMP/ring"
+sc_sim_start --vms 1 --fault-domains 1
+expect 2 "$TMP/vm_0.key" "$BIN/schedcoord-agent" "${AG[@]/--insecure/--key=$TMP/{name\}.key}" \
+    --keys "$TMP/ring" --imds-url "$B/vm_0"
+sc_sim_stop
+expect 2 "$TMP/vm_0.key" "$BIN/schedcoord-coordinator" "${CO[@]/--insecure/--key=$TMP/{name\}.key}" --keys "$TMP/ring"
+"$BIN/schedcoordctl" keygen --name vm_0 --out "$TMP" >/dev/null || fail "keygen"
+expect 2 "$TMP/none.ring" "$BIN/schedcoord-coordinator" "${CO[@]/--insecure/--key=$TMP/{name\}.key}" --keys "$TMP/none.ring"
+
 # The hook paths of the agent are checked at start: a missing or non-executable hook is a
 # configuration error (exit 2, naming the key), not a surprise at the first event.
 expect 2 'prepare-hook.*/nonexistent/hook' "$BIN/schedcoord-agent" "${AG[@]}" --prepare-hook /nonexistent/hook
