@@ -12,7 +12,10 @@
  *
  *   build/bench/bench_coord_load [members=1000] [seconds=20] [bin dir, default: ../bin]
  * Prints one line: members, heartbeats/s sent, leader messages/s received, coordinator CPU in
- * % of one core, VmRSS and RssAnon. Exits 1 if the coordinator did not answer every member. */
+ * % of one core, VmRSS and RssAnon; then, the heartbeats going on, 21 Prometheus scrapes
+ * (schedcoordctl metrics, as the socket-activated endpoint runs it): median wall time, median
+ * coordinator CPU per scrape and the text's size. Exits 1 if the coordinator did not answer
+ * every member or a scrape failed. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -138,12 +141,51 @@ static void s_run(agent_t *ag, int n, int64_t ms, unsigned long *hb)
     }
 }
 
+#define S_SCRAPES 21
+
+static int64_t bench_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* One scrape: schedcoordctl --state-dir DIR metrics > out. 0 when it exited 0. */
+static int s_scrape(const char *ctl, const char *statedir, const char *out)
+{
+    int status;
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || dup2(fd, 1) < 0)
+            _exit(127);
+        execl(ctl, ctl, "--state-dir", statedir, "metrics", (char *)NULL);
+        _exit(127);
+    }
+    if (pid < 0 || waitpid(pid, &status, 0) < 0)
+        return -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static int s_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double s_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), s_cmp_double);
+    return v[n / 2];
+}
+
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 1000;
     int secs = argc > 2 ? atoi(argv[2]) : 20;
     char bindir[PATH_MAX], self[PATH_MAX], dir[] = "/tmp/sc_bench_load_XXXXXX";
-    char sim[PATH_MAX + 16], coord[PATH_MAX + 32], tl[64], url[128], err[256];
+    char sim[PATH_MAX + 16], coord[PATH_MAX + 32], ctl[PATH_MAX + 32], tl[64], url[128], err[256];
     char keyfile[64], ringfile[64], statedir[64], endpoint[64];
     sc_curve_keypair_t *kp;
     agent_t *ag;
@@ -171,6 +213,7 @@ int main(int argc, char **argv)
     }
     snprintf(sim, sizeof(sim), "%s/imds-sim", bindir);
     snprintf(coord, sizeof(coord), "%s/schedcoord-coordinator", bindir);
+    snprintf(ctl, sizeof(ctl), "%s/schedcoordctl", bindir);
     snprintf(tl, sizeof(tl), "%s/timeline", dir);
     snprintf(keyfile, sizeof(keyfile), "%s/vm_0.key", dir);
     snprintf(ringfile, sizeof(ringfile), "%s/keyring", dir);
@@ -238,6 +281,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < n - 1; i++)
         leader0 += ag[i].leader;
     hb = 0;
+    /* spread again: a warm-up that fell behind (slow handshakes on a busy machine) would
+     * otherwise send its backlog in the measured window */
+    for (int i = 0; i < n - 1; i++)
+        ag[i].next_hb = sc_mono_ms() + (int64_t)i * 1000 / n;
     t0 = sc_mono_ms();
     c0 = bench_cpu_ns(coord_pid);
     s_run(ag, n - 1, (int64_t)secs * 1000, &hb);
@@ -248,6 +295,29 @@ int main(int argc, char **argv)
     for (int i = 0; i < n - 1; i++) {
         leader1 += ag[i].leader;
         answered += ag[i].leader > 0;
+    }
+    unsigned long hb_window = hb; /* the rates are of the window, not of the scrapes after it */
+    /* scrapes, the agents heartbeating between them */
+    double scrape_ms[S_SCRAPES], scrape_cpu_ms[S_SCRAPES];
+    long scrape_bytes = 0;
+    int scrapes_ok = 0;
+    for (int k = 0; k < S_SCRAPES; k++) {
+        char out[PATH_MAX];
+        struct stat st;
+        int64_t w0, w1, k0, k1;
+        snprintf(out, sizeof(out), "%s/metrics.txt", dir);
+        k0 = bench_cpu_ns(coord_pid);
+        w0 = bench_now_ns();
+        if (s_scrape(ctl, statedir, out) == 0) {
+            scrapes_ok++;
+            if (stat(out, &st) == 0)
+                scrape_bytes = (long)st.st_size;
+        }
+        w1 = bench_now_ns();
+        k1 = bench_cpu_ns(coord_pid);
+        scrape_ms[k] = (double)(w1 - w0) / 1e6;
+        scrape_cpu_ms[k] = (double)(k1 - k0) / 1e6;
+        s_run(ag, n - 1, 200, &hb);
     }
 
     kill(coord_pid, SIGTERM);
@@ -263,13 +333,16 @@ int main(int argc, char **argv)
     }
     printf("members=%d seconds=%.1f heartbeats_per_s=%.0f leader_msgs_per_s=%.0f "
            "coordinator_cpu=%.2f%%_of_one_core rss_kib=%ld rss_anon_kib=%ld "
-           "members_answered=%lu/%d\n",
-           n, (double)(t1 - t0) / 1000, (double)hb * 1000 / (double)(t1 - t0),
+           "members_answered=%lu/%d scrape_ms_median=%.1f scrape_coordinator_cpu_ms_median=%.1f "
+           "metrics_bytes=%ld scrapes_ok=%d/%d\n",
+           n, (double)(t1 - t0) / 1000, (double)hb_window * 1000 / (double)(t1 - t0),
            (double)(leader1 - leader0) * 1000 / (double)(t1 - t0),
-           (double)(c1 - c0) / 1e6 / (double)(t1 - t0) * 100, rss, anon, answered, n - 1);
+           (double)(c1 - c0) / 1e6 / (double)(t1 - t0) * 100, rss, anon, answered, n - 1,
+           s_median(scrape_ms, S_SCRAPES), s_median(scrape_cpu_ms, S_SCRAPES), scrape_bytes,
+           scrapes_ok, S_SCRAPES);
     free(members);
     free(kp);
     free(ag);
     bench_rmtree(dir);
-    return answered == (unsigned long)(n - 1) ? 0 : 1;
+    return answered == (unsigned long)(n - 1) && scrapes_ok == S_SCRAPES ? 0 : 1;
 }
