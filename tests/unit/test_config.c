@@ -397,7 +397,8 @@ SC_TEST(shared_file_sections)
     rc = sc_config_parse_text_section(s_keys, N_KEYS, &s, "[agent]\n[coordinator] x\nport = 2\n",
                                       33, "t", "coordinator", err, sizeof(err));
     SC_CHECK_INT(rc, SC_E_CONFIG);
-    SC_CHECK(strstr(err, "t line 2: expected a section line like [agent], got \"[coordinator] x\""));
+    SC_CHECK(
+        strstr(err, "t line 2: expected a section line like [agent], got \"[coordinator] x\""));
     rc = sc_config_parse_text(s_keys, N_KEYS, &s, "[agent]\n", 8, "t", err, sizeof(err));
     SC_CHECK_INT(rc, SC_E_CONFIG);
     SC_CHECK(strstr(err, "t line 1: expected \"key = value\""));
