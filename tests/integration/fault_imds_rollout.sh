@@ -52,6 +52,12 @@ fault vm_1 429 4
 fault vm_4 timeout 1
 fault vm_2 garbage 4
 fault vm_5 empty 4
+# vm_0's own agent meets a reset and a 500 before the rollout (its approvals meet theirs later,
+# set by the hooks; the agent's polls may or may not meet those)
+fault vm_0 reset 2
+wait_for 15 grep -Eq 'reset|Empty reply|closed|SC_E_NET' "$TMP/agent_0.err" || fail "vm_0's agent never met the reset"
+fault vm_0 500 2
+wait_for 15 grep -Eq 'HTTP 5|http=500' "$TMP/agent_0.err" || fail "vm_0's agent never met the 500"
 # 3000 simulated s of notice = 30 s (each fault domain's event is created when the previous
 # one completes; its drain waits for the previous fault domain's recover, which waits for the
 # end of the event in every faulted VM's document, after its agent's backoff: 9 s of notice
