@@ -76,6 +76,18 @@ static void s_scalar(FILE *f, json_object *st, const char *key, const char *name
     fprintf(f, "%s %" PRId64 "\n", name, json_object_get_int64(v));
 }
 
+/* Starts a sample of family for member m: "family{member=\"NAME\"" (the caller adds labels and
+ * closes it), or false (nothing written) when m has no name. */
+static bool s_member_open(FILE *f, const char *family, json_object *m)
+{
+    json_object *name = s_get(m, "name", json_type_string);
+    if (!name)
+        return false;
+    fprintf(f, "%s{", family);
+    s_label(f, "member", json_object_get_string(name));
+    return true;
+}
+
 static void s_members(FILE *f, json_object *members)
 {
     json_object *by_state = json_object_new_object();
@@ -85,14 +97,11 @@ static void s_members(FILE *f, json_object *members)
            "1 while the member's agent reports (heartbeats within --dead-after)");
     for (size_t i = 0; i < n; i++) {
         json_object *m = json_object_array_get_idx(members, i);
-        json_object *name = s_get(m, "name", json_type_string);
         json_object *fd = s_get(m, "fault_domain", json_type_int);
         json_object *ud = s_get(m, "update_domain", json_type_int);
         json_object *state = s_get(m, "state", json_type_string);
-        if (!name)
+        if (!s_member_open(f, "schedcoord_member_up", m))
             continue;
-        fputs("schedcoord_member_up{", f);
-        s_label(f, "member", json_object_get_string(name));
         fprintf(f, ",fault_domain=\"%" PRId64 "\",update_domain=\"%" PRId64 "\"} %d\n",
                 fd ? json_object_get_int64(fd) : -1, ud ? json_object_get_int64(ud) : -1,
                 json_object_get_boolean(s_get(m, "alive", json_type_boolean)) ? 1 : 0);
@@ -103,24 +112,17 @@ static void s_members(FILE *f, json_object *members)
            "1 while the member's agent runs but its IMDS has failed for longer than --imds-stale");
     for (size_t i = 0; i < n; i++) {
         json_object *m = json_object_array_get_idx(members, i);
-        json_object *name = s_get(m, "name", json_type_string);
-        if (!name)
-            continue;
-        fputs("schedcoord_member_blind{", f);
-        s_label(f, "member", json_object_get_string(name));
-        fprintf(f, "} %d\n",
-                json_object_get_boolean(s_get(m, "imds_stale", json_type_boolean)) ? 1 : 0);
+        if (s_member_open(f, "schedcoord_member_blind", m))
+            fprintf(f, "} %d\n",
+                    json_object_get_boolean(s_get(m, "imds_stale", json_type_boolean)) ? 1 : 0);
     }
     s_head(f, "schedcoord_member_state", "gauge",
            "1 for the member's state (healthy, draining, drained, impacted, recovering, gone...)");
     for (size_t i = 0; i < n; i++) {
         json_object *m = json_object_array_get_idx(members, i);
-        json_object *name = s_get(m, "name", json_type_string);
         json_object *state = s_get(m, "state", json_type_string);
-        if (!name || !state)
+        if (!state || !s_member_open(f, "schedcoord_member_state", m))
             continue;
-        fputs("schedcoord_member_state{", f);
-        s_label(f, "member", json_object_get_string(name));
         fputc(',', f);
         s_label(f, "state", json_object_get_string(state));
         fputs("} 1\n", f);
