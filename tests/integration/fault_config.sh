@@ -150,4 +150,49 @@ for k in $(sed -n 's/^  --\([a-z0-9-]*\).*/\1/p' "$TMP/out"); do
         fail "imds-sim --help lists --$k, its README does not"
 done
 ok "imds-sim: bad options exit 2 naming the option; --help exits 0"
+
+# Both daemons wait for IMDS compute metadata at start (the VM's name, its fault domain): an
+# --imds-url the client refuses is a configuration error (exit 2), not a wait; an IMDS that
+# does not answer usefully is waited for with backoff (its Retry-After honoured), and SIGTERM
+# (systemctl stop) still ends that wait at once, not after it (18.9 s before the fix; the
+# units' TimeoutStopSec is 30 s, and Retry-After may say up to that).
+expect 2 '--imds-url: ' "$BIN/schedcoord-agent" "${AG[@]:2}" --imds-url 'http://127.0.0.1:9/vm_0?a'
+expect 2 '--imds-url: ' "$BIN/schedcoord-coordinator" "${CO[@]:4}" --imds-url 'http://127.0.0.1:9/vm_0?a'
+# an IMDS that answers 503 with Retry-After: 20 (honoured: the next try is 20 s away)
+read -r IP <<<"$(free_ports 1)"
+python3 - "$IP" 2>"$TMP/busy_imds.err" <<'PY' &
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(503)
+        self.send_header("Retry-After", "20")
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+    def log_message(self, *a):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PY
+PIDS+=("$!")
+sc_wait_until 10 curl -s -o /dev/null "http://127.0.0.1:$IP/" || fail "the busy IMDS did not start"
+"$BIN/schedcoord-agent" "${AG[@]:2}" --imds-url "http://127.0.0.1:$IP/vm_0" 2>"$TMP/wait_a.err" &
+ap=$!
+"$BIN/schedcoord-coordinator" "${CO[@]:4}" --imds-url "http://127.0.0.1:$IP/vm_0" 2>"$TMP/wait_c.err" &
+cp=$!
+PIDS+=("$ap" "$cp")
+waiting() { grep -q 'IMDS compute metadata not available yet' "$TMP/wait_a.err" &&
+    grep -q 'IMDS compute metadata not available yet' "$TMP/wait_c.err"; }
+sc_wait_until 20 waiting || fail "the daemons did not wait for IMDS: $(tail -2 "$TMP"/wait_?.err)"
+sleep 1
+t0=$(date +%s%N)
+kill -TERM "$ap" "$cp"
+wait "$ap" || fail "agent exit $? after SIGTERM in the IMDS wait: $(tail -3 "$TMP/wait_a.err")"
+wait "$cp" || fail "coordinator exit $? after SIGTERM in the IMDS wait: $(tail -3 "$TMP/wait_c.err")"
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$ms" -lt 4000 ] || fail "SIGTERM during the IMDS wait took $ms ms to stop the daemons"
+for f in wait_a wait_c; do
+    grep -q 'retry_ms=20000' "$TMP/$f.err" || fail "$f: Retry-After not honoured: $(head -3 "$TMP/$f.err")"
+    grep -q 'stopped before IMDS answered' "$TMP/$f.err" || fail "$f: $(tail -3 "$TMP/$f.err")"
+done
+ok "IMDS identity: a refused URL exits 2; a silent IMDS is waited for, and SIGTERM ends the wait in $ms ms"
 echo "ok   $N cases"
