@@ -8,7 +8,10 @@
 
 sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100 \
     --own-events-only vm_0,vm_1,vm_2,vm_3,vm_4,vm_5
-set_start 6
+# hooks of 2 s: by the time vm_0 and vm_3 are drained, vm_0's own agent has seen their event
+# (it polls every 0.5 s), so the leader can POST it itself; with 0.3 s hooks a loaded machine
+# once had only vm_3 seeing it yet, and the approval went (correctly) through vm_3
+HOOK_SLEEP=2 set_start 6
 coord_start
 wait_for 20 all_members_seen 6 || fail "members not all seen"
 
