@@ -8,6 +8,7 @@
 #include "sc_agent.h"
 #include "sc_agent_config.h"
 #include "sc_error.h"
+#include "sc_identity.h"
 #include "sc_log.h"
 
 static volatile sig_atomic_t s_stop;
@@ -53,7 +54,8 @@ int main(int argc, char **argv)
     sa.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &sa, NULL);
 
-    if ((rc = sc_agent_fetch_identity(&s, &s_stop, &compute)) != 0) {
+    rc = sc_identity_fetch(s.imds_url, (long)(s.imds_timeout * 1000), &s_stop, &compute);
+    if (rc != 0) {
         if (rc != -EINTR) {
             fprintf(stderr, "schedcoord-agent: --imds-url: %s\n", sc_strerror(rc));
             sc_agent_settings_free(&s);

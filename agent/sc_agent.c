@@ -1078,12 +1078,6 @@ out:
 
 /* ---------------------------------------------------------------- life */
 
-int sc_agent_fetch_identity(const sc_agent_settings_t *s, volatile sig_atomic_t *stop,
-                            sc_compute_t *ret_compute)
-{
-    return sc_identity_fetch(s->imds_url, (long)(s->imds_timeout * 1000), stop, ret_compute);
-}
-
 static void s_boot_id(char *out, size_t len)
 {
     unsigned char r[12];

@@ -49,10 +49,6 @@ typedef struct sc_agent_stats {
     uint64_t send_dropped;    /* messages not sent (coordinator not connected) */
 } sc_agent_stats_t;
 
-/* Reads this VM's compute metadata, retrying with backoff until it answers or *stop is set
- * (logs each new error once). 0 with *ret_compute, or -EINTR when stopped. */
-int sc_agent_fetch_identity(const sc_agent_settings_t *settings, volatile sig_atomic_t *stop,
-                            sc_compute_t *ret_compute);
 /* Creates the agent: opens the state (reporting runs interrupted by a previous crash), the
  * IMDS client, the ZeroMQ context and sockets (keys loaded unless --insecure). 0 or an error
  * with the reason in err. The caller destroys it. */

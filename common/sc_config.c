@@ -385,15 +385,18 @@ static int s_line(s_parse_t *p, const char *src, int lineno, const char *s, cons
 }
 
 /* Whether [s, e) is a "[name]" line (spaces, a '#' comment around it allowed): 1 and the
- * name in [*ns, *ne), or 0. */
+ * name in [*ns, *ne); -1 for a line that starts with '[' but is not one; 0 for any other
+ * line. */
 static int s_section_line(const char *s, const char *e, const char **ns, const char **ne)
 {
     const char *hash = memchr(s, '#', (size_t)(e - s)), *close;
     if (hash)
         e = hash;
     s_trim(&s, &e);
-    if (e - s < 2 || *s != '[' || e[-1] != ']')
+    if (s == e || *s != '[')
         return 0;
+    if (e - s < 2 || e[-1] != ']')
+        return -1;
     close = e - 1;
     s++;
     s_trim(&s, &close);
@@ -443,24 +446,21 @@ static int s_text(s_parse_t *p, const char *text, size_t len, const char *src)
                            "config file %s line %d: longer than %u bytes", src, lineno,
                            SC_CFG_LINE_MAX);
         const char *ns, *ne;
-        if (p->section && s_section_line(s, e, &ns, &ne))
+        /* in a shared file a broken section line is an error wherever it stands: skipped with
+         * the other program's keys, it would skip this program's own section with them */
+        int sec = p->section ? s_section_line(s, e, &ns, &ne) : 0;
+        if (sec > 0)
             rc = s_section(p, src, lineno, ns, ne);
-        else if (p->where == S_OTHER) {
-            /* skipped, unless it looks like a section line but is not one: reading on would
-             * skip this program's own section with it */
-            const char *t = s;
+        else if (sec < 0) {
             char q[80], line[100];
-            while (t < e && (*t == ' ' || *t == '\t'))
-                t++;
+            snprintf(line, sizeof(line), "%.*s", (int)(e - s < 90 ? e - s : 90), s);
+            rc = sc_errf(p->err, p->errlen, SC_E_CONFIG,
+                         "config file %s line %d: expected a section line like [agent], got "
+                         "\"%s\"",
+                         src, lineno, s_quote(line, q, sizeof(q)));
+        } else if (p->where == S_OTHER)
             rc = 0;
-            if (t < e && *t == '[') {
-                snprintf(line, sizeof(line), "%.*s", (int)(e - t < 90 ? e - t : 90), t);
-                rc = sc_errf(p->err, p->errlen, SC_E_CONFIG,
-                             "config file %s line %d: expected a section line like [agent], got "
-                             "\"%s\"",
-                             src, lineno, s_quote(line, q, sizeof(q)));
-            }
-        } else
+        else
             rc = s_line(p, src, lineno, s, e);
         if (rc < 0)
             return rc;

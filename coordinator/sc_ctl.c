@@ -419,14 +419,16 @@ static int s_history(const char *dir, bool as_json, FILE *out, FILE *errf)
     return 0;
 }
 
-/* The coordinator's status over its control socket (the answer, or NULL and err). */
-static json_object *s_status(const char *dir, char *err, size_t errlen)
+/* The coordinator's answer to cmd over its control socket, or NULL and err (unreachable, or
+ * the coordinator's own refusal). */
+static json_object *s_ask(const char *dir, const char *cmd, char *err, size_t errlen)
 {
-    char path[4096];
+    char path[4096], req[64];
     json_object *ans = NULL, *e;
 
     snprintf(path, sizeof(path), "%s/%s", dir, SC_CTL_SOCKET_NAME);
-    if (sc_ctl_request(path, "{\"cmd\":\"status\"}", 5000, &ans, err, errlen) < 0)
+    snprintf(req, sizeof(req), "{\"cmd\":\"%s\"}", cmd);
+    if (sc_ctl_request(path, req, 5000, &ans, err, errlen) < 0)
         return NULL;
     if (json_object_object_get_ex(ans, "error", &e)) {
         snprintf(err, errlen, "coordinator says: %s", json_object_get_string(e));
@@ -438,7 +440,7 @@ static json_object *s_status(const char *dir, char *err, size_t errlen)
 
 static int s_metrics_text(const void *dir, char **ret_text, char *err, size_t errlen)
 {
-    json_object *st = s_status(dir, err, errlen);
+    json_object *st = s_ask(dir, "status", err, errlen);
     int rc;
 
     if (!st)
@@ -477,9 +479,8 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
 {
     const char *dir = NULL, *cmd = NULL;
     bool as_json = false, http = false;
-    char path[4096], err[512] = "", req[64];
-    json_object *ans = NULL, *e;
-    int rc;
+    char err[512] = "";
+    json_object *ans;
 
     if (argc >= 2 && strcmp(argv[1], "keygen") == 0)
         return sc_curve_keygen_main(argc - 1, argv + 1);
@@ -543,16 +544,8 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
     if (strcmp(cmd, "metrics") == 0)
         return s_metrics(dir, http, out, errf);
 
-    snprintf(path, sizeof(path), "%s/%s", dir, SC_CTL_SOCKET_NAME);
-    snprintf(req, sizeof(req), "{\"cmd\":\"%s\"}", cmd);
-    rc = sc_ctl_request(path, req, 5000, &ans, err, sizeof(err));
-    if (rc < 0) {
+    if (!(ans = s_ask(dir, cmd, err, sizeof(err)))) {
         fprintf(errf, "schedcoordctl: %s\n", err);
-        return 1;
-    }
-    if (json_object_object_get_ex(ans, "error", &e)) {
-        fprintf(errf, "schedcoordctl: coordinator says: %s\n", json_object_get_string(e));
-        json_object_put(ans);
         return 1;
     }
     if (as_json)

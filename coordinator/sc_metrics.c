@@ -194,17 +194,14 @@ static void s_events(FILE *f, json_object *events)
 
 static void s_counters(FILE *f, json_object *c)
 {
-    json_object *hooks = s_get(c, "hook_reports", json_type_object), *v;
+    json_object *hooks = s_get(c, "hook_reports", json_type_object);
 
     s_head(f, "schedcoord_approval_posts_total", "counter",
            "approval POSTs through this VM's IMDS, by result (a failed one is retried)");
     s_by_key(f, "schedcoord_approval_posts_total", "result",
              s_get(c, "approval_posts", json_type_object));
-    if ((v = s_get(c, "approvals_delegated", json_type_int))) {
-        s_head(f, "schedcoord_approvals_delegated_total", "counter",
-               "approvals handed to a member whose IMDS answers (approve_via)");
-        fprintf(f, "schedcoord_approvals_delegated_total %" PRId64 "\n", json_object_get_int64(v));
-    }
+    s_scalar(f, c, "approvals_delegated", "schedcoord_approvals_delegated_total", "counter",
+             "approvals handed to a member whose IMDS answers (approve_via)");
     s_head(f, "schedcoord_orders_total", "counter", "prepare and recover orders sent to agents");
     s_by_key(f, "schedcoord_orders_total", "phase", s_get(c, "orders", json_type_object));
     s_head(f, "schedcoord_hook_reports_total", "counter",
@@ -229,10 +226,7 @@ static void s_counters(FILE *f, json_object *c)
     s_head(f, "schedcoord_alerts_total", "counter",
            "alerts raised (schedcoordctl history shows each), by kind");
     s_by_key(f, "schedcoord_alerts_total", "alert", s_get(c, "alerts", json_type_object));
-    if ((v = s_get(c, "events_new", json_type_int))) {
-        s_head(f, "schedcoord_events_seen_total", "counter", "events first seen");
-        fprintf(f, "schedcoord_events_seen_total %" PRId64 "\n", json_object_get_int64(v));
-    }
+    s_scalar(f, c, "events_new", "schedcoord_events_seen_total", "counter", "events first seen");
 }
 
 int sc_metrics_render(json_object *st, char **ret_text)

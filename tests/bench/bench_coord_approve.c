@@ -52,13 +52,6 @@ static agent_t *g_agents;
 static int g_n;
 static volatile sig_atomic_t g_stop;
 
-static int64_t s_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static void s_send(agent_t *a, sc_msg_t *m)
 {
     char *buf = NULL, err[256];
@@ -171,9 +164,9 @@ static int s_cmp(const void *a, const void *b)
 static int s_wait_prepared(const char *dir, const char *ev, int n)
 {
     char path[256], req[] = "{\"cmd\":\"status\"}";
-    int64_t end = s_us() + 60 * 1000000LL;
+    int64_t end = bench_mono_us() + 60 * 1000000LL;
     snprintf(path, sizeof(path), "%s/%s", dir, SC_CTL_SOCKET_NAME);
-    while (s_us() < end) {
+    while (bench_mono_us() < end) {
         json_object *st = NULL, *evs;
         int got = 0;
         if (sc_ctl_request(path, req, 5000, &st, NULL, 0) == 0 &&
@@ -201,9 +194,9 @@ static int s_wait_prepared(const char *dir, const char *ev, int n)
 static void s_wait_orders(const char *ev, sc_msg_phase_t ph, char *got, int want)
 {
     int n = 0;
-    int64_t end = s_us() + 30 * 1000000LL;
+    int64_t end = bench_mono_us() + 30 * 1000000LL;
     memset(got, 0, (size_t)g_n);
-    while (n < want && s_us() < end) {
+    while (n < want && bench_mono_us() < end) {
         s_pump(ev, ph, got, &n);
         if (n < want)
             usleep(1000);
@@ -287,7 +280,7 @@ int main(int argc, char **argv)
     sleep(2); /* every hello and document handled */
 
     char *got = calloc((size_t)g_n, 1);
-    int64_t rollout_t0 = s_us();
+    int64_t rollout_t0 = bench_mono_us();
     for (int r = 0; r < rounds; r++) {
         int fd = r % FDS, want = 0, last = -1;
         char ev[64], *res = malloc((size_t)g_n * 16 + 1), *evjson = malloc((size_t)g_n * 16 + 512);
@@ -321,11 +314,11 @@ int main(int argc, char **argv)
             return 1;
         }
         int before = s_posts(tl);
-        int64_t t0 = s_us(), t1 = 0;
+        int64_t t0 = bench_mono_us(), t1 = 0;
         s_progress(&g_agents[last], ev, SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_DONE);
-        while (s_us() - t0 < 10 * 1000000LL) {
+        while (bench_mono_us() - t0 < 10 * 1000000LL) {
             if (s_posts(tl) > before) {
-                t1 = s_us();
+                t1 = bench_mono_us();
                 break;
             }
         }
@@ -356,7 +349,7 @@ int main(int argc, char **argv)
         free(res);
         free(evjson);
     }
-    int64_t rollout_us = s_us() - rollout_t0;
+    int64_t rollout_us = bench_mono_us() - rollout_t0;
     qsort(lat, (size_t)rounds, sizeof(*lat), s_cmp);
     printf("members=%d vms_per_event=%d rounds=%d last_done_to_POST_us: median=%lld p90=%lld "
            "min=%lld max=%lld (all rounds %.1f s)\n",

@@ -143,13 +143,6 @@ static void s_run(agent_t *ag, int n, int64_t ms, unsigned long *hb)
 
 #define S_SCRAPES 21
 
-static int64_t bench_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* One scrape: schedcoordctl --state-dir DIR metrics > out. 0 when it exited 0. */
 static int s_scrape(const char *ctl, const char *statedir, const char *out)
 {
@@ -307,15 +300,15 @@ int main(int argc, char **argv)
         int64_t w0, w1, k0, k1;
         snprintf(out, sizeof(out), "%s/metrics.txt", dir);
         k0 = bench_cpu_ns(coord_pid);
-        w0 = bench_now_ns();
+        w0 = bench_mono_us();
         if (s_scrape(ctl, statedir, out) == 0) {
             scrapes_ok++;
             if (stat(out, &st) == 0)
                 scrape_bytes = (long)st.st_size;
         }
-        w1 = bench_now_ns();
+        w1 = bench_mono_us();
         k1 = bench_cpu_ns(coord_pid);
-        scrape_ms[k] = (double)(w1 - w0) / 1e6;
+        scrape_ms[k] = (double)(w1 - w0) / 1e3;
         scrape_cpu_ms[k] = (double)(k1 - k0) / 1e6;
         s_run(ag, n - 1, 200, &hb);
     }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Starts imds-sim with one VM (vm_0), answering 200 to any approval and never throttling,
@@ -45,6 +46,14 @@ static inline pid_t bench_sim_start(const char *sim, const char *tl, char *url, 
         fclose(f);
     kill(pid, SIGTERM);
     return -1;
+}
+
+/* Microseconds on CLOCK_MONOTONIC (sc_mono_ms is too coarse for latencies). */
+static inline int64_t bench_mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /* CPU time in ns of every thread of pid (/proc/PID/task/TID/schedstat), or -1. */

@@ -81,8 +81,10 @@ for i in 0 1 2 3 4 5; do
 done
 eqv schedcoord_members '{"state":"healthy"}' 6
 eqv schedcoord_alerts_total '{"alert":"forced"}' 0
-[ -z "$(value schedcoord_events '{"type":"Reboot","status":"Scheduled","source":"Platform","approval":"none"}')" ] ||
-    fail "an event still counted as not over"
+# every event over: no schedcoord_events series at all (whatever its labels), none waiting
+[ "$(jq '[.[] | select(.name == "schedcoord_events")] | length' "$TMP/samples.json")" -eq 0 ] ||
+    fail "an event still counted as not over: $(grep '^schedcoord_events{' "$TMP/metrics.txt")"
+eqv schedcoord_events_waiting '' 0
 start=$(value schedcoord_start_time_seconds)
 python3 -c "import sys, time; s = float(sys.argv[1]); sys.exit(0 if time.time() - 300 < s <= time.time() else 1)" "${start:-0}" ||
     fail "start time $start is not within the last 5 minutes"

@@ -28,16 +28,7 @@ created() { grep -c '"kind": *"created"' "$TL" || true; }
 # vm_0's agent would need 3 polls, 1.5 s, to use the fault up first). FD 0: 500; FD 1: reset;
 # FD 2: 429.
 vm0_fault_hook() { # I ANSWER: vm_I's hook, which sets vm_0's fault at the end of a prepare
-    cat >"$TMP/agent_$1/hook.new" <<HOOK
-#!/bin/sh
-echo "start \$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID \$(date +%s.%N)" >>"$HOOKLOG"
-sleep 0.3
-[ "\$SCHEDCOORD_PHASE" != prepare ] ||
-    curl -sS -f -d '{"vm":"vm_0","answer":$2,"count":3}' "$B/control/faults" >/dev/null
-echo "end \$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID \$(date +%s.%N)" >>"$HOOKLOG"
-HOOK
-    chmod +x "$TMP/agent_$1/hook.new"
-    mv "$TMP/agent_$1/hook.new" "$TMP/agent_$1/hook"
+    write_hook "$1" 0.3 none "curl -sS -f -d '{\"vm\":\"vm_0\",\"answer\":$2,\"count\":3}' $B/control/faults >/dev/null"
 }
 for i in 0 3; do vm0_fault_hook $i 500; done
 for i in 1 4; do vm0_fault_hook $i '"reset"'; done

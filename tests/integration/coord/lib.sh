@@ -26,13 +26,15 @@ wait_for() { sc_wait_until "$@" 2>/dev/null; }
 # sim_start ARGS... (after --listen): sets PORT, B
 sim_start() { sc_sim_start --timeline "$TL" "$@"; }
 
-# write_hook I SLEEP [FAIL_PHASE]: vm_I's hook logs to hooks.log, sleeps SLEEP s, and exits 1
-# in FAIL_PHASE (prepare or recover). Read at each run: may be rewritten while agents run.
+# write_hook I SLEEP [FAIL_PHASE] [PREPARE_LAST]: vm_I's hook logs to hooks.log, sleeps SLEEP s,
+# and exits 1 in FAIL_PHASE (prepare or recover; "none"); a prepare runs the shell command
+# PREPARE_LAST just before its end line. Read at each run: may be rewritten while agents run.
 write_hook() {
     cat >"$TMP/agent_$1/hook.new" <<HOOK
 #!/bin/sh
 echo "start \$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID \$(date +%s.%N)" >>"$HOOKLOG"
 sleep $2
+[ "\$SCHEDCOORD_PHASE" != prepare ] || ${4:-true}
 echo "end \$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID \$(date +%s.%N)" >>"$HOOKLOG"
 [ "\$SCHEDCOORD_PHASE" != "${3:-none}" ] || exit 1
 HOOK
