@@ -64,6 +64,8 @@ typedef struct s_evstate {
     size_t via;                   /* INTENT delegated: the member that POSTs (SC_PLAN_NONE: us) */
     sc_drain_state_t *drain;      /* per member */
     int64_t *sent_ms;             /* per member: last order sent */
+    int *attempt;                 /* per member: attempt of its last order (0: none yet) */
+    int64_t *drain_retry_ms;      /* per member, ROLLED_BACK: not drained again before */
     char *waiting_for;            /* from the last plan */
     bool touched;                 /* referred to by an action this round */
 } s_evstate_t;
@@ -228,6 +230,8 @@ static void s_ev_free(s_evstate_t *e)
         return;
     free(e->drain);
     free(e->sent_ms);
+    free(e->attempt);
+    free(e->drain_retry_ms);
     free(e->waiting_for);
     free(e);
 }
@@ -241,6 +245,8 @@ static s_evstate_t *s_ev_get(sc_coord_t *c, const char *id)
         return NULL;
     if (!(e = calloc(1, sizeof(*e))) || !(e->drain = calloc(c->n_members, sizeof(*e->drain))) ||
         !(e->sent_ms = calloc(c->n_members, sizeof(*e->sent_ms))) ||
+        !(e->attempt = calloc(c->n_members, sizeof(*e->attempt))) ||
+        !(e->drain_retry_ms = calloc(c->n_members, sizeof(*e->drain_retry_ms))) ||
         !(nv = realloc(c->ev, (c->n_ev + 1) * sizeof(*nv)))) {
         s_ev_free(e);
         return NULL;
@@ -403,7 +409,7 @@ static int s_send(sc_coord_t *c, s_member_t *m, sc_msg_t *msg)
     return rc;
 }
 
-static int s_send_order(sc_coord_t *c, size_t mi, const char *id, sc_msg_phase_t phase)
+static int s_send_order(sc_coord_t *c, size_t mi, const char *id, sc_msg_phase_t phase, int attempt)
 {
     const sc_reg_event_t *re = sc_registry_find(c->reg, id);
     sc_msg_t *msg = NULL;
@@ -414,6 +420,7 @@ static int s_send_order(sc_coord_t *c, size_t mi, const char *id, sc_msg_phase_t
     if ((rc = sc_msg_new(SC_MSG_ORDER, c->name, (uint64_t)c->term, ++c->seq, &msg)) < 0)
         return rc;
     msg->order.action = phase;
+    (void)attempt; /* on the wire once the codec carries it */
     snprintf(msg->order.event, sizeof(msg->order.event), "%s", id);
     if (re)
         msg->order.event_doc = s_event_doc(&re->ev);
@@ -537,6 +544,15 @@ static int s_on_progress(sc_coord_t *c, size_t mi, const sc_msg_hook_progress_t 
     sc_log_info("hook progress", "event=%s vm=%s phase=%s state=%s exit=%d drain=%s->%s", e->id,
                 c->members[mi].name, sc_msg_phase_name(p->phase), sc_msg_hook_state_name(p->state),
                 p->exit_status, sc_drain_state_name(e->drain[mi]), sc_drain_state_name(next));
+    /* A recover done while its event is still listed was a rollback of a failed drain: the VM
+     * may be drained again, as a new attempt, after a backoff (sc_plan.h rule 4). */
+    if (next == SC_DRAIN_RECOVERED && sc_registry_find(c->reg, e->id) &&
+        sc_registry_find(c->reg, e->id)->phase == SC_REG_ACTIVE) {
+        next = SC_DRAIN_ROLLED_BACK;
+        e->drain_retry_ms[mi] =
+            sc_mono_ms() +
+            sc_policy_retry_delay_ms(&c->o.policy, e->attempt[mi] ? e->attempt[mi] : 1);
+    }
     e->drain[mi] = next;
     c->dirty = true;
     if (p->phase < SC_MSG_PHASE_MAX && p->state < SC_MSG_HOOK_STATE_MAX)
@@ -937,22 +953,33 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
     case SC_ACT_PREPARE:
     case SC_ACT_RECOVER: {
         bool prep = a->kind == SC_ACT_PREPARE;
+        int attempt;
         if (!e || !m || !sc_coord_is_leader(c))
             return 0;
+        /* A prepare carries the planner's attempt; a recover belongs to the VM's attempt, a
+         * new one after a rollback (the agent runs each phase of an attempt once: the
+         * rolled-back VM impacted since then is recovered again). */
+        attempt = prep ? a->attempt
+                       : e->attempt[a->member] + (e->drain[a->member] == SC_DRAIN_ROLLED_BACK);
+        if (attempt < 1)
+            attempt = 1;
         d = json_object_new_object();
         json_object *vms = json_object_new_array();
         json_object_object_add(d, "event_id", json_object_new_string(e->id));
         json_object_array_add(vms, json_object_new_string(m->name));
         json_object_object_add(d, "vms", vms);
+        json_object_object_add(d, "attempt", json_object_new_int(attempt));
         rc = s_decide(c, prep ? SC_DLOG_PREPARE_ORDERED : SC_DLOG_RECOVER_ORDERED, d, a->reason);
         if (rc < 0)
             return rc;
         e->drain[a->member] = prep ? SC_DRAIN_PREPARE_ORDERED : SC_DRAIN_RECOVER_ORDERED;
+        e->attempt[a->member] = attempt;
         e->sent_ms[a->member] = sc_mono_ms();
         c->count.orders[prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER]++;
         sc_log_notice(prep ? "prepare ordered" : "recover ordered", "event=%s vm=%s why=\"%s\"",
                       e->id, m->name, sc_log_q(a->reason));
-        s_send_order(c, a->member, e->id, prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER);
+        s_send_order(c, a->member, e->id, prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER,
+                     attempt);
         return 0;
     }
     case SC_ACT_APPROVE:
@@ -976,8 +1003,8 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
         return rc;
     case SC_ACT_ALERT: {
         char key[400];
-        snprintf(key, sizeof(key), "%s|%s|%s", sc_alert_name(a->alert), e ? e->id : "-",
-                 m ? m->name : "-");
+        snprintf(key, sizeof(key), "%s|%s|%s|%d", sc_alert_name(a->alert), e ? e->id : "-",
+                 m ? m->name : "-", a->attempt);
         if (!s_alert_new(c, key))
             return 0;
         if (a->alert > SC_ALERT_NONE && a->alert < SC_ALERT_MAX)
@@ -1062,7 +1089,10 @@ static int s_plan_round(sc_coord_t *c)
                 dup = dup || vms[nvm_total + k].member == mi;
             if (dup)
                 continue;
-            vms[nvm_total + p->n_vms] = (sc_plan_vm_t){.member = mi, .drain = e->drain[mi]};
+            vms[nvm_total + p->n_vms] = (sc_plan_vm_t){.member = mi,
+                                                       .drain = e->drain[mi],
+                                                       .attempt = e->attempt[mi],
+                                                       .retry_at_ms = e->drain_retry_ms[mi]};
             p->n_vms++;
         }
         /* Rule 3: a VM whose prepare was ordered stays in the plan after Azure dropped it from
@@ -1074,8 +1104,11 @@ static int s_plan_round(sc_coord_t *c)
             for (size_t k = 0; k < p->n_vms; k++)
                 in_res = in_res || vms[nvm_total + k].member == mi;
             if (!in_res)
-                vms[nvm_total + p->n_vms++] =
-                    (sc_plan_vm_t){.member = mi, .drain = e->drain[mi], .dropped = true};
+                vms[nvm_total + p->n_vms++] = (sc_plan_vm_t){.member = mi,
+                                                             .drain = e->drain[mi],
+                                                             .dropped = true,
+                                                             .attempt = e->attempt[mi],
+                                                             .retry_at_ms = e->drain_retry_ms[mi]};
         }
         nvm_total += p->n_vms;
         p->seen_by = &seen[nseen_total];
@@ -1128,7 +1161,7 @@ static int s_plan_round(sc_coord_t *c)
         for (size_t k = 0; done && k < c->n_members; k++) {
             sc_drain_state_t d = e->drain[k];
             done = c->members[k].gone || d == SC_DRAIN_NONE || d == SC_DRAIN_RECOVERED ||
-                   d == SC_DRAIN_RECOVER_FAILED;
+                   d == SC_DRAIN_RECOVER_FAILED || d == SC_DRAIN_ROLLED_BACK;
         }
         if (done) {
             char id[SC_EVENT_ID_MAX + 1];
@@ -1216,7 +1249,8 @@ static int s_timers(sc_coord_t *c)
                     sc_log_debug("order sent again", "event=%s vm=%s", e->id, c->members[k].name);
                     s_send_order(c, k, e->id,
                                  d == SC_DRAIN_PREPARE_ORDERED ? SC_MSG_PHASE_PREPARE
-                                                               : SC_MSG_PHASE_RECOVER);
+                                                               : SC_MSG_PHASE_RECOVER,
+                                 e->attempt[k]);
                 }
             }
         }
@@ -1362,13 +1396,19 @@ static json_object *s_ctl_handler(void *ud, const char *cmd, json_object *req)
 
 /* ---- restart ------------------------------------------------------------------------- */
 
-static sc_drain_state_t s_restore_drain(json_object *per)
+/* A VM's drain from its stored rows; *ret_attempt gets the attempt they belong to. active: its
+ * event is still listed (a recover done then was the rollback of a failed drain). */
+static sc_drain_state_t s_restore_drain(json_object *per, bool active, int *ret_attempt)
 {
     json_object *p = NULL, *r = NULL, *v;
     const char *res;
 
     json_object_object_get_ex(per, "prepare", &p);
     json_object_object_get_ex(per, "recover", &r);
+    *ret_attempt = 0;
+    if ((p && json_object_object_get_ex(p, "attempt", &v) && v) ||
+        (r && json_object_object_get_ex(r, "attempt", &v) && v))
+        *ret_attempt = json_object_get_int(v);
     if (r) {
         res = json_object_object_get_ex(r, "result", &v) && v ? json_object_get_string(v) : NULL;
         /* Running when we stopped: order it again, the agent answers with its result (or
@@ -1377,7 +1417,7 @@ static sc_drain_state_t s_restore_drain(json_object *per)
             return SC_DRAIN_RECOVER_ORDERED;
         /* refused (the agent's queue was full): never run, so it is ordered again below */
         if (!strcmp(res, "done") || !strcmp(res, "skipped"))
-            return SC_DRAIN_RECOVERED;
+            return active ? SC_DRAIN_ROLLED_BACK : SC_DRAIN_RECOVERED;
         if (!strcmp(res, "failed") || !strcmp(res, "timed_out") || !strcmp(res, "interrupted"))
             return SC_DRAIN_RECOVER_FAILED;
         return SC_DRAIN_RECOVER_ORDERED;
@@ -1421,7 +1461,8 @@ static bool s_restore_wanted(json_object *je, int64_t wall, int64_t keep_ms)
         return false;
     json_object_object_foreach(detail, vm, per)
     {
-        sc_drain_state_t d = s_restore_drain(per);
+        int attempt;
+        sc_drain_state_t d = s_restore_drain(per, false, &attempt);
         (void)vm;
         if (json_object_object_get_ex(per, "prepare", NULL) && d != SC_DRAIN_RECOVERED &&
             d != SC_DRAIN_RECOVER_FAILED)
@@ -1573,8 +1614,10 @@ static int s_restore(sc_coord_t *c)
                 json_object_object_foreach(detail, vm, per)
                 {
                     size_t mi = s_member_find(c, vm);
-                    if (mi != SC_PLAN_NONE)
-                        e->drain[mi] = s_restore_drain(per);
+                    if (mi != SC_PLAN_NONE) {
+                        e->drain[mi] = s_restore_drain(per, !ended, &e->attempt[mi]);
+                        e->drain_retry_ms[mi] = now; /* the backoff is not kept across a restart */
+                    }
                 }
             }
         }

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define S_WAIT_MAX 512 /* bytes of one waiting_for text */
+#define S_WAIT_MAX 512       /* bytes of one waiting_for text */
+#define S_MULTI ((size_t)-2) /* busy_ev: busy for more than one event */
 
 /* Per-event facts computed once per round. */
 typedef struct s_ev {
@@ -16,6 +17,9 @@ typedef struct s_ev {
     bool started;          /* EventStatus Started */
     bool scheduled;        /* active and not started: may still be drained / approved */
     bool admitted;         /* some VM's drain was ordered */
+    bool rollback;         /* Scheduled, and a prepare failed: its drain is rolled back */
+    bool in_flight;        /* some VM prepares, is prepared, failed, or recovers */
+    bool retry_ready;      /* rolled back, every VM's retry time come, attempts left */
     char wait[S_WAIT_MAX]; /* waiting_for text being built */
 } s_ev_t;
 
@@ -30,6 +34,9 @@ typedef struct s_plan {
     int *busy_fd;              /* busy fault-domain keys (distinct) */
     size_t n_busy_fd;          /* entries in busy_fd */
     int *scratch_fd;           /* one event's fault-domain keys (room for n_members) */
+    int *other_fd;             /* fault domains busy for other events (room for n_members) */
+    size_t *busy_ev;           /* per member: the event that makes it busy, SC_PLAN_NONE when
+                                  healthy, S_MULTI when more than one */
     int healthy;               /* members alive, not gone, HEALTHY */
     int min_healthy;           /* members that must stay healthy */
     bool *gone_sent;           /* MEMBER_GONE already planned for this member */
@@ -40,14 +47,14 @@ typedef struct s_plan {
 static const char *const s_drain_names[SC_DRAIN_MAX] = {
     "none",           "prepare_ordered",     "preparing",       "prepared",
     "prepare_failed", "prepare_interrupted", "recover_ordered", "recovering",
-    "recovered",      "recover_failed"};
+    "recovered",      "recover_failed",      "rolled_back"};
 static const char *const s_approval_names[SC_APPROVAL_MAX] = {"none", "intent", "approved",
                                                               "failed", "not_needed"};
 static const char *const s_action_names[SC_ACT_MAX] = {"PREPARE",     "RECOVER", "APPROVE",
                                                        "APPROVE_VIA", "ALERT",   "MEMBER_GONE"};
 static const char *const s_alert_names[SC_ALERT_MAX] = {
     "none",        "deadline",    "prepare_failed", "recover_failed", "forced",
-    "member_down", "no_approver", "user_deadline",  "too_wide"};
+    "member_down", "no_approver", "user_deadline",  "too_wide",       "drain_retry"};
 static const char *const s_member_names[SC_MEMBER_STATE_MAX] = {"healthy",  "draining",   "drained",
                                                                 "impacted", "recovering", "gone"};
 static const char *const s_class_names[SC_CLASS_MAX] = {"no_drain", "evict", "user", "platform"};
@@ -232,10 +239,22 @@ static bool s_needs_recover(const s_plan_t *pl, size_t i, const sc_plan_vm_t *vm
 
     if (s_prepare_touched(vm->drain))
         return true;
-    /* impacted without drain (forced, or approved undrained at a user deadline); a VM dropped
-     * from Resources was not impacted */
-    return vm->drain == SC_DRAIN_NONE && !vm->dropped && e->phase == SC_REG_ENDED &&
-           pl->ev[i].started;
+    /* impacted without drain (forced, or approved undrained at a user deadline, or after its
+     * failed drain was rolled back); a VM dropped from Resources was not impacted, nor was one
+     * of an event that needs no drain (a short Freeze) */
+    return (vm->drain == SC_DRAIN_NONE || vm->drain == SC_DRAIN_ROLLED_BACK) && !vm->dropped &&
+           e->phase == SC_REG_ENDED && pl->ev[i].started && pl->ev[i].cls != SC_CLASS_NO_DRAIN;
+}
+
+/* Whether the VM may be ordered to prepare for event i now: never ordered, or rolled back
+ * with the whole event's drain rolled back, attempts left and the retry time come (not under
+ * pause: a retry is a new drain). */
+static bool s_orderable(const s_plan_t *pl, size_t i, const sc_plan_vm_t *vm)
+{
+    if (pl->ev[i].rollback)
+        return (vm->drain == SC_DRAIN_ROLLED_BACK || vm->drain == SC_DRAIN_NONE) &&
+               pl->ev[i].retry_ready && !pl->p->pause;
+    return vm->drain == SC_DRAIN_NONE;
 }
 
 static const char *s_mname(const s_plan_t *pl, size_t m)
@@ -252,10 +271,13 @@ static int s_state_rank(sc_member_state_t s)
     return rank[s];
 }
 
-static void s_mark(s_plan_t *pl, size_t m, sc_member_state_t s)
+/* Member m is (at least) in state s because of event i. */
+static void s_mark(s_plan_t *pl, size_t m, sc_member_state_t s, size_t i)
 {
     if (s_state_rank(s) > s_state_rank(pl->mstate[m]))
         pl->mstate[m] = s;
+    if (s != SC_MEMBER_HEALTHY && s != SC_MEMBER_GONE)
+        pl->busy_ev[m] = pl->busy_ev[m] == SC_PLAN_NONE || pl->busy_ev[m] == i ? i : S_MULTI;
 }
 
 /* ---- validation -------------------------------------------------------------------------- */
@@ -297,28 +319,32 @@ static void s_compute_states(s_plan_t *pl)
         const sc_plan_event_t *e = &in->events[i];
         s_ev_t *x = &pl->ev[i];
 
-        if (x->cls == SC_CLASS_NO_DRAIN)
+        /* An event that needs no drain (a short Freeze) makes nobody busy, unless it needed
+         * one before (its DurationInSeconds changed, or the policy across a restart): the VMs
+         * drained then stay busy until recovered (rule 3). */
+        if (x->cls == SC_CLASS_NO_DRAIN && !x->admitted)
             continue;
         for (size_t j = 0; j < e->n_vms; j++) {
             size_t m = e->vms[j].member;
             sc_drain_state_t s = e->vms[j].drain;
 
-            if (in->members[m].gone)
+            if (in->members[m].gone ||
+                (x->cls == SC_CLASS_NO_DRAIN && (s == SC_DRAIN_NONE || s == SC_DRAIN_ROLLED_BACK)))
                 continue;
             if (x->over) {
                 if (x->cls == SC_CLASS_EVICT && e->phase == SC_REG_ENDED && !e->vms[j].dropped)
                     continue; /* leaving: MEMBER_GONE */
                 if (s == SC_DRAIN_RECOVER_ORDERED || s == SC_DRAIN_RECOVERING ||
                     s_needs_recover(pl, i, &e->vms[j]))
-                    s_mark(pl, m, SC_MEMBER_RECOVERING);
+                    s_mark(pl, m, SC_MEMBER_RECOVERING, i);
             } else if (x->started && !e->vms[j].dropped) {
-                s_mark(pl, m, SC_MEMBER_IMPACTED);
+                s_mark(pl, m, SC_MEMBER_IMPACTED, i);
             } else if (s == SC_DRAIN_PREPARED) {
-                s_mark(pl, m, SC_MEMBER_DRAINED);
+                s_mark(pl, m, SC_MEMBER_DRAINED, i);
             } else if (s_prepare_touched(s)) {
-                s_mark(pl, m, SC_MEMBER_DRAINING);
+                s_mark(pl, m, SC_MEMBER_DRAINING, i);
             } else if (s == SC_DRAIN_RECOVER_ORDERED || s == SC_DRAIN_RECOVERING) {
-                s_mark(pl, m, SC_MEMBER_RECOVERING);
+                s_mark(pl, m, SC_MEMBER_RECOVERING, i);
             }
         }
     }
@@ -342,7 +368,7 @@ static int s_plan_over(s_plan_t *pl, size_t i)
     size_t pending = 0;
     int rc;
 
-    if (x->cls == SC_CLASS_NO_DRAIN) {
+    if (x->cls == SC_CLASS_NO_DRAIN && !x->admitted) {
         s_wait(x, "done (no drain)");
         return 0;
     }
@@ -393,8 +419,65 @@ static int s_plan_over(s_plan_t *pl, size_t i)
     return 0;
 }
 
-/* Orders PREPARE for the VMs of event i that need it (NONE and alive). Never again for an
- * interrupted prepare: the agent never re-runs a phase and answers "interrupted" again. */
+/* Rule 4: a failed or interrupted prepare blocks its event's approval, never the cluster. On
+ * an event still Scheduled, the event's drain is rolled back at once: every VM of it that
+ * prepared (or failed to) gets RECOVER — its recover hook undoes what the prepare did — so
+ * that its fault domain is released (VMs still preparing are waited for, then rolled back).
+ * Once every VM is recovered (ROLLED_BACK) the drain is tried again as a whole, as a new
+ * attempt, after a backoff (sc_policy_retry_delay_ms), while attempts are left; then it is
+ * queued like any event. Not for Preempt/Terminate (the VM goes away: bringing it back into
+ * service just before is worse), nor once the event Started (its VMs are impacted: they are
+ * recovered when it is over). */
+static int s_plan_rollbacks(s_plan_t *pl, size_t i)
+{
+    const sc_plan_event_t *e = &pl->in->events[i];
+    s_ev_t *x = &pl->ev[i];
+    int rc = 0;
+
+    if (!x->rollback)
+        return 0;
+    if (!x->in_flight) {
+        if (x->retry_ready && pl->p->pause)
+            s_wait(x, "rolled back after a failed prepare; paused: not tried again");
+        else if (!x->retry_ready)
+            s_wait(x,
+                   "rolled back after a failed prepare; next attempt at its retry time, "
+                   "if attempts are left (prepare-attempts %d)",
+                   pl->p->prepare_attempts);
+        return 0;
+    }
+    s_wait(x, "rolling back after a failed prepare");
+    for (size_t j = 0; j < e->n_vms && rc >= 0; j++) {
+        size_t m = e->vms[j].member;
+        sc_drain_state_t s = e->vms[j].drain;
+
+        if (pl->in->members[m].gone)
+            continue;
+        if (s == SC_DRAIN_RECOVER_FAILED) {
+            rc = s_act(pl, SC_ACT_ALERT, m, i, SC_ALERT_RECOVER_FAILED,
+                       "recover hook failed on %s while rolling back event %s", s_mname(pl, m),
+                       e->ev->id);
+            continue;
+        }
+        if (s != SC_DRAIN_PREPARED && s != SC_DRAIN_PREPARE_FAILED &&
+            s != SC_DRAIN_PREPARE_INTERRUPTED)
+            continue;
+        if (pl->in->members[m].alive)
+            rc = s_act(pl, SC_ACT_RECOVER, m, i, SC_ALERT_NONE,
+                       "event %s: a prepare failed (attempt %d); %s was %s: rolled back", e->ev->id,
+                       e->vms[j].attempt, s_mname(pl, m), sc_drain_state_name(s));
+        else
+            rc = s_act(pl, SC_ACT_ALERT, m, i, SC_ALERT_MEMBER_DOWN,
+                       "%s must be rolled back after a failed prepare for %s but is not alive",
+                       s_mname(pl, m), e->ev->id);
+    }
+    return rc;
+}
+
+/* Orders PREPARE for the VMs of event i that need it (NONE, or ROLLED_BACK with its retry
+ * due, and alive). A failed or interrupted prepare is never ordered again as such: it is
+ * rolled back first (s_plan_rollbacks), and the retry is a new attempt (the agent runs each
+ * (event, phase, attempt) once). */
 static int s_order_prepares(s_plan_t *pl, size_t i, const char *why)
 {
     const sc_plan_event_t *e = &pl->in->events[i];
@@ -404,16 +487,32 @@ static int s_order_prepares(s_plan_t *pl, size_t i, const char *why)
         size_t m = e->vms[j].member;
         sc_drain_state_t s = e->vms[j].drain;
 
-        if (pl->in->members[m].gone || !pl->in->members[m].alive || s != SC_DRAIN_NONE ||
-            e->vms[j].dropped)
+        if (pl->in->members[m].gone || !pl->in->members[m].alive ||
+            !s_orderable(pl, i, &e->vms[j]) || e->vms[j].dropped)
             continue;
-        if ((rc = s_act(pl, SC_ACT_PREPARE, m, i, SC_ALERT_NONE, "%s %s: %s",
-                        sc_event_type_name(e->ev->type), e->ev->id, why)) < 0)
-            return rc;
-        if (pl->mstate[m] == SC_MEMBER_HEALTHY) {
-            pl->healthy--;
-            pl->mstate[m] = SC_MEMBER_DRAINING;
+        if (s == SC_DRAIN_ROLLED_BACK) {
+            int next = e->vms[j].attempt + 1;
+
+            if ((rc = s_act(pl, SC_ACT_PREPARE, m, i, SC_ALERT_NONE,
+                            "%s %s: %s; attempt %d of %d after a rolled-back prepare",
+                            sc_event_type_name(e->ev->type), e->ev->id, why, next,
+                            pl->p->prepare_attempts)) < 0)
+                return rc;
+            pl->acts[pl->n_acts - 1].attempt = next;
+            if ((rc = s_act(pl, SC_ACT_ALERT, m, i, SC_ALERT_DRAIN_RETRY,
+                            "drain of %s for event %s tried again: attempt %d of %d",
+                            s_mname(pl, m), e->ev->id, next, pl->p->prepare_attempts)) < 0)
+                return rc;
+            pl->acts[pl->n_acts - 1].attempt = next;
+        } else {
+            if ((rc = s_act(pl, SC_ACT_PREPARE, m, i, SC_ALERT_NONE, "%s %s: %s",
+                            sc_event_type_name(e->ev->type), e->ev->id, why)) < 0)
+                return rc;
+            pl->acts[pl->n_acts - 1].attempt = 1;
         }
+        if (pl->mstate[m] == SC_MEMBER_HEALTHY)
+            pl->healthy--;
+        s_mark(pl, m, SC_MEMBER_DRAINING, i);
         s_fd_add(pl->busy_fd, &pl->n_busy_fd, s_fd_key(pl, m));
     }
     pl->ev[i].admitted = true;
@@ -435,14 +534,19 @@ static bool s_platform_deadline_passed(const s_plan_t *pl, size_t i)
            (double)pl->in->now_wall_s >= (double)ev->not_before - pl->p->deadline_margin_s;
 }
 
-/* Rule 2: decides whether event i may start draining now, and orders it. */
+/* Rule 2: decides whether event i may start draining now, and orders it. The event's own
+ * busy domains (VMs it drained already) count for it, never against it: an event that gains a
+ * VM in another fault domain (Resources grew, a member came back) is then as wide as both, and
+ * goes like any event that wide — at once if that is allowed, or alone when nothing else is
+ * busy (ALERT too_wide). Without that, its own drained domain would block its new VM, and its
+ * approval would wait for that VM forever. */
 static int s_admit(s_plan_t *pl, size_t i)
 {
     const sc_plan_input_t *in = pl->in;
     const sc_plan_event_t *e = &in->events[i];
     s_ev_t *x = &pl->ev[i];
-    int *fds = pl->scratch_fd;
-    size_t n_fds = 0, n_order = 0, n_fd_union;
+    int *fds = pl->scratch_fd, *other = pl->other_fd;
+    size_t n_fds = 0, n_other = 0, n_order = 0, n_fd_union;
     int newly_unhealthy = 0;
     bool too_wide;
     char buf[128];
@@ -463,7 +567,7 @@ static int s_admit(s_plan_t *pl, size_t i)
                 return rc;
             continue;
         }
-        if (s != SC_DRAIN_NONE)
+        if (!in->members[m].alive || !s_orderable(pl, i, &e->vms[j]))
             continue;
         n_order++;
         if (pl->mstate[m] == SC_MEMBER_HEALTHY)
@@ -482,14 +586,20 @@ static int s_admit(s_plan_t *pl, size_t i)
     if (x->cls == SC_CLASS_USER && s_user_deadline_passed(pl, i))
         return 0; /* approved at its deadline below; no drain that late */
 
-    n_fd_union = pl->n_busy_fd;
+    for (size_t m = 0; m < in->n_members; m++) {
+        if (pl->busy_ev[m] == i)
+            s_fd_add(fds, &n_fds, s_fd_key(pl, m));
+        else if (pl->busy_ev[m] != SC_PLAN_NONE)
+            s_fd_add(other, &n_other, s_fd_key(pl, m));
+    }
+    n_fd_union = n_other;
     for (size_t k = 0; k < n_fds; k++)
-        if (!s_fd_in(pl->busy_fd, pl->n_busy_fd, fds[k]))
+        if (!s_fd_in(other, n_other, fds[k]))
             n_fd_union++;
     /* An event whose own VMs span more domains than allowed may go only when all is quiet. */
     too_wide = n_fds > (size_t)pl->p->max_fault_domains;
-    if (too_wide ? pl->n_busy_fd > 0 : n_fd_union > (size_t)pl->p->max_fault_domains) {
-        s_fd_text(pl->busy_fd, pl->n_busy_fd, buf, sizeof(buf));
+    if (too_wide ? n_other > 0 : n_fd_union > (size_t)pl->p->max_fault_domains) {
+        s_fd_text(other, n_other, buf, sizeof(buf));
         s_wait(x, "queued: fault domain(s) %s busy (max-fault-domains %d)", buf,
                pl->p->max_fault_domains);
         return 0;
@@ -577,14 +687,28 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
         if (s == SC_DRAIN_PREPARED) {
             n_prepared++;
         } else {
+            bool last = e->vms[j].attempt >= in->policy->prepare_attempts;
+
             if (s == SC_DRAIN_PREPARE_FAILED || s == SC_DRAIN_PREPARE_INTERRUPTED) {
-                n_failed++;
+                n_failed += last;
                 if ((rc = s_act(pl, SC_ACT_ALERT, m, i, SC_ALERT_PREPARE_FAILED,
-                                "prepare hook %s on %s: event %s not approved, left to "
-                                "Azure",
+                                "prepare hook %s on %s (attempt %d of %d): %s",
                                 s == SC_DRAIN_PREPARE_FAILED ? "failed" : "interrupted",
-                                s_mname(pl, m), e->ev->id)) < 0)
+                                s_mname(pl, m), e->vms[j].attempt, in->policy->prepare_attempts,
+                                last ? "no attempt left, rolled back; event not approved, "
+                                       "left to Azure"
+                                     : "rolled back, its fault domain released; tried again "
+                                       "later")) < 0)
                     return rc;
+                pl->acts[pl->n_acts - 1].attempt = e->vms[j].attempt;
+            } else if (s == SC_DRAIN_ROLLED_BACK) {
+                n_failed += last;
+                if (!last)
+                    s_wait(x, "%s rolled back after attempt %d; attempt %d in %lld ms",
+                           s_mname(pl, m), e->vms[j].attempt, e->vms[j].attempt + 1,
+                           (long long)(e->vms[j].retry_at_ms > in->now_ms
+                                           ? e->vms[j].retry_at_ms - in->now_ms
+                                           : 0));
             }
             if (off + 1 < sizeof(missing)) {
                 int w = snprintf(missing + off, sizeof(missing) - off, "%s%s (%s)", off ? ", " : "",
@@ -784,9 +908,14 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
     pl.busy_fd = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.busy_fd));
     pl.gone_sent = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.gone_sent));
     pl.scratch_fd = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.scratch_fd));
+    pl.other_fd = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.other_fd));
+    pl.busy_ev = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.busy_ev));
     queue = calloc(in->n_events ? in->n_events : 1, sizeof(*queue));
-    if (!pl.ev || !pl.mstate || !pl.busy_fd || !pl.gone_sent || !pl.scratch_fd || !queue)
+    if (!pl.ev || !pl.mstate || !pl.busy_fd || !pl.gone_sent || !pl.scratch_fd || !pl.other_fd ||
+        !pl.busy_ev || !queue)
         goto out;
+    for (size_t m = 0; m < in->n_members; m++)
+        pl.busy_ev[m] = SC_PLAN_NONE;
 
     for (size_t i = 0; i < in->n_events; i++) {
         const sc_plan_event_t *e = &in->events[i];
@@ -796,9 +925,25 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
         x->over = e->phase != SC_REG_ACTIVE;
         x->started = sc_event_is_started(e->ev) || e->start_kind != SC_START_NONE;
         x->scheduled = !x->over && !x->started;
-        for (size_t j = 0; j < e->n_vms; j++)
-            if (e->vms[j].drain != SC_DRAIN_NONE)
+        x->retry_ready = true;
+        for (size_t j = 0; j < e->n_vms; j++) {
+            sc_drain_state_t s = e->vms[j].drain;
+
+            if (s != SC_DRAIN_NONE)
                 x->admitted = true;
+            if (in->members[e->vms[j].member].gone)
+                continue;
+            if (s == SC_DRAIN_PREPARE_FAILED || s == SC_DRAIN_PREPARE_INTERRUPTED ||
+                s == SC_DRAIN_ROLLED_BACK)
+                x->rollback = true;
+            if (s_prepare_touched(s) || s == SC_DRAIN_RECOVER_ORDERED || s == SC_DRAIN_RECOVERING)
+                x->in_flight = true;
+            if (s == SC_DRAIN_ROLLED_BACK &&
+                (e->vms[j].attempt >= pl.p->prepare_attempts || in->now_ms < e->vms[j].retry_at_ms))
+                x->retry_ready = false;
+        }
+        x->rollback = x->rollback && x->scheduled && x->cls != SC_CLASS_EVICT;
+        x->retry_ready = x->rollback && !x->in_flight && x->retry_ready;
     }
     for (size_t m = 0; m < in->n_members; m++)
         if (!in->members[m].gone)
@@ -828,6 +973,10 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
             goto out;
         s_wait(x, "started (%s); waiting for it to end", sc_start_kind_name(e->start_kind));
     }
+    /* rule 4: failed prepares of events still Scheduled are rolled back */
+    for (size_t i = 0; i < in->n_events; i++)
+        if ((rc = s_plan_rollbacks(&pl, i)) < 0)
+            goto out;
     /* rule 2: the drain queue */
     for (size_t i = 0; i < in->n_events; i++)
         if (pl.ev[i].scheduled && pl.ev[i].cls != SC_CLASS_NO_DRAIN)
@@ -888,6 +1037,8 @@ out:
     free(pl.busy_fd);
     free(pl.gone_sent);
     free(pl.scratch_fd);
+    free(pl.other_fd);
+    free(pl.busy_ev);
     free(queue);
     return rc;
 }

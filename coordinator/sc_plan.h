@@ -76,6 +76,10 @@ typedef enum {
     SC_DRAIN_RECOVERING,          /* recover hook running */
     SC_DRAIN_RECOVERED,           /* recover hook done */
     SC_DRAIN_RECOVER_FAILED,      /* recover hook failed (ALERT; not retried) */
+    SC_DRAIN_ROLLED_BACK,         /* a failed/interrupted prepare was recovered while its event
+                                     was still listed: drained again (attempt + 1) after
+                                     retry_at_ms, while attempts are left; after the event, a
+                                     Started one's VM is recovered again (it was impacted) */
     SC_DRAIN_MAX
 } sc_drain_state_t;
 
@@ -112,6 +116,8 @@ typedef struct sc_plan_vm {
     size_t member;          /* index into sc_plan_input_t.members */
     sc_drain_state_t drain; /* its drain for this event */
     bool dropped;           /* no longer in Resources (only with a drain other than NONE) */
+    int attempt;            /* attempt number of its last prepare order (0: none yet) */
+    int64_t retry_at_ms;    /* ROLLED_BACK: monotonic ms before which it is not drained again */
 } sc_plan_vm_t;
 
 /* One event as the planner sees it. */
@@ -158,6 +164,7 @@ typedef enum {
     SC_ALERT_NO_APPROVER,    /* no live member sees the event: cannot POST */
     SC_ALERT_USER_DEADLINE,  /* User event approved at its deadline without a full drain */
     SC_ALERT_TOO_WIDE,       /* the event alone spans more fault domains than allowed */
+    SC_ALERT_DRAIN_RETRY,    /* a rolled-back drain is tried again (attempt k of N) */
     SC_ALERT_MAX
 } sc_alert_t;
 
@@ -168,6 +175,9 @@ typedef struct sc_action {
     size_t *events;                  /* APPROVE, APPROVE_VIA: indexes into input events (owned) */
     size_t n_events;                 /* entries in events */
     sc_alert_t alert;                /* ALERT: which one */
+    int attempt;                     /* PREPARE: the VM's attempt number for this order (1, 2..);
+                                        ALERT prepare_failed / drain_retry: the attempt it is
+                                        about (part of its de-duplication key); else 0 */
     char reason[SC_PLAN_REASON_MAX]; /* why, for the decision log and humans */
 } sc_action_t;
 

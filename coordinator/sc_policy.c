@@ -29,6 +29,12 @@ const sc_cfg_key_t sc_policy_keys[] = {
     {"pause", SC_CFG_BOOL, offsetof(sc_policy_cfg_t, pause), "false",
      "approve nothing and start no new drain (Preempt/Terminate drains and recovers go on)", 0, 0,
      false},
+    {"prepare-attempts", SC_CFG_INT, offsetof(sc_policy_cfg_t, prepare_attempts), "3",
+     "prepares of one VM for one event: a failed one is rolled back (recover hook) and retried", 1,
+     100, false},
+    {"prepare-retry-s", SC_CFG_SECONDS, offsetof(sc_policy_cfg_t, prepare_retry_s), "30",
+     "wait after a rolled-back prepare before the next attempt (doubles each time, max 600 s)", 0,
+     3600, false},
 };
 
 const size_t sc_policy_n_keys = sizeof(sc_policy_keys) / sizeof(sc_policy_keys[0]);
@@ -53,6 +59,8 @@ void sc_policy_defaults(sc_policy_t *ret)
     ret->approve_user_events = true;
     ret->approve_without_drain = 0;
     ret->pause = false;
+    ret->prepare_attempts = 3;
+    ret->prepare_retry_s = 30;
 }
 
 static int s_parse_uint(const char *s, size_t len, long max, long *ret)
@@ -170,6 +178,14 @@ int sc_policy_from_cfg(const sc_policy_cfg_t *cfg, sc_policy_t *ret, char *err, 
                        "Freeze, Reboot, Redeploy, Preempt, Terminate",
                        cfg->approve_without_drain);
     p.pause = cfg->pause;
+    if (cfg->prepare_attempts < 1 || cfg->prepare_attempts > 100)
+        return sc_errf(err, errlen, SC_E_CONFIG, "prepare-attempts: %ld is outside 1..100",
+                       cfg->prepare_attempts);
+    p.prepare_attempts = (int)cfg->prepare_attempts;
+    if (!(cfg->prepare_retry_s >= 0 && cfg->prepare_retry_s <= 3600))
+        return sc_errf(err, errlen, SC_E_CONFIG, "prepare-retry-s: %g is outside 0..3600",
+                       cfg->prepare_retry_s);
+    p.prepare_retry_s = cfg->prepare_retry_s;
     *ret = p;
     return 0;
 }
@@ -180,4 +196,13 @@ int sc_policy_min_healthy_count(const sc_policy_t *p, size_t n_members)
         return p->min_healthy;
     /* rounded up: 50% of 5 members keeps 3 healthy */
     return (int)(((long long)p->min_healthy * (long long)n_members + 99) / 100);
+}
+
+int64_t sc_policy_retry_delay_ms(const sc_policy_t *p, int attempt)
+{
+    double ms = p->prepare_retry_s * 1000.0;
+
+    for (int i = 1; i < attempt && ms < 600000.0; i++)
+        ms *= 2;
+    return ms > 600000.0 ? 600000 : (int64_t)ms;
 }

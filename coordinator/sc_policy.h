@@ -23,6 +23,11 @@
  *                                        drain ("Freeze,Redeploy"); case-insensitive
  *   pause                  BOOL    false approve nothing and start no new platform/user drain;
  *                                        recovers, alerts and Preempt/Terminate drains go on
+ *   prepare-attempts       INT     3     drains of one VM for one event: a failed or interrupted
+ *                                        prepare is rolled back (recover hook) and tried again
+ *                                        until this many attempts were made
+ *   prepare-retry-s        SECONDS 30    wait after a rollback before the next attempt; doubles
+ *                                        with each attempt, at most 10 minutes
  */
 #ifndef SC_POLICY_H
 #define SC_POLICY_H
@@ -44,6 +49,8 @@ typedef struct sc_policy_cfg {
     bool approve_user_events;     /* approve-user-events */
     char *approve_without_drain;  /* approve-without-drain: "Freeze,Reboot" (owned by sc_config) */
     bool pause;                   /* pause */
+    long prepare_attempts;        /* prepare-attempts */
+    double prepare_retry_s;       /* prepare-retry-s */
 } sc_policy_cfg_t;
 
 /* The config keys of sc_policy_cfg_t (offsets relative to sc_policy_cfg_t). */
@@ -65,6 +72,8 @@ typedef struct sc_policy {
     bool approve_user_events;       /* approve EventSource=User events */
     uint32_t approve_without_drain; /* bit (1u << sc_event_type_t) per type approved undrained */
     bool pause;                     /* approve nothing, start no new non-Preempt/Terminate drain */
+    int prepare_attempts;           /* >= 1: prepares of one VM for one event, retries included */
+    double prepare_retry_s;         /* first wait after a rollback (doubles, capped at 600 s) */
 } sc_policy_t;
 
 /* The defaults of DESIGN.md (the values listed above) into *ret. */
@@ -79,5 +88,8 @@ int sc_policy_parse_min_healthy(const char *s, int *ret_value, bool *ret_pct);
 int sc_policy_parse_types(const char *s, uint32_t *ret_mask);
 /* The number of healthy members the policy requires out of n_members (members not gone). */
 int sc_policy_min_healthy_count(const sc_policy_t *p, size_t n_members);
+/* Milliseconds to wait before attempt + 1 after attempt (>= 1) was rolled back:
+ * prepare_retry_s * 2^(attempt - 1), at most 600 s. */
+int64_t sc_policy_retry_delay_ms(const sc_policy_t *p, int attempt);
 
 #endif

@@ -40,6 +40,8 @@ static const char *const s_migrations[SC_STORE_SCHEMA_VERSION] = {
     /* 1 -> 2: lookups by VM (status per member) and unanswered approvals (restart). */
     "CREATE INDEX drains_by_vm ON drains(vm);"
     "CREATE INDEX approvals_unanswered ON approvals(id) WHERE answered_ms IS NULL;",
+    /* 2 -> 3: a drain's attempt (a failed prepare is rolled back and tried again). */
+    "ALTER TABLE drains ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;",
 };
 
 int sc_store_open(const char *path, sc_store_t **ret_store, char *err, size_t errlen)
@@ -220,23 +222,33 @@ static int s_apply_event_seen(sc_store_t *self, json_object *d, int64_t wall)
         seen ? json_object_to_json_string_ext(seen, JSON_C_TO_STRING_PLAIN) : NULL, wall, id);
 }
 
+/* An order of a newer attempt (a drain tried again after its rollback) starts the VM's rows
+ * afresh: the prepare row of that attempt, and no recover row of an older one. */
 static int s_apply_orders(sc_store_t *self, json_object *d, const char *phase, int64_t wall)
 {
     const char *id = s_str(d, "event_id");
     json_object *vms = s_arr(d, "vms");
+    int64_t attempt = 1;
     int rc = 0;
 
     if (!id || !vms)
+        return -EINVAL;
+    if (s_int(d, "attempt", &attempt) && (attempt < 1 || attempt > 1000))
         return -EINVAL;
     for (size_t i = 0; i < json_object_array_length(vms) && rc >= 0; i++) {
         json_object *v = json_object_array_get_idx(vms, i);
         if (!json_object_is_type(v, json_type_string))
             return -EINVAL;
         rc = sc_db_run(self->db, NULL,
-                       "INSERT INTO drains(event_id, vm, phase, ordered_ms) VALUES (?, ?, ?, ?) "
-                       "ON CONFLICT(event_id, vm, phase) DO UPDATE SET "
-                       "ordered_ms = coalesce(ordered_ms, excluded.ordered_ms)",
-                       "sssl", id, json_object_get_string(v), phase, wall);
+                       "DELETE FROM drains WHERE event_id = ? AND vm = ? AND attempt < ? AND "
+                       "(phase = ? OR phase = 'recover')",
+                       "ssls", id, json_object_get_string(v), attempt, phase);
+        if (rc >= 0)
+            rc = sc_db_run(self->db, NULL,
+                           "INSERT INTO drains(event_id, vm, phase, ordered_ms, attempt) "
+                           "VALUES (?, ?, ?, ?, ?) ON CONFLICT(event_id, vm, phase) DO UPDATE "
+                           "SET ordered_ms = coalesce(ordered_ms, excluded.ordered_ms)",
+                           "sssll", id, json_object_get_string(v), phase, wall, attempt);
     }
     return rc;
 }
@@ -576,10 +588,11 @@ static int s_drains_json(sc_db_t *db, const char *event_id, json_object *ev)
             json_object_object_add(states,
                                    json_object_get_string(json_object_array_get_idx(res, i)),
                                    json_object_new_string("pending"));
-    rc = sc_db_prepare(db, &st,
-                       "SELECT vm, phase, ordered_ms, started_ms, finished_ms, result, exit_status "
-                       "FROM drains WHERE event_id = ? ORDER BY vm, phase DESC",
-                       "s", event_id);
+    rc =
+        sc_db_prepare(db, &st,
+                      "SELECT vm, phase, ordered_ms, started_ms, finished_ms, result, "
+                      "exit_status, attempt FROM drains WHERE event_id = ? ORDER BY vm, phase DESC",
+                      "s", event_id);
     if (rc < 0)
         return rc;
     while ((rc = sc_db_step(db, st)) == 1) {
@@ -596,6 +609,7 @@ static int s_drains_json(sc_db_t *db, const char *event_id, json_object *ev)
         s_put_int(ph, "finished_ms", st, 4);
         s_put_text(ph, "result", st, 5);
         s_put_int(ph, "exit_status", st, 6);
+        s_put_int(ph, "attempt", st, 7);
         json_object_object_add(per, phase, ph);
     }
     sqlite3_finalize(st);
@@ -604,7 +618,7 @@ static int s_drains_json(sc_db_t *db, const char *event_id, json_object *ev)
     json_object_object_foreach(detail, vm, per)
     {
         json_object *p = NULL, *r = NULL, *v;
-        const char *pres = NULL, *rres = NULL;
+        const char *pres = NULL, *rres = NULL, *shown;
         bool pord = false, pstart = false, rord = false;
 
         json_object_object_get_ex(per, "prepare", &p);
@@ -618,9 +632,11 @@ static int s_drains_json(sc_db_t *db, const char *event_id, json_object *ev)
             rres = json_object_get_string(json_object_object_get(r, "result"));
             rord = true;
         }
-        json_object_object_add(
-            states, vm,
-            json_object_new_string(sc_store_drain_state(pres, pord, pstart, rres, rord)));
+        shown = sc_store_drain_state(pres, pord, pstart, rres, rord);
+        /* recovered while its event is still listed: a failed drain rolled back */
+        if (!strcmp(shown, "recovered") && !(json_object_object_get_ex(ev, "ended_ms", &v) && v))
+            shown = "rolled_back";
+        json_object_object_add(states, vm, json_object_new_string(shown));
     }
     return 0;
 }

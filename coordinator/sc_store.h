@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 /* The schema version this code writes (number of migrations). */
-#define SC_STORE_SCHEMA_VERSION 2
+#define SC_STORE_SCHEMA_VERSION 3
 
 typedef struct sc_store sc_store_t;
 

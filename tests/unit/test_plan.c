@@ -30,7 +30,9 @@ typedef struct ev_row {
     int seen_ago_s;           /* first seen NOW - this */
     sc_approval_state_t appr; /* approval */
     int retry_in_ms;          /* FAILED: retry_at - NOW */
-    const char *vms;          /* "a0=prepared,a1=none"; "^a1=..." a1 left Resources */
+    const char *vms;          /* "a0=prepared,a1=none"; "^a1=..." a1 left Resources; a state
+                                 may end with "/N" (attempt N, else 1 unless none) and "@MS"
+                                 (retry_at = NOW + MS, may be negative) */
     const char *seen;         /* members seeing it, "a0,b0"; NULL = every member */
 } ev_row_t;
 
@@ -159,6 +161,17 @@ static int s_build(const row_t *r, world_t *w)
             state[slen] = '\0';
             w->vms[i][pe->n_vms].member = mi;
             w->vms[i][pe->n_vms].dropped = dropped;
+            w->vms[i][pe->n_vms].retry_at_ms = NOW_MS;
+            if (strchr(state, '@')) {
+                w->vms[i][pe->n_vms].retry_at_ms =
+                    NOW_MS + strtol(strchr(state, '@') + 1, NULL, 10);
+                *strchr(state, '@') = '\0';
+            }
+            w->vms[i][pe->n_vms].attempt = strcmp(state, "none") ? 1 : 0;
+            if (strchr(state, '/')) {
+                w->vms[i][pe->n_vms].attempt = atoi(strchr(state, '/') + 1);
+                *strchr(state, '/') = '\0';
+            }
             if (sc_drain_state_from_name(state, &w->vms[i][pe->n_vms].drain) < 0)
                 return -1;
             pe->n_vms++;
@@ -212,6 +225,8 @@ static void s_render(const world_t *w, const sc_plan_output_t *out, char *buf, s
             so += (size_t)snprintf(s + so, 160 - so, " %s", w->ev[a->event].id);
         if (a->kind == SC_ACT_ALERT && a->member != SC_PLAN_NONE)
             so += (size_t)snprintf(s + so, 160 - so, " %s", w->mname[a->member]);
+        if (a->kind == SC_ACT_PREPARE && a->attempt != 1)
+            so += (size_t)snprintf(s + so, 160 - so, " #%d", a->attempt);
         if (a->n_events) {
             /* event lists in id order */
             const char *ids[MAX_E];
@@ -283,10 +298,10 @@ static const row_t rows[] = {
      .expect = "APPROVE E1"},
     /* an interrupted prepare is final (the agent never re-runs it): no order loop, no
      * approval, an alert; recovered when the event is over */
-    {"interrupted_prepare_blocks_approval",
+    {"interrupted_prepare_blocks_approval_rolled_back",
      FD2,
      {{.id = "E1", .vms = "a0=prepared,a1=prepare_interrupted"}},
-     .expect = "ALERT prepare_failed E1 a1"},
+     .expect = "ALERT prepare_failed E1 a1; RECOVER a0 E1; RECOVER a1 E1"},
     {"interrupted_prepare_recovered_when_over",
      FD2,
      {{.id = "E1",
@@ -419,10 +434,10 @@ static const row_t rows[] = {
       {.id = "E2", .vms = "b0=none"}},
      .expect = "ALERT forced E1"},
     /* rule 4 + hook failure: no approval, alert, left to NotBefore, cluster not stuck */
-    {"hook_failed_no_approval",
+    {"hook_failed_no_approval_rolled_back",
      FD2,
      {{.id = "E1", .vms = "a0=prepared,a1=prepare_failed"}, {.id = "E2", .vms = "b0=none"}},
-     .expect = "ALERT prepare_failed E1 a1"},
+     .expect = "ALERT prepare_failed E1 a1; RECOVER a0 E1; RECOVER a1 E1"},
     {"hook_failed_event_forced_recovers",
      FD2,
      {{.id = "E1",
@@ -730,6 +745,119 @@ static const row_t rows[] = {
        .start = SC_START_APPROVED,
        .vms = "b0=prepared,^b1=prepared"}},
      .expect = "MEMBER_GONE b0; RECOVER b1 P1"},
+    /* issue 9 case 2: an event whose class became "no drain" (a Freeze whose duration went
+     * from -1 to 5, or the policy across a restart) still recovers what it drained, and the
+     * drained VMs keep their fault domain busy until then */
+    {"no_drain_now_recovers_what_was_drained",
+     FD2,
+     {{.id = "E1",
+       .type = "Freeze",
+       .dur = "5",
+       .phase = SC_REG_ENDED,
+       .started = true,
+       .start = SC_START_APPROVED,
+       .appr = SC_APPROVAL_APPROVED,
+       .vms = "a0=prepared,a1=none"}},
+     .expect = "RECOVER a0 E1"},
+    {"no_drain_now_drained_vm_keeps_its_fd_busy",
+     FD2,
+     {{.id = "E1", .type = "Freeze", .dur = "5", .vms = "a0=prepared,a1=none"},
+      {.id = "E2", .vms = "b0=none"}},
+     .expect = "APPROVE E1"},
+    {"no_drain_now_cancelled_recovers_preparing",
+     FD2,
+     {{.id = "E1",
+       .type = "Freeze",
+       .dur = "5",
+       .phase = SC_REG_CANCELLED,
+       .vms = "a0=preparing,a1=none"}},
+     .expect = "RECOVER a0 E1"},
+    /* issue 9 case 5: an event's own drained domain never blocks its new VM in another one */
+    {"grown_into_another_fd_drains_alone",
+     FD2,
+     {{.id = "E1", .vms = "a0=prepared,b0=none"}},
+     .expect = "ALERT too_wide E1; PREPARE b0 E1"},
+    {"grown_into_another_fd_waits_for_other_events",
+     FD3,
+     {{.id = "E1", .vms = "a0=prepared,b0=none"}, {.id = "E2", .vms = "c0=preparing"}},
+     .expect = ""},
+    {"grown_into_another_fd_within_max_fault_domains",
+     FD3,
+     {{.id = "E1", .vms = "a0=prepared,b0=none"}, {.id = "E2", .vms = "c0=none"}},
+     .max_fd = 2,
+     .expect = "PREPARE b0 E1"},
+    {"grown_in_its_own_fd",
+     FD2,
+     {{.id = "E1", .vms = "a0=prepared,a1=none"}},
+     .expect = "PREPARE a1 E1"},
+    /* issue 9 case 6: a failed prepare is rolled back (its FD released), retried with backoff */
+    {"rollback_waits_for_vms_still_preparing",
+     FD2,
+     {{.id = "E1", .vms = "a0=preparing,a1=prepare_failed"}},
+     .expect = "ALERT prepare_failed E1 a1; RECOVER a1 E1"},
+    {"rolled_back_releases_its_fd",
+     FD2,
+     {{.id = "E1", .vms = "a0=rolled_back/1@30000,a1=rolled_back/1@30000"},
+      {.id = "E2", .nb = 1000, .vms = "b0=none"}},
+     .expect = "PREPARE b0 E2"},
+    {"rolling_back_holds_its_fd",
+     FD2,
+     {{.id = "E1", .vms = "a0=recovering,a1=rolled_back/1@30000"},
+      {.id = "E2", .nb = 1000, .vms = "b0=none"}},
+     .expect = ""},
+    {"rolled_back_tried_again_when_due",
+     FD2,
+     {{.id = "E1", .vms = "a0=rolled_back/1@-1,a1=rolled_back/1@-1"}},
+     .expect = "ALERT drain_retry E1 a0; ALERT drain_retry E1 a1; PREPARE a0 E1 #2; "
+               "PREPARE a1 E1 #2"},
+    {"rolled_back_not_before_every_vm_is_due",
+     FD2,
+     {{.id = "E1", .vms = "a0=rolled_back/1@-1,a1=rolled_back/1@500"}},
+     .expect = ""},
+    {"rolled_back_retry_queued_behind_other_fd",
+     FD2,
+     {{.id = "E1", .vms = "a0=rolled_back/1@-1,a1=rolled_back/1@-1"},
+      {.id = "E2", .vms = "b0=prepared"}},
+     .expect = "APPROVE E2"},
+    {"rolled_back_no_attempt_left_left_to_azure",
+     FD2,
+     {{.id = "E1", .vms = "a0=rolled_back/3@-1,a1=rolled_back/3@-1"},
+      {.id = "E2", .nb = 1000, .vms = "b0=none"}},
+     .expect = "PREPARE b0 E2"},
+    {"rolled_back_paused_not_tried_again",
+     FD2,
+     {{.id = "E1", .vms = "a0=rolled_back/1@-1,a1=rolled_back/1@-1"}},
+     .pause = true,
+     .expect = ""},
+    {"rolled_back_then_forced_recovered_when_ended",
+     FD2,
+     {{.id = "E1",
+       .phase = SC_REG_ENDED,
+       .started = true,
+       .start = SC_START_FORCED,
+       .nb = NB_NONE,
+       .vms = "a0=rolled_back/1,a1=rolled_back/2"}},
+     .expect = "RECOVER a0 E1; RECOVER a1 E1"},
+    {"rolled_back_cancelled_is_done",
+     FD2,
+     {{.id = "E1", .phase = SC_REG_CANCELLED, .vms = "a0=rolled_back/1,a1=none"}},
+     .expect = ""},
+    {"failed_prepare_of_a_started_event_waits_for_its_end",
+     FD2,
+     {{.id = "E1",
+       .started = true,
+       .start = SC_START_FORCED,
+       .nb = NB_NONE,
+       .vms = "a0=prepared,a1=prepare_failed"}},
+     .expect = "ALERT forced E1"},
+    {"failed_preempt_prepare_not_rolled_back",
+     FD2,
+     {{.id = "P1", .type = "Preempt", .nb = 30, .vms = "b0=prepare_failed"}},
+     .expect = "ALERT prepare_failed P1 b0"},
+    {"last_attempt_failed_rolled_back_not_retried",
+     FD2,
+     {{.id = "E1", .vms = "a0=prepared/3,a1=prepare_failed/3"}},
+     .expect = "ALERT prepare_failed E1 a1; RECOVER a0 E1; RECOVER a1 E1"},
 };
 
 static void s_run_row(const row_t *r)
@@ -975,7 +1103,15 @@ SC_TEST(names_round_trip)
 
 SC_TEST(policy_parsing)
 {
-    sc_policy_cfg_t cfg = {9, 1, (char *)"50%", 120, 60, true, (char *)"freeze, Redeploy", false};
+    sc_policy_cfg_t cfg = {.freeze_threshold_s = 9,
+                           .max_fault_domains = 1,
+                           .min_healthy = (char *)"50%",
+                           .user_event_deadline_s = 120,
+                           .deadline_margin_s = 60,
+                           .approve_user_events = true,
+                           .approve_without_drain = (char *)"freeze, Redeploy",
+                           .prepare_attempts = 3,
+                           .prepare_retry_s = 30};
     sc_policy_t p;
     char err[256] = "";
     int v;
@@ -997,6 +1133,19 @@ SC_TEST(policy_parsing)
     cfg.max_fault_domains = 0;
     SC_CHECK(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)) < 0);
     SC_CHECK(strstr(err, "max-fault-domains") != NULL);
+    cfg.max_fault_domains = 1;
+    cfg.prepare_attempts = 0;
+    SC_CHECK(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)) < 0);
+    SC_CHECK(strstr(err, "prepare-attempts") != NULL);
+    cfg.prepare_attempts = 3;
+    cfg.prepare_retry_s = -1;
+    SC_CHECK(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)) < 0);
+    SC_CHECK(strstr(err, "prepare-retry-s") != NULL);
+    cfg.prepare_retry_s = 30;
+    SC_CHECK_INT(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)), 0);
+    SC_CHECK_INT(sc_policy_retry_delay_ms(&p, 1), 30000);
+    SC_CHECK_INT(sc_policy_retry_delay_ms(&p, 3), 120000);
+    SC_CHECK_INT(sc_policy_retry_delay_ms(&p, 30), 600000);
     SC_CHECK(sc_policy_parse_min_healthy("101%", &v, &pct) < 0);
     SC_CHECK(sc_policy_parse_min_healthy("", &v, &pct) < 0);
     SC_CHECK(sc_policy_parse_min_healthy("-1", &v, &pct) < 0);
@@ -1009,7 +1158,7 @@ SC_TEST(policy_parsing)
     {
         sc_cfg_key_t keys[16];
 
-        SC_REQUIRE(sc_policy_n_keys == 8);
+        SC_REQUIRE(sc_policy_n_keys >= 10 && sc_policy_n_keys <= 16);
         sc_policy_keys_rebase(100, keys);
         for (size_t i = 0; i < sc_policy_n_keys; i++) {
             SC_CHECK(sc_policy_keys[i].def != NULL);
