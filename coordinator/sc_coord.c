@@ -102,6 +102,8 @@ struct sc_coord {
     uint64_t rejected;       /* messages refused */
     int64_t last_post_ms;    /* monotonic ms of the last approval POST */
     int64_t started_wall_ms; /* when this process started (wall clock) */
+    bool in_grace;           /* just started: members have not all had a chance to report */
+    int64_t grace_until_ms;  /* monotonic ms the start grace ends at the latest */
     /* Since this process started (Prometheus counters: reset by a restart). */
     struct {
         uint64_t posts_ok, posts_failed;   /* approval POSTs through our IMDS, by outcome */
@@ -121,6 +123,7 @@ void sc_coord_opts_init(sc_coord_opts_t *o)
     o->imds_stale_ms = 15000;
     o->resend_ms = 2000;
     o->leader_ms = 1000;
+    o->start_grace_ms = 5000;
 }
 
 bool sc_coord_is_leader(const sc_coord_t *c)
@@ -617,6 +620,32 @@ static int s_on_approve_result(sc_coord_t *c, size_t mi, uint64_t term,
     return rc;
 }
 
+/* Raft's rule: a higher term heard from anyone (an agent's messages carry the newest term it
+ * has seen) is adopted before leading. A coordinator whose store was lost starts again at term
+ * 1, and agents refuse every order of a term older than what they saw: without this the set
+ * would stay leaderless for good. The leader leads the next term. */
+static int s_adopt_term(sc_coord_t *c, uint64_t seen, const char *from)
+{
+    int64_t old = c->term;
+    int rc;
+
+    if (!sc_coord_is_leader(c) || seen >= (uint64_t)INT64_MAX - 1)
+        return 0;
+    if ((rc = sc_store_term_after(c->store, (int64_t)seen, sc_wall_ms(),
+                                  "a newer term was heard: leading the next one", &c->term)) < 0) {
+        sc_log_err("newer term not recorded", "rc=%s why=\"%s\"", sc_errname(rc),
+                   sc_log_q(sc_db_errmsg(sc_store_db(c->store))));
+        return rc;
+    }
+    sc_log_notice("role",
+                  "old=leader new=leader term=%lld old_term=%lld seen_term=%llu from=%s "
+                  "why=\"a newer term was heard (store lost?): adopted, leading the next\"",
+                  (long long)c->term, (long long)old, (unsigned long long)seen, from);
+    c->dirty = true;
+    c->last_leader_ms = 0; /* tell everyone now */
+    return 0;
+}
+
 static int s_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h)
 {
     s_member_t *m = &c->members[mi];
@@ -625,6 +654,23 @@ static int s_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h)
     if (strcmp(m->boot_id, h->boot_id) != 0) {
         snprintf(m->boot_id, sizeof(m->boot_id), "%s", h->boot_id);
         m->have_doc = false; /* a new agent process: ask for its document */
+        /* Gone after a Preempt or Terminate, but a new agent speaks for it: the VM was
+         * re-created, or a Spot VM deallocated and started again. It is a member again. */
+        if (m->gone) {
+            int rc;
+
+            m->gone = false;
+            c->dirty = true;
+            sc_log_notice("member back",
+                          "member=%s boot_id=%s why=\"a new agent process after "
+                          "it was gone (VM re-created or restarted)\"",
+                          m->name, h->boot_id);
+            d = json_object_new_object();
+            json_object_object_add(d, "name", json_object_new_string(m->name));
+            json_object_object_add(d, "state", json_object_new_string("healthy"));
+            if ((rc = s_decide(c, SC_DLOG_MEMBER, d, "back after it was gone: a new agent")) < 0)
+                return rc;
+        }
     }
     if (m->fault_domain == h->fault_domain && m->update_domain == h->update_domain)
         return 0;
@@ -711,6 +757,8 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
         }
     }
     m = &c->members[mi];
+    if (msg->term > (uint64_t)c->term && (rc = s_adopt_term(c, msg->term, m->name)) < 0)
+        goto out;
     if (!*txn && !(m->alive &&
                    (msg->type == SC_MSG_NACK ||
                     (msg->type == SC_MSG_HEARTBEAT && s_blind(c, &msg->heartbeat) == m->blind)))) {
@@ -991,6 +1039,8 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
         d = json_object_new_object();
         json_object_object_add(d, "name", json_object_new_string(m->name));
         json_object_object_add(d, "state", json_object_new_string("gone"));
+        if (m->boot_id[0]) /* only another agent process brings it back (s_on_hello) */
+            json_object_object_add(d, "boot_id", json_object_new_string(m->boot_id));
         rc = s_decide(c, SC_DLOG_MEMBER, d, a->reason);
         sc_log_notice("member gone", "member=%s why=\"%s\"", m->name, sc_log_q(a->reason));
         {
@@ -1237,8 +1287,9 @@ static int s_timers(sc_coord_t *c)
         c->last_leader_ms = now;
         s_broadcast_leader(c);
     }
-    /* Orders not acknowledged yet go out again (agents de-duplicate). */
-    if (sc_coord_is_leader(c)) {
+    /* Orders not acknowledged yet go out again (agents de-duplicate); not before the start
+     * grace is over (the plan may no longer want them). */
+    if (sc_coord_is_leader(c) && !c->in_grace) {
         for (size_t i = 0; i < c->n_ev; i++) {
             s_evstate_t *e = c->ev[i];
             for (size_t k = 0; k < c->n_members; k++) {
@@ -1309,6 +1360,7 @@ json_object *sc_coord_status(sc_coord_t *c)
     json_object_object_add(st, "role",
                            json_object_new_string(sc_coord_is_leader(c) ? "leader" : "follower"));
     json_object_object_add(st, "paused", json_object_new_boolean(c->o.policy.pause));
+    json_object_object_add(st, "starting", json_object_new_boolean(c->in_grace));
     json_object_object_add(st, "rejected_messages", json_object_new_int64((int64_t)c->rejected));
     json_object_object_add(st, "started_ms", json_object_new_int64(c->started_wall_ms));
     json_object_object_add(st, "counters", s_counters_json(c));
@@ -1541,6 +1593,8 @@ static int s_restore(sc_coord_t *c)
             if (json_object_object_get_ex(found, "update_domain", &v) && v)
                 m->update_domain = json_object_get_int(v);
             m->gone = s_jstr(found, "state") && !strcmp(s_jstr(found, "state"), "gone");
+            if (m->gone && s_jstr(found, "boot_id"))
+                snprintf(m->boot_id, sizeof(m->boot_id), "%s", s_jstr(found, "boot_id"));
         }
         if (!found ||
             strcmp(s_jstr(found, "endpoint") ? s_jstr(found, "endpoint") : "", m->endpoint) != 0) {
@@ -1776,6 +1830,8 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
         snprintf(err, errlen, "store %s: %s", dbpath, sc_db_errmsg(sc_store_db(c->store)));
         goto fail;
     }
+    c->in_grace = true;
+    c->grace_until_ms = sc_mono_ms() + c->o.start_grace_ms;
     if ((rc = s_restore(c)) < 0) {
         snprintf(err, errlen, "restoring from %s: %s", dbpath, sc_strerror(rc));
         goto fail;
@@ -1899,6 +1955,29 @@ void sc_coord_destroy(sc_coord_t **coord)
     *coord = NULL;
 }
 
+/* The start grace (issue 9, case 3): after a start every member is "not alive" until it
+ * speaks, and the planner skips dead members that were never ordered — an event half-prepared
+ * before the restart could be approved before the other agents reconnect, and every member
+ * would get a member_down alert. So nothing is planned (no order, approval or alert) until
+ * every member not gone is alive with a document, or --start-grace has passed. */
+static void s_grace_check(sc_coord_t *c, int64_t now)
+{
+    size_t heard = 0, expected = 0;
+
+    for (size_t i = 0; i < c->n_members; i++) {
+        if (c->members[i].gone)
+            continue;
+        expected++;
+        heard += c->members[i].alive && c->members[i].have_doc;
+    }
+    if (heard < expected && now < c->grace_until_ms)
+        return;
+    c->in_grace = false;
+    c->dirty = true;
+    sc_log_notice("start grace over: planning", "heard=%zu members=%zu why=\"%s\"", heard, expected,
+                  heard == expected ? "every member reported" : "--start-grace passed");
+}
+
 int sc_coord_step(sc_coord_t *c, int timeout_ms)
 {
     zmq_pollitem_t items[2] = {{.socket = c->router, .events = ZMQ_POLLIN},
@@ -1924,8 +2003,12 @@ int sc_coord_step(sc_coord_t *c, int timeout_ms)
     if ((rc = s_timers(c)) < 0)
         return rc;
     now = sc_mono_ms();
-    /* a follower plans nothing: no orders, approvals, alerts or membership decisions */
-    if (sc_coord_is_leader(c) && (c->dirty || now - c->last_plan_ms >= S_PLAN_EVERY_MS)) {
+    if (c->in_grace)
+        s_grace_check(c, now);
+    /* a follower plans nothing: no orders, approvals, alerts or membership decisions; nor does
+     * a leader that just started before its members had a chance to report */
+    if (sc_coord_is_leader(c) && !c->in_grace &&
+        (c->dirty || now - c->last_plan_ms >= S_PLAN_EVERY_MS)) {
         c->dirty = false;
         if ((rc = s_plan_round(c)) < 0)
             return rc;
@@ -1954,6 +2037,7 @@ typedef struct s_settings {
     double dead_after;      /* --dead-after */
     double imds_stale;      /* --imds-stale */
     double resend;          /* --resend */
+    double start_grace;     /* --start-grace */
     char *log_level;        /* --log-level */
     sc_policy_cfg_t policy; /* policy keys */
 } s_settings_t;
@@ -1982,6 +2066,10 @@ static const sc_cfg_key_t s_keys[] = {
      3600, false},
     {"resend", SC_CFG_SECONDS, offsetof(s_settings_t, resend), "2",
      "unacknowledged orders are sent again after this long", 1, 3600, false},
+    {"start-grace", SC_CFG_SECONDS, offsetof(s_settings_t, start_grace), "5",
+     "after a start, no order, approval or alert until every member reported or this long "
+     "passed",
+     0, 3600, false},
     {"log-level", SC_CFG_STRING, offsetof(s_settings_t, log_level), "info",
      "debug, info, notice, warn, err", 0, 0, false},
 };
@@ -2073,6 +2161,7 @@ int sc_coord_main(int argc, char **argv)
     o.dead_after_ms = (int64_t)(s.dead_after * 1000);
     o.imds_stale_ms = (int64_t)(s.imds_stale * 1000);
     o.resend_ms = (int64_t)(s.resend * 1000);
+    o.start_grace_ms = (int64_t)(s.start_grace * 1000);
     rc = sc_coord_new(&o, &c, err, sizeof(err));
     if (rc < 0) {
         fprintf(stderr, "schedcoord-coordinator: %s\n", err[0] ? err : sc_strerror(rc));

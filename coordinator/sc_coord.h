@@ -43,19 +43,21 @@ typedef enum {
 } sc_coord_role_t;
 
 typedef struct sc_coord_opts {
-    const char *name;      /* our member name (must be in members) */
-    const char *imds_url;  /* our own IMDS base URL (approvals) */
-    const char *members;   /* "NAME=HOST:PORT,..." */
-    const char *state_dir; /* coordinator.db, control.sock */
-    sc_policy_t policy;    /* parsed policy */
-    bool insecure;         /* plain-text ZMQ (loopback demo/tests) */
-    const char *key_file;  /* our CURVE key pair (unless insecure) */
-    const char *keys_file; /* the members' keyring (unless insecure) */
-    int64_t dead_after_ms; /* member dead after this long without a message (default 5000) */
-    int64_t imds_stale_ms; /* member blind when its IMDS has been failing this long
-                            * (its heartbeat's imds_down_ms; default 15000) */
-    int64_t resend_ms;     /* unacknowledged orders re-sent after (default 2000) */
-    int64_t leader_ms;     /* leader message interval (default 1000) */
+    const char *name;       /* our member name (must be in members) */
+    const char *imds_url;   /* our own IMDS base URL (approvals) */
+    const char *members;    /* "NAME=HOST:PORT,..." */
+    const char *state_dir;  /* coordinator.db, control.sock */
+    sc_policy_t policy;     /* parsed policy */
+    bool insecure;          /* plain-text ZMQ (loopback demo/tests) */
+    const char *key_file;   /* our CURVE key pair (unless insecure) */
+    const char *keys_file;  /* the members' keyring (unless insecure) */
+    int64_t dead_after_ms;  /* member dead after this long without a message (default 5000) */
+    int64_t imds_stale_ms;  /* member blind when its IMDS has been failing this long
+                             * (its heartbeat's imds_down_ms; default 15000) */
+    int64_t resend_ms;      /* unacknowledged orders re-sent after (default 2000) */
+    int64_t leader_ms;      /* leader message interval (default 1000) */
+    int64_t start_grace_ms; /* after a start, no order, approval or alert until every member
+                             * reported or this long passed (default 5000) */
 } sc_coord_opts_t;
 
 /* Fills defaults (policy defaults too). */

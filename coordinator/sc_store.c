@@ -42,6 +42,8 @@ static const char *const s_migrations[SC_STORE_SCHEMA_VERSION] = {
     "CREATE INDEX approvals_unanswered ON approvals(id) WHERE answered_ms IS NULL;",
     /* 2 -> 3: a drain's attempt (a failed prepare is rolled back and tried again). */
     "ALTER TABLE drains ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;",
+    /* 3 -> 4: the agent boot id a member was gone with (only a new agent brings it back). */
+    "ALTER TABLE members ADD COLUMN boot_id TEXT;",
 };
 
 int sc_store_open(const char *path, sc_store_t **ret_store, char *err, size_t errlen)
@@ -111,17 +113,25 @@ int sc_store_paused(sc_store_t *store, bool *ret_paused)
 
 int sc_store_next_term(sc_store_t *store, int64_t wall_ms, int64_t *ret_term)
 {
+    return sc_store_term_after(store, 0, wall_ms, "leader of a new term", ret_term);
+}
+
+int sc_store_term_after(sc_store_t *store, int64_t seen, int64_t wall_ms, const char *reason,
+                        int64_t *ret_term)
+{
     char data[64];
     int64_t t;
     int rc;
 
-    if (!store || !ret_term)
+    if (!store || !ret_term || !reason || seen < 0 || seen >= INT64_MAX - 1)
         return -EINVAL;
     rc = sc_store_term(store, &t);
     if (rc < 0)
         return rc;
+    if (seen > t)
+        t = seen;
     snprintf(data, sizeof(data), "{\"term\":%lld}", (long long)(t + 1));
-    rc = sc_store_decide(store, t + 1, SC_DLOG_TERM, data, "leader of a new term", wall_ms, NULL);
+    rc = sc_store_decide(store, t + 1, SC_DLOG_TERM, data, reason, wall_ms, NULL);
     if (rc < 0)
         return rc;
     *ret_term = t + 1;
@@ -178,9 +188,9 @@ static int s_apply_member(sc_store_t *self, json_object *d, int64_t wall)
         rc = sc_db_run(self->db, NULL, "UPDATE members SET update_domain = ? WHERE name = ?", "ls",
                        ud, name);
     if (rc >= 0 && state)
-        rc =
-            sc_db_run(self->db, NULL, "UPDATE members SET state = ?, updated_ms = ? WHERE name = ?",
-                      "sls", state, wall, name);
+        rc = sc_db_run(self->db, NULL,
+                       "UPDATE members SET state = ?, updated_ms = ?, boot_id = ? WHERE name = ?",
+                       "slss", state, wall, s_str(d, "boot_id"), name);
     return rc;
 }
 
@@ -565,8 +575,8 @@ static int s_members_json(sc_db_t *db, json_object *arr)
 {
     sqlite3_stmt *st = NULL;
     int rc = sc_db_prepare(db, &st,
-                           "SELECT name, endpoint, fault_domain, update_domain, state FROM "
-                           "members ORDER BY name",
+                           "SELECT name, endpoint, fault_domain, update_domain, state, boot_id "
+                           "FROM members ORDER BY name",
                            NULL);
 
     return rc < 0 ? rc : s_rows_json(st, NULL, arr);

@@ -4,7 +4,8 @@
  * versioned by PRAGMA user_version with numbered migrations (sc_db). Tables:
  *   meta       key/value: the current term; paused (1 after an operator's "paused" alert, 0
  *              after "resumed")
- *   members    name, endpoint, fault and update domain, state
+ *   members    name, endpoint, fault and update domain, state, the agent boot id it was gone
+ *              with
  *   events     every field of every event any agent reported, first seen, approved at/by,
  *              started at and how, ended at and how
  *   drains     per event x VM x phase (prepare, recover): ordered, started, finished, result
@@ -26,7 +27,7 @@
 #include <stdint.h>
 
 /* The schema version this code writes (number of migrations). */
-#define SC_STORE_SCHEMA_VERSION 3
+#define SC_STORE_SCHEMA_VERSION 4
 
 typedef struct sc_store sc_store_t;
 
@@ -44,6 +45,11 @@ int sc_store_term(sc_store_t *store, int64_t *ret_term);
 int sc_store_paused(sc_store_t *store, bool *ret_paused);
 /* Persists and returns term + 1 (a leader starting a new term), writing a TERM decision. */
 int sc_store_next_term(sc_store_t *store, int64_t wall_ms, int64_t *ret_term);
+/* As sc_store_next_term, past a term seen elsewhere: max(stored term, seen) + 1 (Raft's rule: a
+ * higher term one is told about is adopted before leading — e.g. an agent's, after this store
+ * was lost). reason goes into the TERM decision. */
+int sc_store_term_after(sc_store_t *store, int64_t seen, int64_t wall_ms, const char *reason,
+                        int64_t *ret_term);
 
 /* Appends a decision to the log and applies it to the tables, in one transaction (or in the
  * caller's, if one is open). *ret_index (may be NULL) gets the entry's index. */

@@ -25,6 +25,7 @@
 static char s_dir[64];
 static int s_port0;                                   /* vm_0's (the coordinator's) port */
 static const char *s_imds_url = "http://127.0.0.1:9"; /* vm_0's IMDS for s_start() */
+static int64_t s_grace_ms;                            /* --start-grace for s_start() */
 
 static void s_cleanup(void)
 {
@@ -95,6 +96,7 @@ static sc_coord_t *s_start(void)
     o.members = members;
     o.state_dir = s_dir;
     o.insecure = true;
+    o.start_grace_ms = s_grace_ms;
     rc = sc_coord_new(&o, &c, err, sizeof(err));
     if (rc < 0)
         SC_FAILF("sc_coord_new: %s (%s)", sc_errname(rc), err);
@@ -404,6 +406,9 @@ SC_TEST(delegated_answer_only_from_the_delegate_in_this_term)
 
     snprintf(path, sizeof(path), "%s/coordinator.db", s_dir);
     SC_REQUIRE(sc_store_open(path, &st, err, sizeof(err)) == 0);
+    /* an earlier term, so that this run's term has an older one below it (a newer term heard
+     * from a member is adopted: sc_coord.c s_adopt_term) */
+    s_decide(st, SC_DLOG_TERM, "{\"term\":1}", wall - 4000);
     snprintf(d, sizeof(d),
              "{\"event\":{\"EventId\":\"%s\",\"EventType\":\"Reboot\",\"ResourceType\":"
              "\"VirtualMachine\",\"Resources\":[\"vm_1\"],\"EventStatus\":\"Scheduled\","
@@ -442,7 +447,8 @@ SC_TEST(delegated_answer_only_from_the_delegate_in_this_term)
                  rej0 + 1);
     json_object_put(status);
 
-    s_send_result(d1, "vm_1", term > 1 ? term - 1 : term + 1, id); /* the delegate, not this term */
+    SC_REQUIRE(term > 1);
+    s_send_result(d1, "vm_1", term - 1, id); /* the delegate, an older term */
     status = s_settle_until(c, id, "intent", rej0 + 2);
     SC_CHECK_STR(s_approval(status, id), "intent");
     SC_CHECK_INT(json_object_get_int64(json_object_object_get(status, "rejected_messages")),
@@ -613,6 +619,151 @@ SC_TEST(unanswered_intent_own_imds_failing_is_posted_again)
     sc_ts_stop(&ts);
 }
 
+/* Issue 9, case 3: after a restart nothing is planned before the members had a chance to
+ * report. The store holds a Scheduled event on vm_1 and vm_2 half prepared before the crash
+ * (vm_1 prepared, vm_2 never ordered). No agent runs: every member is "not alive". With the
+ * start grace, no POST and no member_down alert; without it (grace 0, the behaviour before)
+ * the planner skips vm_2 as dead and approves the half-drained event at once. */
+SC_TEST(restart_plans_nothing_before_members_report)
+{
+    static const char *const id = "E-half";
+    sc_ts_t *ts = sc_ts_start("/vm_0");
+    sc_store_t *st = NULL;
+    sc_coord_t *c;
+    json_object *status;
+    char path[128], err[256], d[1024], doc[1024];
+    int64_t wall = sc_wall_ms();
+    int gets, posts;
+
+    SC_REQUIRE(ts);
+    s_serve(ts, doc, sizeof(doc), id, "Scheduled");
+    snprintf(path, sizeof(path), "%s/coordinator.db", s_dir);
+    SC_REQUIRE(sc_store_open(path, &st, err, sizeof(err)) == 0);
+    snprintf(d, sizeof(d),
+             "{\"event\":{\"EventId\":\"%s\",\"EventType\":\"Reboot\",\"ResourceType\":"
+             "\"VirtualMachine\",\"Resources\":[\"vm_1\",\"vm_2\"],\"EventStatus\":"
+             "\"Scheduled\",\"NotBefore\":\"\",\"Description\":\"\",\"EventSource\":"
+             "\"Platform\",\"DurationInSeconds\":-1},\"seen_by\":[\"vm_0\",\"vm_1\",\"vm_2\"]}",
+             id);
+    s_decide(st, SC_DLOG_EVENT_SEEN, d, wall - 4000);
+    snprintf(d, sizeof(d), "{\"event_id\":\"%s\",\"vms\":[\"vm_1\"]}", id);
+    s_decide(st, SC_DLOG_PREPARE_ORDERED, d, wall - 3000);
+    snprintf(d, sizeof(d),
+             "{\"event_id\":\"%s\",\"vm\":\"vm_1\",\"phase\":\"prepare\",\"state\":\"done\","
+             "\"exit_status\":0,\"origin\":\"order\"}",
+             id);
+    s_decide(st, SC_DLOG_HOOK_PROGRESS, d, wall - 2000);
+    sc_store_close(&st);
+
+    s_imds_url = ts->url;
+    s_grace_ms = 60000;
+    c = s_start();
+    SC_REQUIRE(c);
+    for (int i = 0; i < 30; i++)
+        sc_coord_step(c, 20);
+    status = sc_coord_status(c);
+    SC_CHECK(json_object_get_boolean(json_object_object_get(status, "starting")));
+    SC_CHECK_STR(s_approval(status, id), "none");
+    json_object_put(status);
+    s_counts(ts, &gets, &posts);
+    SC_CHECK_INT(posts, 0);
+    SC_CHECK_INT((long long)sc_coord_posts(c), 0);
+    sc_coord_destroy(&c);
+    SC_CHECK_INT(s_alerts(path, "member_down", id, "vm_2"), 0);
+
+    /* the hazard the grace is for: without it, approved at once undrained on vm_2 */
+    s_grace_ms = 0;
+    c = s_start();
+    s_imds_url = "http://127.0.0.1:9";
+    SC_REQUIRE(c);
+    for (int i = 0; i < 30; i++)
+        sc_coord_step(c, 20);
+    s_counts(ts, &gets, &posts);
+    SC_CHECK_INT(posts, 1);
+    sc_coord_destroy(&c);
+    SC_CHECK_INT(s_alerts(path, "member_down", id, "vm_2"), 1);
+    sc_ts_stop(&ts);
+}
+
+/* Issue 9, case 7: a coordinator whose store was lost starts again at term 1, while agents
+ * refuse every order older than the newest term they saw. An agent's messages carry that term:
+ * the coordinator adopts it and leads the next one. */
+SC_TEST(lost_store_adopts_the_agents_newer_term)
+{
+    sc_coord_t *c;
+    void *zctx = zmq_ctx_new(), *d1;
+    sc_msg_t *hb = NULL;
+
+    c = s_start();
+    SC_REQUIRE(c && zctx);
+    SC_CHECK_INT(sc_coord_term(c), 1);
+    d1 = s_dealer(zctx);
+    SC_REQUIRE(sc_msg_new(SC_MSG_HEARTBEAT, "vm_1", 7, 1, &hb) == 0);
+    s_send_msg(d1, hb);
+    for (int i = 0; i < 50 && sc_coord_term(c) == 1; i++)
+        sc_coord_step(c, 20);
+    SC_CHECK_INT(sc_coord_term(c), 8);
+    SC_CHECK(sc_coord_is_leader(c));
+    zmq_close(d1);
+    sc_coord_destroy(&c);
+    zmq_ctx_term(zctx);
+}
+
+static void s_send_hello(void *d, const char *name, const char *boot_id)
+{
+    sc_msg_t *h = NULL;
+
+    SC_REQUIRE(sc_msg_new(SC_MSG_HELLO, name, 1, 1, &h) == 0);
+    snprintf(h->hello.name, sizeof(h->hello.name), "%s", name);
+    h->hello.fault_domain = 1;
+    h->hello.update_domain = 1;
+    snprintf(h->hello.agent_version, sizeof(h->hello.agent_version), "0.1.0");
+    h->hello.proto_min = 1;
+    h->hello.proto_max = 1;
+    snprintf(h->hello.boot_id, sizeof(h->hello.boot_id), "%s", boot_id);
+    h->hello.incarnation = -1;
+    s_send_msg(d, h);
+}
+
+/* Issue 9, case 8: a member gone after Preempt/Terminate comes back when a new agent process
+ * speaks for it (the VM re-created, or a Spot VM started again) — not when the agent it was
+ * gone with reconnects (after a restart of ours, too). */
+SC_TEST(gone_member_back_with_a_new_agent)
+{
+    sc_store_t *st = NULL;
+    sc_coord_t *c;
+    json_object *status;
+    void *zctx = zmq_ctx_new(), *d1;
+    char path[128], err[256];
+
+    snprintf(path, sizeof(path), "%s/coordinator.db", s_dir);
+    SC_REQUIRE(sc_store_open(path, &st, err, sizeof(err)) == 0);
+    s_decide(st, SC_DLOG_MEMBER, "{\"name\":\"vm_1\",\"state\":\"gone\",\"boot_id\":\"boot-old\"}",
+             sc_wall_ms());
+    sc_store_close(&st);
+    c = s_start();
+    SC_REQUIRE(c && zctx);
+    d1 = s_dealer(zctx);
+    s_send_hello(d1, "vm_1", "boot-old");
+    status = s_settle(c);
+    SC_CHECK_STR(s_member_state(status, "vm_1"), "gone");
+    json_object_put(status);
+    s_send_hello(d1, "vm_1", "boot-new");
+    status = s_settle(c);
+    SC_CHECK_STR(s_member_state(status, "vm_1"), "healthy");
+    json_object_put(status);
+    zmq_close(d1);
+    sc_coord_destroy(&c);
+    /* and it stays a member across a restart */
+    c = s_start();
+    SC_REQUIRE(c);
+    status = sc_coord_status(c);
+    SC_CHECK_STR(s_member_state(status, "vm_1"), "healthy");
+    json_object_put(status);
+    sc_coord_destroy(&c);
+    zmq_ctx_term(zctx);
+}
+
 int main(void)
 {
     snprintf(s_dir, sizeof(s_dir), "/tmp/sc_coord_restore_XXXXXX");
@@ -645,6 +796,18 @@ int main(void)
     if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
         return 1;
     SC_RUN(unanswered_intent_own_imds_failing_is_posted_again);
+    s_cleanup();
+    if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
+        return 1;
+    SC_RUN(restart_plans_nothing_before_members_report);
+    s_cleanup();
+    if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
+        return 1;
+    SC_RUN(lost_store_adopts_the_agents_newer_term);
+    s_cleanup();
+    if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
+        return 1;
+    SC_RUN(gone_member_back_with_a_new_agent);
     s_cleanup();
     return sc_test_done();
 }
