@@ -412,6 +412,7 @@ static int s_send(sc_coord_t *c, s_member_t *m, sc_msg_t *msg)
     return rc;
 }
 
+/* Sends member mi an order: run phase for event id, drain attempt (1..SC_MSG_ATTEMPT_MAX). */
 static int s_send_order(sc_coord_t *c, size_t mi, const char *id, sc_msg_phase_t phase, int attempt)
 {
     const sc_reg_event_t *re = sc_registry_find(c->reg, id);
@@ -423,7 +424,7 @@ static int s_send_order(sc_coord_t *c, size_t mi, const char *id, sc_msg_phase_t
     if ((rc = sc_msg_new(SC_MSG_ORDER, c->name, (uint64_t)c->term, ++c->seq, &msg)) < 0)
         return rc;
     msg->order.action = phase;
-    (void)attempt; /* on the wire once the codec carries it */
+    msg->order.attempt = attempt;
     snprintf(msg->order.event, sizeof(msg->order.event), "%s", id);
     if (re)
         msg->order.event_doc = s_event_doc(&re->ev);
