@@ -532,6 +532,15 @@ static int s_on_progress(sc_coord_t *c, size_t mi, const sc_msg_hook_progress_t 
                     sc_msg_phase_name(p->phase), sc_msg_hook_state_name(p->state));
         return 0;
     }
+    /* A report of an older attempt (its drain was rolled back and tried again since) is
+     * history: it must not move the new attempt's drain. */
+    if (p->attempt < e->attempt[mi]) {
+        sc_log_info("hook progress of an older attempt ignored",
+                    "member=%s event=%s phase=%s state=%s attempt=%d current=%d",
+                    c->members[mi].name, p->event, sc_msg_phase_name(p->phase),
+                    sc_msg_hook_state_name(p->state), p->attempt, e->attempt[mi]);
+        return 0;
+    }
     next = s_drain_after(e->drain[mi], p->phase, p->state);
     /* A late report of an earlier phase never moves a drain back. */
     if (p->phase == SC_MSG_PHASE_PREPARE && e->drain[mi] >= SC_DRAIN_RECOVER_ORDERED)

@@ -436,6 +436,13 @@ static int s_plan_rollbacks(s_plan_t *pl, size_t i)
 
     if (!x->rollback)
         return 0;
+    for (size_t j = 0; j < e->n_vms && rc >= 0; j++)
+        if (e->vms[j].drain == SC_DRAIN_RECOVER_FAILED && !pl->in->members[e->vms[j].member].gone)
+            rc = s_act(pl, SC_ACT_ALERT, e->vms[j].member, i, SC_ALERT_RECOVER_FAILED,
+                       "recover hook failed on %s while rolling back event %s: not tried again",
+                       s_mname(pl, e->vms[j].member), e->ev->id);
+    if (rc < 0)
+        return rc;
     if (!x->in_flight) {
         if (x->retry_ready && pl->p->pause)
             s_wait(x, "rolled back after a failed prepare; paused: not tried again");
@@ -453,12 +460,6 @@ static int s_plan_rollbacks(s_plan_t *pl, size_t i)
 
         if (pl->in->members[m].gone)
             continue;
-        if (s == SC_DRAIN_RECOVER_FAILED) {
-            rc = s_act(pl, SC_ACT_ALERT, m, i, SC_ALERT_RECOVER_FAILED,
-                       "recover hook failed on %s while rolling back event %s", s_mname(pl, m),
-                       e->ev->id);
-            continue;
-        }
         if (s != SC_DRAIN_PREPARED && s != SC_DRAIN_PREPARE_FAILED &&
             s != SC_DRAIN_PREPARE_INTERRUPTED)
             continue;
@@ -938,8 +939,10 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
                 x->rollback = true;
             if (s_prepare_touched(s) || s == SC_DRAIN_RECOVER_ORDERED || s == SC_DRAIN_RECOVERING)
                 x->in_flight = true;
-            if (s == SC_DRAIN_ROLLED_BACK &&
-                (e->vms[j].attempt >= pl.p->prepare_attempts || in->now_ms < e->vms[j].retry_at_ms))
+            /* a rollback that failed leaves the VM in an unknown state: no new attempt */
+            if (s == SC_DRAIN_RECOVER_FAILED ||
+                (s == SC_DRAIN_ROLLED_BACK && (e->vms[j].attempt >= pl.p->prepare_attempts ||
+                                               in->now_ms < e->vms[j].retry_at_ms)))
                 x->retry_ready = false;
         }
         x->rollback = x->rollback && x->scheduled && x->cls != SC_CLASS_EVICT;
