@@ -2,12 +2,12 @@
  *
  * Life of an event (IMDS.md, "Life of an event"):
  *
- *               approve (POST, + --approval-delay) or NotBefore passes
- *   Scheduled ─────────────────────────────────────────────────────▶ Started ──▶ Completed
- *       │                                                              ▲   (removed from the
- *       └──▶ Cancelled (DELETE /control/events/<id>; removed)           │    documents after
- *                                            host failure (Status: Started, Reboot)
- *                                                                           --complete-after)
+ *                approve (POST, + --approval-delay) or NotBefore passes
+ *   ┌▶ Scheduled ───────────────────────────────────────────────────▶ Started ──▶ Completed
+ *   │    │  │                                                           ▲  (removed from the
+ *   └────┘  └──▶ Cancelled (DELETE /control/events/<id>; removed)       │    documents after
+ *   PATCH /control/events/<id>                host failure (Status: Started, Reboot)
+ *   (Resources, EventType, Duration, NotBefore)                               --complete-after)
  *
  * On start every VM in Resources is impacted for DurationInSeconds (simulated; -1 means
  * --unknown-impact, 0 means an impact that begins and ends at once). During a Reboot,
@@ -16,7 +16,8 @@
  *
  * Every VM sees every active event of the set, except the --own-events-only VMs which see
  * only the events naming them. A VM's DocumentIncarnation grows by one whenever an event it
- * sees appears, changes status or disappears, and at no other time.
+ * sees appears, changes status, is changed (PATCH) or disappears, and at no other time; it
+ * starts again from 1 when the service is re-enabled after --idle-disable.
  *
  * One mutex guards everything here; the HTTP thread and the ticker both take it. */
 #include "sim.h"
@@ -85,10 +86,11 @@ typedef enum {
     FAULT_TIMEOUT,
     FAULT_GARBAGE,
     FAULT_EMPTY,
-    FAULT_RESET
+    FAULT_RESET,
+    FAULT_MAX
 } fault_t;
-static const char *const s_fault_name[] = {"none",    "status", "timeout",
-                                           "garbage", "empty",  "reset"};
+static const char *const s_fault_name[FAULT_MAX] = {"none",    "status", "timeout",
+                                                    "garbage", "empty",  "reset"};
 
 /* ---------------------------------------------------------------- state */
 
@@ -305,17 +307,17 @@ static bool s_is_active(const sim_event_t *ev)
     return ev->status == ST_SCHEDULED || ev->status == ST_STARTED;
 }
 
-static bool s_names(const sim_event_t *ev, int vm)
+static bool s_in(const int *res, int nres, int vm)
 {
-    for (int i = 0; i < ev->nres; i++)
-        if (ev->res[i] == vm)
+    for (int i = 0; i < nres; i++)
+        if (res[i] == vm)
             return true;
     return false;
 }
 
 static bool s_sees(const sim_fabric_t *f, int vm, const sim_event_t *ev)
 {
-    return !f->vms[vm].own_only || s_names(ev, vm);
+    return !f->vms[vm].own_only || s_in(ev->res, ev->nres, vm);
 }
 
 /* The visible list of every VM that sees ev changed. */
@@ -519,6 +521,45 @@ static void s_finish(sim_fabric_t *f, sim_event_t *ev, int ei, ev_status_t st, i
         s_rollout_step_done(f, ev, now);
 }
 
+/* Copies res into ev->res (room for nres) and sets the event's fault domain. */
+static void s_set_res(const sim_fabric_t *f, sim_event_t *ev, const int *res, int nres)
+{
+    memcpy(ev->res, res, sizeof(int) * (size_t)nres);
+    ev->nres = nres;
+    ev->fd = f->vms[res[0]].fd;
+    for (int i = 1; i < nres; i++)
+        if (f->vms[res[i]].fd != ev->fd)
+            ev->fd = -1;
+}
+
+static void s_set_duration(const sim_fabric_t *f, sim_event_t *ev, int duration)
+{
+    ev->duration = duration;
+    ev->impact_ms = duration > 0    ? s_real_ms(f, duration)
+                    : duration == 0 ? 0
+                                    : s_real_ms(f, f->o->unknown_duration_s);
+}
+
+/* NotBefore is the real wall-clock second at which the event starts, notice_s (simulated)
+ * after now (rounded up, so the event never starts before the time the document shows). */
+static void s_set_notbefore(const sim_fabric_t *f, sim_event_t *ev, double notice_s, int64_t now)
+{
+    int64_t nb_wall_ms = s_wall_of(f, now) + s_real_ms(f, notice_s);
+
+    ev->notbefore_wall_s = (nb_wall_ms + 999) / 1000;
+    ev->notbefore_ms = f->t0_mono + ev->notbefore_wall_s * 1000 - f->t0_wall;
+}
+
+/* The names of ev's Resources, for a timeline fact. */
+static json_object *s_res_names(const sim_fabric_t *f, const sim_event_t *ev)
+{
+    json_object *arr = json_object_new_array();
+
+    for (int i = 0; i < ev->nres; i++)
+        json_object_array_add(arr, json_object_new_string(f->vms[ev->res[i]].name));
+    return arr;
+}
+
 /* Creates an event. res is copied. rc 0, or -ENOSPC (too many events), -ENOMEM. */
 static int s_event_create(sim_fabric_t *f, ev_type_t type, bool user, double notice_s, int duration,
                           const char *desc, const int *res, int nres, bool host_failure,
@@ -526,8 +567,7 @@ static int s_event_create(sim_fabric_t *f, ev_type_t type, bool user, double not
 {
     sim_event_t *ev;
     sim_event_t **grown;
-    int64_t nb_wall_ms;
-    json_object *o, *arr;
+    json_object *o;
 
     if (f->nevents >= SIM_MAX_EVENTS)
         return -ENOSPC;
@@ -546,25 +586,13 @@ static int s_event_create(sim_fabric_t *f, ev_type_t type, bool user, double not
         free(ev);
         return -ENOMEM;
     }
-    memcpy(ev->res, res, sizeof(int) * (size_t)nres);
-    ev->nres = nres;
-    ev->fd = f->vms[res[0]].fd;
-    for (int i = 1; i < nres; i++)
-        if (f->vms[res[i]].fd != ev->fd)
-            ev->fd = -1;
+    s_set_res(f, ev, res, nres);
     s_guid(f, ev->id);
     ev->type = type;
     ev->user = user;
-    ev->duration = duration;
-    ev->impact_ms = duration > 0    ? s_real_ms(f, duration)
-                    : duration == 0 ? 0
-                                    : s_real_ms(f, f->o->unknown_duration_s);
+    s_set_duration(f, ev, duration);
     ev->created_ms = now;
-    /* NotBefore is the real wall-clock second at which the event starts (rounded up, so the
-     * event never starts before the time the document shows). */
-    nb_wall_ms = s_wall_of(f, now) + s_real_ms(f, notice_s);
-    ev->notbefore_wall_s = (nb_wall_ms + 999) / 1000;
-    ev->notbefore_ms = f->t0_mono + ev->notbefore_wall_s * 1000 - f->t0_wall;
+    s_set_notbefore(f, ev, notice_s, now);
     ev->status = ST_SCHEDULED;
     ev->rollout = rollout;
     f->events[f->nevents++] = ev;
@@ -574,10 +602,7 @@ static int s_event_create(sim_fabric_t *f, ev_type_t type, bool user, double not
     s_add_str(o, "event", ev->id);
     s_add_str(o, "event_type", s_type_name[type]);
     s_add_str(o, "source", user ? "User" : "Platform");
-    arr = json_object_new_array();
-    for (int i = 0; i < nres; i++)
-        json_object_array_add(arr, json_object_new_string(f->vms[res[i]].name));
-    json_object_object_add(o, "resources", arr);
+    json_object_object_add(o, "resources", s_res_names(f, ev));
     if (ev->fd >= 0)
         s_add_int(o, "fault_domain", ev->fd);
     if (host_failure) {
@@ -1011,7 +1036,8 @@ static void s_fault_answer(sim_fabric_t *f, int vmi, const sim_request_t *req, s
         status = ans->status = 200;
         break;
     case FAULT_RESET:
-    case FAULT_NONE: ans->kind = SIM_ANS_CLOSE; break;
+    case FAULT_NONE:
+    case FAULT_MAX: ans->kind = SIM_ANS_CLOSE; break;
     }
     {
         json_object *o = s_fact(f, now, post ? "post" : "get");
@@ -1276,6 +1302,69 @@ static int s_parse_type(json_object *v, ev_type_t *ret, const char **ret_why)
     return -1;
 }
 
+static int s_parse_notice(json_object *v, double *ret, const char **ret_why)
+{
+    double notice_s = json_object_get_double(v);
+
+    if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double)) {
+        *ret_why = "NoticeSeconds must be a number";
+        return -1;
+    }
+    if (!(notice_s >= 0 && notice_s <= SIM_MAX_NOTICE_S)) {
+        *ret_why = "NoticeSeconds must be between 0 and 604800";
+        return -1;
+    }
+    *ret = notice_s;
+    return 0;
+}
+
+static int s_parse_duration(json_object *v, int *ret, const char **ret_why)
+{
+    int64_t d = json_object_get_int64(v);
+
+    if (!json_object_is_type(v, json_type_int) || d < -1 || d > SIM_MAX_DURATION_S) {
+        *ret_why = "DurationInSeconds must be an integer between -1 and 86400";
+        return -1;
+    }
+    *ret = (int)d;
+    return 0;
+}
+
+/* Reads Resources: a non-empty array of distinct names of VMs of the set not deleted, into idx
+ * (room for every VM). 0, or -1 with *ret_why (which may point into why). */
+static int s_parse_resources(const sim_fabric_t *f, json_object *res, int *idx, int *ret_n,
+                             char *why, size_t whylen, const char **ret_why)
+{
+    size_t len = json_object_is_type(res, json_type_array) ? json_object_array_length(res) : 0;
+    int n = 0;
+
+    if (len == 0 || len > (size_t)f->nvms) {
+        *ret_why = "Resources must be a non-empty array of VM names of this set";
+        return -1;
+    }
+    for (size_t i = 0; i < len; i++) {
+        json_object *s = json_object_array_get_idx(res, i);
+        const char *name =
+            json_object_is_type(s, json_type_string) ? json_object_get_string(s) : "";
+        int vi = s_vm_find(f, name, strlen(name));
+
+        if (vi < 0)
+            snprintf(why, whylen, "Resources: no VM named \"%.48s\" in this set", name);
+        else if (f->vms[vi].deleted)
+            snprintf(why, whylen, "Resources: \"%.48s\" was deleted (Preempt or Terminate)", name);
+        else if (s_in(idx, n, vi))
+            snprintf(why, whylen, "Resources: \"%.48s\" named twice", name);
+        else {
+            idx[n++] = vi;
+            continue;
+        }
+        *ret_why = why;
+        return -1;
+    }
+    *ret_n = n;
+    return 0;
+}
+
 static int s_parse_spec(json_object *body, ev_spec_t *spec, const char **ret_why)
 {
     json_object *v;
@@ -1295,27 +1384,13 @@ static int s_parse_spec(json_object *body, ev_spec_t *spec, const char **ret_why
         }
     }
     spec->notice_s = s_default_notice[spec->type];
-    if (json_object_object_get_ex(body, "NoticeSeconds", &v)) {
-        if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double)) {
-            *ret_why = "NoticeSeconds must be a number";
-            return -1;
-        }
-        spec->notice_s = json_object_get_double(v);
-        if (!(spec->notice_s >= 0 && spec->notice_s <= SIM_MAX_NOTICE_S)) {
-            *ret_why = "NoticeSeconds must be between 0 and 604800";
-            return -1;
-        }
-    }
+    if (json_object_object_get_ex(body, "NoticeSeconds", &v) &&
+        s_parse_notice(v, &spec->notice_s, ret_why) < 0)
+        return -1;
     spec->duration = s_default_duration[spec->type];
-    if (json_object_object_get_ex(body, "DurationInSeconds", &v)) {
-        int64_t d = json_object_get_int64(v);
-
-        if (!json_object_is_type(v, json_type_int) || d < -1 || d > SIM_MAX_DURATION_S) {
-            *ret_why = "DurationInSeconds must be an integer between -1 and 86400";
-            return -1;
-        }
-        spec->duration = (int)d;
-    }
+    if (json_object_object_get_ex(body, "DurationInSeconds", &v) &&
+        s_parse_duration(v, &spec->duration, ret_why) < 0)
+        return -1;
     spec->description = NULL;
     if (json_object_object_get_ex(body, "Description", &v)) {
         if (!json_object_is_type(v, json_type_string) ||
@@ -1406,38 +1481,8 @@ static void s_control_create(sim_fabric_t *f, const sim_request_t *req, sim_answ
         goto bad;
     }
     if (res) {
-        size_t len = json_object_is_type(res, json_type_array) ? json_object_array_length(res) : 0;
-
-        if (len == 0 || len > (size_t)f->nvms) {
-            why = "Resources must be a non-empty array of VM names of this set";
+        if (s_parse_resources(f, res, idx, &n, whybuf, sizeof(whybuf), &why) < 0)
             goto bad;
-        }
-        for (size_t i = 0; i < len; i++) {
-            json_object *s = json_object_array_get_idx(res, i);
-            const char *name =
-                json_object_is_type(s, json_type_string) ? json_object_get_string(s) : "";
-            int vi = s_vm_find(f, name, strlen(name));
-
-            if (vi < 0) {
-                snprintf(whybuf, sizeof(whybuf), "Resources: no VM named \"%.48s\" in this set",
-                         name);
-                why = whybuf;
-                goto bad;
-            }
-            if (f->vms[vi].deleted) {
-                snprintf(whybuf, sizeof(whybuf),
-                         "Resources: \"%.48s\" was deleted (Preempt or Terminate)", name);
-                why = whybuf;
-                goto bad;
-            }
-            for (int j = 0; j < n; j++)
-                if (idx[j] == vi) {
-                    snprintf(whybuf, sizeof(whybuf), "Resources: \"%.48s\" named twice", name);
-                    why = whybuf;
-                    goto bad;
-                }
-            idx[n++] = vi;
-        }
     } else {
         int64_t fd = json_object_get_int64(fdv);
 
@@ -1595,6 +1640,111 @@ bad:
     s_answer_error(ans, 400, "POST /control/maintenance: %s", why);
 }
 
+/* PATCH /control/events/<id>: changes a Scheduled event's Resources, DurationInSeconds,
+ * EventType or NotBefore (NoticeSeconds from now, as at creation). A Description that was
+ * the old type's default becomes the new type's. A change is one new document for every VM
+ * that sees the event before or after it: each of their DocumentIncarnations moves by one;
+ * a PATCH that changes nothing moves none. */
+static void s_control_patch(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *ans,
+                            sim_event_t *ev, int64_t now)
+{
+    static const char *const allowed[] = {"Resources", "DurationInSeconds", "EventType",
+                                          "NoticeSeconds", NULL};
+    const char *why = NULL;
+    char whybuf[160];
+    json_object *body = s_control_body(req, allowed, whybuf, sizeof(whybuf), &why), *v, *o;
+    int *idx = NULL, *res = NULL, *old_res, old_nres, n = 0, duration = ev->duration;
+    ev_type_t type = ev->type;
+    sim_event_t after = *ev; /* its NotBefore fields: the new NotBefore */
+    char *desc = NULL, nb[64];
+    bool res_changed, changed;
+
+    if (!body)
+        goto bad;
+    if (json_object_object_length(body) == 0) {
+        why = "give one or more of Resources, DurationInSeconds, EventType, NoticeSeconds";
+        goto bad;
+    }
+    if (json_object_object_get_ex(body, "Resources", &v) &&
+        (!(idx = malloc(sizeof(int) * (size_t)f->nvms)) ||
+         s_parse_resources(f, v, idx, &n, whybuf, sizeof(whybuf), &why) < 0)) {
+        if (!idx)
+            why = "out of memory";
+        goto bad;
+    }
+    if (json_object_object_get_ex(body, "DurationInSeconds", &v) &&
+        s_parse_duration(v, &duration, &why) < 0)
+        goto bad;
+    if (json_object_object_get_ex(body, "EventType", &v) && s_parse_type(v, &type, &why) < 0)
+        goto bad;
+    if (json_object_object_get_ex(body, "NoticeSeconds", &v)) {
+        double notice_s;
+
+        if (s_parse_notice(v, &notice_s, &why) < 0)
+            goto bad;
+        s_set_notbefore(f, &after, notice_s, now);
+    }
+    json_object_put(body);
+    if (ev->status != ST_SCHEDULED) {
+        free(idx);
+        s_answer_error(ans, 409, "event %s is %s: only a Scheduled event can be changed", ev->id,
+                       s_status_name[ev->status]);
+        return;
+    }
+    res_changed = idx && (n != ev->nres || memcmp(idx, ev->res, sizeof(int) * (size_t)n) != 0);
+    if ((res_changed && !(res = malloc(sizeof(int) * (size_t)n))) ||
+        (type != ev->type && strcmp(ev->description, s_default_desc[ev->type]) == 0 &&
+         !(desc = strdup(s_default_desc[type])))) {
+        free(idx);
+        free(res);
+        s_answer_error(ans, 500, "out of memory");
+        return;
+    }
+    changed = res_changed || duration != ev->duration || type != ev->type ||
+              after.notbefore_wall_s != ev->notbefore_wall_s;
+    o = s_fact(f, now, "updated");
+    s_add_str(o, "event", ev->id);
+    old_res = ev->res;
+    old_nres = ev->nres;
+    if (res_changed) {
+        ev->res = res;
+        s_set_res(f, ev, idx, n);
+        json_object_object_add(o, "resources", s_res_names(f, ev));
+    }
+    if (duration != ev->duration) {
+        s_set_duration(f, ev, duration);
+        s_add_int(o, "duration", duration);
+    }
+    if (type != ev->type) {
+        ev->type = type;
+        s_add_str(o, "event_type", s_type_name[type]);
+    }
+    if (desc) {
+        free(ev->description);
+        ev->description = desc;
+    }
+    if (after.notbefore_wall_s != ev->notbefore_wall_s) {
+        ev->notbefore_wall_s = after.notbefore_wall_s;
+        ev->notbefore_ms = after.notbefore_ms;
+        s_add_str(o, "not_before", sc_time_rfc1123(ev->notbefore_wall_s, nb, sizeof(nb)));
+    }
+    if (ev->fd >= 0)
+        s_add_int(o, "fault_domain", ev->fd);
+    s_emit(f, o);
+    for (int i = 0; changed && i < f->nvms; i++)
+        if (s_sees(f, i, ev) || s_in(old_res, old_nres, i))
+            f->vms[i].incarnation++;
+    if (res_changed)
+        free(old_res);
+    free(idx);
+    s_answer_json(ans, 200, s_event_state(f, ev));
+    return;
+bad:
+    free(idx);
+    json_object_put(body);
+    s_answer_error(ans, 400, "PATCH /control/events/%s: %s", ev->id, why);
+}
+
 static void s_control_faults(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *ans)
 {
     static const char *const allowed[] = {"vm", "answer", "count", NULL};
@@ -1634,7 +1784,7 @@ static void s_control_faults(sim_fabric_t *f, const sim_request_t *req, sim_answ
     } else if (json_object_is_type(a, json_type_string)) {
         const char *s = json_object_get_string(a);
 
-        for (int i = FAULT_TIMEOUT; i <= FAULT_RESET; i++)
+        for (int i = FAULT_TIMEOUT; i < FAULT_MAX; i++)
             if (strcmp(s, s_fault_name[i]) == 0)
                 fault = (fault_t)i;
     }
@@ -1717,6 +1867,8 @@ void sim_fabric_control(sim_fabric_t *f, const sim_request_t *req, sim_answer_t 
             s_answer_error(ans, 404, "no event %.64s", p + 8);
         } else if (strcmp(m, "GET") == 0) {
             s_answer_json(ans, 200, s_event_state(f, ev));
+        } else if (strcmp(m, "PATCH") == 0) {
+            s_control_patch(f, req, ans, ev, now);
         } else if (strcmp(m, "DELETE") == 0) {
             if (ev->status != ST_SCHEDULED) {
                 s_answer_error(ans, 409, "event %s is %s: only a Scheduled event can be cancelled",
@@ -1739,7 +1891,8 @@ void sim_fabric_control(sim_fabric_t *f, const sim_request_t *req, sim_answer_t 
     } else {
         s_answer_error(ans, 404,
                        "no such control path: use /control/events, /control/events/<id>, "
-                       "/control/maintenance, /control/faults, /control/state, /control/timeline");
+                       "/control/maintenance, /control/faults, "
+                       "/control/state, /control/timeline");
     }
     goto out;
 method:
