@@ -87,10 +87,25 @@ typedef enum {
     FAULT_GARBAGE,
     FAULT_EMPTY,
     FAULT_RESET,
+    FAULT_BAD_EVENT, /* no failed request: the next documents carry one malformed event more */
     FAULT_MAX
 } fault_t;
-static const char *const s_fault_name[FAULT_MAX] = {"none",    "status", "timeout",
-                                                    "garbage", "empty",  "reset"};
+static const char *const s_fault_name[FAULT_MAX] = {"none",  "status", "timeout",  "garbage",
+                                                    "empty", "reset",  "bad_event"};
+
+/* What is wrong with the extra event of a "bad_event" fault: one field IMDS.md requires of
+ * every event is missing or of the wrong type. */
+typedef enum {
+    BAD_NO_EVENT_ID,
+    BAD_NO_EVENT_TYPE,
+    BAD_NO_EVENT_STATUS,
+    BAD_RESOURCES_STRING,
+    BAD_NOT_BEFORE_NUMBER,
+    BAD_MAX
+} bad_kind_t;
+static const char *const s_bad_name[BAD_MAX] = {"EventId missing", "EventType missing",
+                                                "EventStatus missing", "Resources a string",
+                                                "NotBefore a number"};
 
 /* ---------------------------------------------------------------- state */
 
@@ -191,25 +206,34 @@ struct sim_fabric {
 
 /* ---------------------------------------------------------------- helpers */
 
-static uint64_t s_rand(sim_fabric_t *f)
+/* xorshift64*: the next number of the sequence whose state is *x. */
+static uint64_t s_next(uint64_t *x)
 {
-    uint64_t x = f->rng;
-
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    f->rng = x;
-    return x * 0x2545F4914F6CDD1DULL;
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return *x * 0x2545F4914F6CDD1DULL;
 }
 
-static void s_guid(sim_fabric_t *f, char out[37])
+static uint64_t s_rand(sim_fabric_t *f)
 {
-    uint64_t a = s_rand(f), b = s_rand(f);
+    return s_next(&f->rng);
+}
+
+/* A random (version 4) GUID from the sequence *x. */
+static void s_guid_of(uint64_t *x, char out[37])
+{
+    uint64_t a = s_next(x), b = s_next(x);
 
     snprintf(out, 37, "%08x-%04x-4%03x-%04x-%012llx", (unsigned)(a >> 32),
              (unsigned)((a >> 16) & 0xffff), (unsigned)(a & 0xfff),
              (unsigned)(0x8000 | ((b >> 48) & 0x3fff)),
              (unsigned long long)(b & 0xffffffffffffULL));
+}
+
+static void s_guid(sim_fabric_t *f, char out[37])
+{
+    s_guid_of(&f->rng, out);
 }
 
 /* Simulated seconds → real milliseconds. */
@@ -790,13 +814,46 @@ static json_object *s_event_doc(const sim_fabric_t *f, const sim_event_t *ev, in
     return e;
 }
 
-static void s_scheduled_get(sim_fabric_t *f, int vmi, int version, sim_answer_t *ans)
+/* The malformed event a "bad_event" fault puts first in vmi's document served with left
+ * documents of its count left: a Scheduled Freeze on that VM 15 minutes ahead, its EventId
+ * drawn from the seed, the VM and left (not from the fabric's sequence, so the EventIds of
+ * later events stay what they would be without the fault), with the field kind names broken. */
+static json_object *s_bad_event_doc(const sim_fabric_t *f, int vmi, int version, bad_kind_t kind,
+                                    int left, int64_t now)
+{
+    uint64_t x = (f->o->seed * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)vmi << 32) ^ (uint64_t)left;
+    char desc[128];
+    sim_event_t ev = {.type = EV_FREEZE, .status = ST_SCHEDULED, .res = &vmi, .nres = 1};
+    json_object *e;
+
+    s_guid_of(&x, ev.id);
+    snprintf(desc, sizeof(desc), "%s", s_default_desc[EV_FREEZE]);
+    ev.description = desc;
+    s_set_duration(f, &ev, s_default_duration[EV_FREEZE]);
+    s_set_notbefore(f, &ev, s_default_notice[EV_FREEZE], now);
+    e = s_event_doc(f, &ev, version);
+    switch (kind) {
+    case BAD_NO_EVENT_ID: json_object_object_del(e, "EventId"); break;
+    case BAD_NO_EVENT_TYPE: json_object_object_del(e, "EventType"); break;
+    case BAD_NO_EVENT_STATUS: json_object_object_del(e, "EventStatus"); break;
+    case BAD_RESOURCES_STRING: s_add_str(e, "Resources", f->vms[vmi].name); break;
+    case BAD_NOT_BEFORE_NUMBER: s_add_int(e, "NotBefore", ev.notbefore_wall_s); break;
+    case BAD_MAX: break;
+    }
+    return e;
+}
+
+/* vmi's document; extra (taken, may be NULL) goes first among the events. */
+static void s_scheduled_get(sim_fabric_t *f, int vmi, int version, json_object *extra,
+                            sim_answer_t *ans)
 {
     sim_vm_t *vm = &f->vms[vmi];
     json_object *o = json_object_new_object();
     json_object *evs = json_object_new_array();
 
     s_add_int(o, "DocumentIncarnation", vm->incarnation);
+    if (extra)
+        json_object_array_add(evs, extra);
     for (int i = 0; i < f->nevents; i++) {
         const sim_event_t *ev = f->events[i];
 
@@ -1037,6 +1094,7 @@ static void s_fault_answer(sim_fabric_t *f, int vmi, const sim_request_t *req, s
         break;
     case FAULT_RESET:
     case FAULT_NONE:
+    case FAULT_BAD_EVENT: /* answered with the document (sim_fabric_imds) */
     case FAULT_MAX: ans->kind = SIM_ANS_CLOSE; break;
     }
     {
@@ -1084,7 +1142,8 @@ void sim_fabric_imds(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *an
         s_log_request(f, vmi, post, 0, NULL, vm->deleted ? "deleted" : "impact", now);
         goto out;
     }
-    if (!req->resumed && vm->fault != FAULT_NONE && vm->fault_count > 0) {
+    if (!req->resumed && vm->fault != FAULT_NONE && vm->fault != FAULT_BAD_EVENT &&
+        vm->fault_count > 0) {
         s_fault_answer(f, vmi, req, ans, now);
         goto out;
     }
@@ -1155,13 +1214,25 @@ void sim_fabric_imds(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *an
     } else if (post) {
         s_scheduled_post(f, vmi, req, ans, now);
     } else {
-        json_object *o;
+        json_object *o, *bad = NULL;
+        bad_kind_t kind = BAD_MAX;
 
-        s_scheduled_get(f, vmi, version, ans);
+        /* A "bad_event" fault spends its count on documents only, kind by kind in turn. */
+        if (vm->fault == FAULT_BAD_EVENT) {
+            kind = (bad_kind_t)((f->o->seed + (uint64_t)vm->fault_count) % BAD_MAX);
+            bad = s_bad_event_doc(f, vmi, version, kind, vm->fault_count, now);
+            if (--vm->fault_count == 0)
+                vm->fault = FAULT_NONE;
+        }
+        s_scheduled_get(f, vmi, version, bad, ans);
         o = s_fact(f, now, "get");
         s_add_str(o, "vm", vm->name);
         s_add_int(o, "status", 200);
         s_add_int(o, "incarnation", vm->incarnation);
+        if (bad) {
+            s_add_str(o, "fault", s_fault_name[FAULT_BAD_EVENT]);
+            s_add_str(o, "malformed", s_bad_name[kind]);
+        }
         s_emit(f, o);
     }
 out:
@@ -1790,7 +1861,7 @@ static void s_control_faults(sim_fabric_t *f, const sim_request_t *req, sim_answ
     }
     if (fault == FAULT_NONE) {
         why = "answer must be an HTTP status (e.g. 500, 429, 410) or \"timeout\", \"garbage\", "
-              "\"empty\" or \"reset\"";
+              "\"empty\", \"reset\" or \"bad_event\"";
         goto bad;
     }
     if (json_object_object_get_ex(body, "count", &v)) {
