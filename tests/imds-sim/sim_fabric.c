@@ -12,12 +12,14 @@
  * On start every VM in Resources is impacted for DurationInSeconds (simulated; -1 means
  * --unknown-impact, 0 means an impact that begins and ends at once). During a Reboot,
  * Redeploy, Preempt or Terminate impact that VM's IMDS closes every connection unanswered;
- * Preempt and Terminate delete the VM, whose IMDS then never answers again.
+ * Preempt and Terminate delete the VM, whose IMDS then never answers again, unless
+ * POST /control/vms/<vm>/recreate brings a new VM of that name.
  *
  * Every VM sees every active event of the set, except the --own-events-only VMs which see
  * only the events naming them. A VM's DocumentIncarnation grows by one whenever an event it
  * sees appears, changes status, is changed (PATCH) or disappears, and at no other time; it
- * starts again from 1 when the service is re-enabled after --idle-disable.
+ * starts again from 1 when the service is re-enabled after --idle-disable, or the VM is
+ * re-created after a Preempt or Terminate deleted it.
  *
  * One mutex guards everything here; the HTTP thread and the ticker both take it. */
 #include "sim.h"
@@ -1293,6 +1295,29 @@ static json_object *s_event_state(const sim_fabric_t *f, const sim_event_t *ev)
     return e;
 }
 
+/* One VM as /control/state shows it. */
+static json_object *s_vm_state(const sim_fabric_t *f, int vmi)
+{
+    const sim_vm_t *vm = &f->vms[vmi];
+    json_object *x = json_object_new_object();
+
+    s_add_str(x, "name", vm->name);
+    s_add_str(x, "vm_id", vm->vmid);
+    s_add_int(x, "fault_domain", vm->fd);
+    s_add_int(x, "update_domain", vm->ud);
+    s_add_int(x, "incarnation", vm->incarnation);
+    json_object_object_add(x, "enabled", json_object_new_boolean(vm->enabled));
+    json_object_object_add(x, "impacted", json_object_new_boolean(vm->impacts > 0));
+    json_object_object_add(x, "deleted", json_object_new_boolean(vm->deleted));
+    json_object_object_add(x, "own_events_only", json_object_new_boolean(vm->own_only));
+    s_add_int(x, "requests", (int64_t)vm->requests);
+    if (vm->fault != FAULT_NONE) {
+        s_add_str(x, "fault", s_fault_name[vm->fault]);
+        s_add_int(x, "fault_count", vm->fault_count);
+    }
+    return x;
+}
+
 static void s_control_state(sim_fabric_t *f, sim_answer_t *ans, int64_t now)
 {
     json_object *o = json_object_new_object(), *a;
@@ -1301,25 +1326,8 @@ static void s_control_state(sim_fabric_t *f, sim_answer_t *ans, int64_t now)
     json_object_object_add(o, "sim", s_num3(s_sim_of(f, now)));
     json_object_object_add(o, "time_scale", json_object_new_double(f->o->time_scale));
     a = json_object_new_array();
-    for (int i = 0; i < f->nvms; i++) {
-        sim_vm_t *vm = &f->vms[i];
-        json_object *x = json_object_new_object();
-
-        s_add_str(x, "name", vm->name);
-        s_add_int(x, "fault_domain", vm->fd);
-        s_add_int(x, "update_domain", vm->ud);
-        s_add_int(x, "incarnation", vm->incarnation);
-        json_object_object_add(x, "enabled", json_object_new_boolean(vm->enabled));
-        json_object_object_add(x, "impacted", json_object_new_boolean(vm->impacts > 0));
-        json_object_object_add(x, "deleted", json_object_new_boolean(vm->deleted));
-        json_object_object_add(x, "own_events_only", json_object_new_boolean(vm->own_only));
-        s_add_int(x, "requests", (int64_t)vm->requests);
-        if (vm->fault != FAULT_NONE) {
-            s_add_str(x, "fault", s_fault_name[vm->fault]);
-            s_add_int(x, "fault_count", vm->fault_count);
-        }
-        json_object_array_add(a, x);
-    }
+    for (int i = 0; i < f->nvms; i++)
+        json_object_array_add(a, s_vm_state(f, i));
     json_object_object_add(o, "vms", a);
     a = json_object_new_array();
     for (int i = 0; i < f->nevents; i++)
@@ -1816,6 +1824,54 @@ bad:
     s_answer_error(ans, 400, "PATCH /control/events/%s: %s", ev->id, why);
 }
 
+/* POST /control/vms/<vm>/recreate: a deleted VM comes back under its name (a Spot VM
+ * restarted, a VM re-created): a new vmId and a new IMDS service (DocumentIncarnation from
+ * 1, its first call answered as a first call, no fault pending). Refused while an impact on
+ * it still runs: its end would count against the new VM. */
+static void s_control_recreate(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *ans,
+                               int vmi, int64_t now)
+{
+    static const char *const allowed[] = {NULL};
+    sim_vm_t *vm = &f->vms[vmi];
+    const char *why = NULL;
+    char whybuf[160];
+    json_object *o;
+
+    /* No body, or an empty JSON object. */
+    if (req->body_len || req->body_too_big) {
+        if (!(o = s_control_body(req, allowed, whybuf, sizeof(whybuf), &why))) {
+            s_answer_error(ans, 400, "POST /control/vms/%s/recreate: %s", vm->name, why);
+            return;
+        }
+        json_object_put(o);
+    }
+    if (!vm->deleted) {
+        s_answer_error(ans, 409, "%s is not deleted: only a deleted VM can be re-created",
+                       vm->name);
+        return;
+    }
+    if (vm->impacts > 0) {
+        s_answer_error(ans, 409, "%s is still impacted: re-create it after its impact_end",
+                       vm->name);
+        return;
+    }
+    vm->deleted = false;
+    vm->enabled = false;
+    vm->incarnation = 1;
+    vm->fault = FAULT_NONE;
+    vm->fault_count = 0;
+    if (vm->recent)
+        memset(vm->recent, 0, sizeof(int64_t) * (size_t)f->o->rate_limit);
+    vm->recent_pos = 0;
+    s_guid(f, vm->vmid);
+    o = s_fact(f, now, "recreated");
+    s_add_str(o, "vm", vm->name);
+    s_add_int(o, "fault_domain", vm->fd);
+    s_add_str(o, "vm_id", vm->vmid);
+    s_emit(f, o);
+    s_answer_json(ans, 200, s_vm_state(f, vmi));
+}
+
 static void s_control_faults(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *ans)
 {
     static const char *const allowed[] = {"vm", "answer", "count", NULL};
@@ -1959,10 +2015,23 @@ void sim_fabric_control(sim_fabric_t *f, const sim_request_t *req, sim_answer_t 
         if (strcmp(m, "POST") != 0)
             goto method;
         s_control_faults(f, req, ans);
+    } else if (strncmp(p, "/vms/", 5) == 0 && strchr(p + 5, '/') &&
+               strcmp(strchr(p + 5, '/'), "/recreate") == 0) {
+        const char *name = p + 5;
+        size_t len = (size_t)(strchr(name, '/') - name);
+        int vi = s_vm_find(f, name, len);
+
+        if (vi < 0)
+            s_answer_error(ans, 404, "no VM named %.*s in this set", (int)(len > 64 ? 64 : len),
+                           name);
+        else if (strcmp(m, "POST") != 0)
+            goto method;
+        else
+            s_control_recreate(f, req, ans, vi, now);
     } else {
         s_answer_error(ans, 404,
                        "no such control path: use /control/events, /control/events/<id>, "
-                       "/control/maintenance, /control/faults, "
+                       "/control/maintenance, /control/faults, /control/vms/<vm>/recreate, "
                        "/control/state, /control/timeline");
     }
     goto out;

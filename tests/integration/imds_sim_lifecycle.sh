@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # imds-sim's fabric: approval starts an event for every VM in Resources; NotBefore starts it
 # unapproved; cancellation; host failure; a VM unreachable during its reboot and back after;
-# completion; --time-scale; --approval-delay; Preempt and Terminate delete the VM for good.
+# completion; --time-scale; --approval-delay; Preempt and Terminate delete the VM for good;
+# POST /control/vms/<vm>/recreate brings a deleted VM back.
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/imds-sim/testlib.sh"
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
@@ -116,6 +117,32 @@ r=$(curl -s -w ' %{http_code}' -d '{"EventType":"Reboot","FaultDomains":[2]}' "$
 first=$(curl -sS -f -d '{"EventType":"Reboot","FaultDomains":[2,0]}' "$B/control/maintenance" | jq -r '.EventIds[0]')
 eq "$(ev_field "$first" '.Resources | join(",")')" "vm_0,vm_3" "a rollout skips the emptied fault domain"
 ok "Preempt and Terminate delete the VM: unreachable for good, refused in new events, skipped by rollouts"
+
+# --- a deleted VM re-created under its name (a Spot VM restarted, a VM re-created): it answers
+#     again as a new VM (a new vmId, DocumentIncarnation from 1) and events may name it; not a
+#     VM that is not deleted, nor one whose deleting impact still runs
+# vm_state VM JQ-EXPR -> the VM in /control/state
+vm_state() { state | jq -c --arg vm "$1" ".vms[] | select(.name == \$vm) | $2"; }
+eq "$(code -X DELETE "$B/control/events/$first")" 200 "cancel the rollout's event: no event left to move incarnations"
+old_id=$(vm_state vm_5 .vm_id)
+eq "$(code -X POST "$B/control/vms/vm_0/recreate")" 409 "re-create a VM that is not deleted"
+eq "$(code -X POST "$B/control/vms/vm_9/recreate")" 404 "re-create an unknown VM"
+r=$(curl -sS -f -X POST "$B/control/vms/vm_5/recreate") || fail "re-create vm_5 refused"
+eq "$(echo "$r" | jq -c '[.name, .deleted, .incarnation]')" '["vm_5",false,1]' "the answer: vm_5 as /control/state shows it"
+eq "$(vm_state vm_5 '[.deleted, .incarnation]')" '[false,1]' "vm_5 in /control/state"
+new_id=$(curl -sS -H Metadata:true "$B/vm_5/metadata/instance/compute?api-version=2021-02-01" | jq -c .vmId)
+[ "$new_id" != "$old_id" ] || fail "re-created vm_5 kept its vmId $old_id"
+eq "$new_id" "$(vm_state vm_5 .vm_id)" "the new vmId in /control/state"
+eq "$(imds vm_5 | jq .DocumentIncarnation)" 1 "DocumentIncarnation starts again from 1"
+eq "$(timeline | jq -c '[.[] | select(.kind == "recreated") | [.vm, .fault_domain, .vm_id]]')" "[[\"vm_5\",2,$new_id]]" "recreated fact"
+eq "$(code -X POST "$B/control/vms/vm_5/recreate")" 409 "re-create it twice"
+create '{"EventType":"Reboot","Resources":["vm_5"],"NoticeSeconds":3600}' >/dev/null
+eq "$(imds vm_5 | jq -c '[.DocumentIncarnation, [.Events[].Resources[]]]')" '[2,["vm_5"]]' "an event may name it again"
+idp=$(create '{"EventType":"Preempt","Resources":["vm_1"],"DurationInSeconds":3600}')
+eq "$(approve vm_0 "$idp")" 200 "approve a Preempt of vm_1 with an hour's impact"
+r=$(curl -s -w ' %{http_code}' -X POST "$B/control/vms/vm_1/recreate")
+[[ "$r" == *'still impacted'*' 409' ]] || fail "re-create a VM under its deleting impact: $r"
+ok "a deleted VM re-created: answers again, a new vmId, DocumentIncarnation from 1"
 sim_stop
 
 # --- --approval-delay: approved, but starts only later (180 sim s = 3 s real)
