@@ -40,13 +40,28 @@
  *     its drain still completes before Azure starts it. When its turn comes after that point
  *     its drain is still ordered (best effort: a drained VM loses less).
  *     A PREPARE_FAILED or PREPARE_INTERRUPTED VM blocks its event's approval (ALERT
- *     prepare_failed), not the cluster: its FD is free again once the event is over and the
- *     VM recovered.
+ *     prepare_failed), not the cluster: on an event still Scheduled (not Preempt/Terminate)
+ *     the event's drain is rolled back (RECOVER every VM that prepared or failed), which frees
+ *     its fault domain; once all are ROLLED_BACK it is drained again as a new attempt after
+ *     sc_policy_retry_delay_ms, while prepare_attempts allow (ALERT drain_retry); else it is
+ *     left to Azure. A rollback whose recover failed is not tried again.
+ *  An event's own busy fault domains count for it, never against it (rule 2): an event that
+ *  gained a VM in another domain goes as wide as both (alone if wider than allowed). An event
+ *  whose class became NO_DRAIN after it was drained keeps its drained VMs busy and recovers
+ *  them when it is over (rule 3).
  *
- * Drain progress of a VM on an admitted event: NONE -> PREPARE (once; never again, not even
- * after PREPARE_INTERRUPTED: agents never run a phase twice and answer a new order with the
- * recorded result). A dead member in NONE is skipped (not drained, not waited for, ALERT); a
- * dead member already ordered/preparing is waited for.
+ * Drain progress of a VM on an admitted event, per attempt (1, 2, ...):
+ *
+ *   NONE ─PREPARE─▶ PREPARE_ORDERED ─▶ PREPARING ─▶ PREPARED ──(event over)──▶ RECOVER ...
+ *                                            │
+ *                                            └─▶ PREPARE_FAILED / _INTERRUPTED
+ *                                                  │ event still Scheduled: RECOVER
+ *                                                  ▼
+ *                        ROLLED_BACK ──retry due, attempts left──▶ PREPARE (attempt + 1)
+ *
+ * Agents run each (event, phase, attempt) once and answer a new order of that attempt with
+ * the recorded result. A dead member in NONE is skipped (not drained, not waited for, ALERT);
+ * a dead member already ordered/preparing is waited for.
  */
 #ifndef SC_PLAN_H
 #define SC_PLAN_H
