@@ -47,7 +47,7 @@ static const char *const s_action_names[SC_ACT_MAX] = {"PREPARE",     "RECOVER",
                                                        "APPROVE_VIA", "ALERT",   "MEMBER_GONE"};
 static const char *const s_alert_names[SC_ALERT_MAX] = {
     "none",        "deadline",    "prepare_failed", "recover_failed", "forced",
-    "member_down", "no_approver", "user_deadline",  "too_wide"};
+    "member_down", "no_approver", "user_deadline",  "too_wide",       "user_deadline_blocked"};
 static const char *const s_member_names[SC_MEMBER_STATE_MAX] = {"healthy",  "draining",   "drained",
                                                                 "impacted", "recovering", "gone"};
 static const char *const s_class_names[SC_CLASS_MAX] = {"no_drain", "evict", "user", "platform"};
@@ -313,6 +313,10 @@ static void s_compute_states(s_plan_t *pl)
                     s_mark(pl, m, SC_MEMBER_RECOVERING);
             } else if (x->started && !e->vms[j].dropped) {
                 s_mark(pl, m, SC_MEMBER_IMPACTED);
+            } else if (s == SC_DRAIN_NONE && !e->vms[j].dropped &&
+                       (e->approval == SC_APPROVAL_INTENT || e->approval == SC_APPROVAL_APPROVED)) {
+                /* approved undrained (User deadline): impacted as soon as Azure starts it */
+                s_mark(pl, m, SC_MEMBER_IMPACTED);
             } else if (s == SC_DRAIN_PREPARED) {
                 s_mark(pl, m, SC_MEMBER_DRAINED);
             } else if (s_prepare_touched(s)) {
@@ -435,6 +439,78 @@ static bool s_platform_deadline_passed(const s_plan_t *pl, size_t i)
            (double)pl->in->now_wall_s >= (double)ev->not_before - pl->p->deadline_margin_s;
 }
 
+/* Whether User event i, past its deadline, passes the gates of s_approval_due() other than
+ * rule 2: it would be approved undrained this round if rule 2 allows. */
+static bool s_user_deadline_may_approve(const s_plan_t *pl, size_t i)
+{
+    const sc_plan_event_t *e = &pl->in->events[i];
+
+    return pl->ev[i].cls == SC_CLASS_USER && s_user_deadline_passed(pl, i) && !pl->p->pause &&
+           pl->p->approve_user_events &&
+           (e->approval == SC_APPROVAL_NONE ||
+            (e->approval == SC_APPROVAL_FAILED && pl->in->now_ms >= e->retry_at_ms));
+}
+
+/* Rule 2 for an approval without a full drain (a User event at its deadline): its VMs are
+ * impacted at once, so as for a new drain the busy domains other than its own, plus its own,
+ * stay within max_fault_domains (an event wider than that alone: no other busy domain), and
+ * min_healthy members stay healthy. Its own domains never block it. When not allowed, why
+ * says what blocks it. Uses pl->scratch_fd. */
+static bool s_undrained_allowed(const s_plan_t *pl, size_t i, char *why, size_t len)
+{
+    const sc_plan_event_t *e = &pl->in->events[i];
+    int *own = pl->scratch_fd;
+    size_t n_own = 0, n_other = 0;
+    int newly_unhealthy = 0;
+    char buf[96];
+
+    for (size_t j = 0; j < e->n_vms; j++) {
+        size_t m = e->vms[j].member;
+
+        if (pl->in->members[m].gone || e->vms[j].dropped)
+            continue;
+        s_fd_add(own, &n_own, s_fd_key(pl, m));
+        if (pl->mstate[m] == SC_MEMBER_HEALTHY && pl->in->members[m].alive)
+            newly_unhealthy++;
+    }
+    /* the other busy domains after the event's own (own and other are disjoint: both fit) */
+    for (size_t k = 0; k < pl->n_busy_fd; k++)
+        if (!s_fd_in(own, n_own, pl->busy_fd[k]))
+            own[n_own + n_other++] = pl->busy_fd[k];
+    if (n_own > (size_t)pl->p->max_fault_domains
+            ? n_other > 0
+            : n_own + n_other > (size_t)pl->p->max_fault_domains) {
+        s_fd_text(own + n_own, n_other, buf, sizeof(buf));
+        snprintf(why, len, "fault domain(s) %s busy (max-fault-domains %d)", buf,
+                 pl->p->max_fault_domains);
+        return false;
+    }
+    if (pl->healthy - newly_unhealthy < pl->min_healthy) {
+        snprintf(why, len, "%d impacted would leave %d healthy (min-healthy %d)", newly_unhealthy,
+                 pl->healthy - newly_unhealthy, pl->min_healthy);
+        return false;
+    }
+    return true;
+}
+
+/* A User event approved undrained this round: its VMs count as impacted from now on, so that
+ * no event after it in the queue starts draining another domain. */
+static void s_undrained_reserve(s_plan_t *pl, size_t i)
+{
+    const sc_plan_event_t *e = &pl->in->events[i];
+
+    for (size_t j = 0; j < e->n_vms; j++) {
+        size_t m = e->vms[j].member;
+
+        if (pl->in->members[m].gone || e->vms[j].dropped)
+            continue;
+        if (pl->mstate[m] == SC_MEMBER_HEALTHY && pl->in->members[m].alive)
+            pl->healthy--;
+        s_mark(pl, m, SC_MEMBER_IMPACTED);
+        s_fd_add(pl->busy_fd, &pl->n_busy_fd, s_fd_key(pl, m));
+    }
+}
+
 /* Rule 2: decides whether event i may start draining now, and orders it. */
 static int s_admit(s_plan_t *pl, size_t i)
 {
@@ -479,8 +555,14 @@ static int s_admit(s_plan_t *pl, size_t i)
         s_wait(x, "paused: no new drain");
         return 0;
     }
-    if (x->cls == SC_CLASS_USER && s_user_deadline_passed(pl, i))
-        return 0; /* approved at its deadline below; no drain that late */
+    if (x->cls == SC_CLASS_USER && s_user_deadline_passed(pl, i)) {
+        char why[160];
+
+        /* no drain that late: approved undrained below if rule 2 allows (fds is clobbered) */
+        if (s_user_deadline_may_approve(pl, i) && s_undrained_allowed(pl, i, why, sizeof(why)))
+            s_undrained_reserve(pl, i);
+        return 0;
+    }
 
     n_fd_union = pl->n_busy_fd;
     for (size_t k = 0; k < n_fds; k++)
@@ -623,6 +705,16 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
         return 0;
     }
     if (x->cls == SC_CLASS_USER && s_user_deadline_passed(pl, i)) {
+        char why[160];
+
+        if (!s_undrained_allowed(pl, i, why, sizeof(why))) {
+            s_wait(x, "past its user deadline, %zu/%zu drained: waiting for %s, or NotBefore",
+                   n_prepared, n_vms, why);
+            return s_act(pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_USER_DEADLINE_BLOCKED,
+                         "user event %s not approved at its %g s deadline (%zu/%zu drained): %s; "
+                         "waiting for them, or for Azure to start it at NotBefore",
+                         e->ev->id, in->policy->user_event_deadline_s, n_prepared, n_vms, why);
+        }
         *ret_due = true;
         return s_act(pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_USER_DEADLINE,
                      "user event %s approved at its %g s deadline with %zu/%zu drained", e->ev->id,

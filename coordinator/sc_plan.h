@@ -18,7 +18,11 @@
  *    event ends its VMs get MEMBER_GONE instead of RECOVER (cancelled: RECOVER).
  *  - USER: EventSource User (Reboot/Redeploy/long Freeze): queued like PLATFORM, but once
  *    user_event_deadline_s has passed since first seen, approved (if approve_user_events and
- *    not pause) whatever its drain state or the rest of the cluster (an ALERT says so).
+ *    not pause) whatever its drain state (ALERT user_deadline) — if rule 2 allows it as for a
+ *    new drain: the busy domains other than its own, plus its own, within max_fault_domains
+ *    (an event wider than that alone: no other busy domain) and min_healthy kept. Otherwise it
+ *    waits (ALERT user_deadline_blocked naming the busy domains; Azure starts it at NotBefore
+ *    anyway). From the round it is approved, its undrained VMs count as impacted.
  *  - PLATFORM: everything else: queued by NotBefore; drained when its fault domain's turn
  *    comes; approved when every drained VM reported prepared, before NotBefore - margin.
  *
@@ -29,7 +33,8 @@
  *  2. Busy fault domains (members draining, drained, impacted, or needing/doing recover) never
  *     span more than max_fault_domains, and at least min_healthy members stay healthy: a new
  *     drain starts only if both hold afterwards. A forced event (Started without approval)
- *     makes its VMs impacted: their FD is busy, so nothing new starts until it is over.
+ *     makes its VMs impacted: their FD is busy, so nothing new starts until it is over; so
+ *     does an approval (INTENT or APPROVED) of a VM left undrained (User deadline).
  *     A member with an unknown fault domain (-1) counts as a domain of its own.
  *  3. Nothing forgotten: when an event is over (ENDED or CANCELLED), every VM whose drain was
  *     ever ordered (PREPARE_ORDERED, PREPARING, PREPARED, PREPARE_FAILED, PREPARE_INTERRUPTED)
@@ -149,15 +154,17 @@ typedef enum {
 } sc_action_kind_t;
 
 typedef enum {
-    SC_ALERT_NONE,           /* not an alert */
-    SC_ALERT_DEADLINE,       /* drain not done by NotBefore - margin: left to Azure */
-    SC_ALERT_PREPARE_FAILED, /* a prepare hook failed: event not approved */
-    SC_ALERT_RECOVER_FAILED, /* a recover hook failed */
-    SC_ALERT_FORCED,         /* the event started without our approval */
-    SC_ALERT_MEMBER_DOWN,    /* a member to drain/recover is not alive */
-    SC_ALERT_NO_APPROVER,    /* no live member sees the event: cannot POST */
-    SC_ALERT_USER_DEADLINE,  /* User event approved at its deadline without a full drain */
-    SC_ALERT_TOO_WIDE,       /* the event alone spans more fault domains than allowed */
+    SC_ALERT_NONE,                  /* not an alert */
+    SC_ALERT_DEADLINE,              /* drain not done by NotBefore - margin: left to Azure */
+    SC_ALERT_PREPARE_FAILED,        /* a prepare hook failed: event not approved */
+    SC_ALERT_RECOVER_FAILED,        /* a recover hook failed */
+    SC_ALERT_FORCED,                /* the event started without our approval */
+    SC_ALERT_MEMBER_DOWN,           /* a member to drain/recover is not alive */
+    SC_ALERT_NO_APPROVER,           /* no live member sees the event: cannot POST */
+    SC_ALERT_USER_DEADLINE,         /* User event approved at its deadline without a full drain */
+    SC_ALERT_TOO_WIDE,              /* the event alone spans more fault domains than allowed */
+    SC_ALERT_USER_DEADLINE_BLOCKED, /* User event past its deadline, undrained, not approved:
+                                       another domain is busy (rule 2 wins) */
     SC_ALERT_MAX
 } sc_alert_t;
 

@@ -19,7 +19,8 @@ Event classes (docs/design.md), read from the simulator's state and timeline:
   - cancelled: its prepared VMs recovered after the cancellation;
   - a VM impacted without a prepare (forced event, or a User event approved at its deadline,
     --user-deadline S): no prepare of another fault domain starts until it is back, and a
-    User event may be approved undrained only S seconds after it was created.
+    User event may be approved undrained only S seconds after it was created, and only while
+    no VM of another fault domain is between its prepare and its recover (rule 2 wins).
 Exit 0 when all hold, 1 with one line per violation otherwise."""
 import argparse
 import collections
@@ -169,6 +170,17 @@ def main():
                     bad.append(f"{vm2} (FD {fd(vm2)}) started preparing for {ev2} at {s2:.3f} "
                                f"while {vm} (FD {fd(vm)}) was impacted undrained by {ev} "
                                f"({started_at[ev]:.3f}..{end:.3f})")
+
+    # 3c. a User event approved undrained (at its deadline): no other fault domain was out
+    # (prepare started, recover not ended) when it was approved
+    for (vm, ev) in sorted(undrained_ok):
+        for (phase, vm2, ev2), (s2, _) in win.items():
+            if phase != "prepare" or s2 is None or evict(ev2) or fd(vm2) == fd(vm):
+                continue
+            r2 = win.get(("recover", vm2, ev2), (None, None))[1]
+            if s2 <= approved_at[ev] < (r2 if r2 is not None else float("inf")):
+                bad.append(f"User event {ev} approved undrained at {approved_at[ev]:.3f} while "
+                           f"{vm2} (FD {fd(vm2)}) was out for {ev2} ({s2:.3f}..{r2})")
 
     # 4. every prepared VM recovered, after its event completed (or was cancelled); a
     # Preempt/Terminate VM is gone instead
