@@ -182,10 +182,12 @@ static int s_act_add_event(sc_action_t *a, size_t event)
     return 0;
 }
 
-/* A fault-domain key: the FD, or a key of its own for a member whose FD is unknown. */
+/* A domain key (serialise-by: the fault or the update domain), or a key of its own for a member
+ * whose domain is unknown. */
 static int s_fd_key(const s_plan_t *pl, size_t m)
 {
-    int fd = pl->in->members[m].fault_domain;
+    int fd = pl->p->serialise_by == SC_SERIALISE_UPDATE_DOMAIN ? pl->in->members[m].update_domain
+                                                               : pl->in->members[m].fault_domain;
 
     return fd >= 0 ? fd : -2 - (int)m;
 }
@@ -202,6 +204,12 @@ static void s_fd_add(int *set, size_t *n, int key)
 {
     if (!s_fd_in(set, *n, key))
         set[(*n)++] = key;
+}
+
+/* "fault domain" or "update domain": what s_fd_key() counts, for texts. */
+static const char *s_domain(const s_plan_t *pl)
+{
+    return pl->p->serialise_by == SC_SERIALISE_UPDATE_DOMAIN ? "update domain" : "fault domain";
 }
 
 /* Lists the busy fault domains as text ("1, 2", unknown ones as "?"). */
@@ -481,7 +489,7 @@ static bool s_undrained_allowed(const s_plan_t *pl, size_t i, char *why, size_t 
             ? n_other > 0
             : n_own + n_other > (size_t)pl->p->max_fault_domains) {
         s_fd_text(own + n_own, n_other, buf, sizeof(buf));
-        snprintf(why, len, "fault domain(s) %s busy (max-fault-domains %d)", buf,
+        snprintf(why, len, "%s(s) %s busy (max-fault-domains %d)", s_domain(pl), buf,
                  pl->p->max_fault_domains);
         return false;
     }
@@ -572,7 +580,7 @@ static int s_admit(s_plan_t *pl, size_t i)
     too_wide = n_fds > (size_t)pl->p->max_fault_domains;
     if (too_wide ? pl->n_busy_fd > 0 : n_fd_union > (size_t)pl->p->max_fault_domains) {
         s_fd_text(pl->busy_fd, pl->n_busy_fd, buf, sizeof(buf));
-        s_wait(x, "queued: fault domain(s) %s busy (max-fault-domains %d)", buf,
+        s_wait(x, "queued: %s(s) %s busy (max-fault-domains %d)", s_domain(pl), buf,
                pl->p->max_fault_domains);
         return 0;
     }
@@ -582,12 +590,13 @@ static int s_admit(s_plan_t *pl, size_t i)
         return 0;
     }
     if (too_wide && (rc = s_act(pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_TOO_WIDE,
-                                "event %s alone spans %zu fault domains (max %d): drained alone",
-                                e->ev->id, n_fds, pl->p->max_fault_domains)) < 0)
+                                "event %s alone spans %zu %ss (max %d): drained alone", e->ev->id,
+                                n_fds, s_domain(pl), pl->p->max_fault_domains)) < 0)
         return rc;
     if (x->cls == SC_CLASS_PLATFORM && s_platform_deadline_passed(pl, i) && !x->admitted)
         s_wait(x, "its turn came after NotBefore - margin: drained best effort");
-    return s_order_prepares(pl, i, x->admitted ? "prepare again" : "its fault domain's turn");
+    snprintf(buf, sizeof(buf), "its %s's turn", s_domain(pl));
+    return s_order_prepares(pl, i, x->admitted ? "prepare again" : buf);
 }
 
 /* Drain queue order: Preempt/Terminate first, then NotBefore, first seen, input index. */

@@ -35,7 +35,8 @@
  *     drain starts only if both hold afterwards. A forced event (Started without approval)
  *     makes its VMs impacted: their FD is busy, so nothing new starts until it is over; so
  *     does an approval (INTENT or APPROVED) of a VM left undrained (User deadline).
- *     A member with an unknown fault domain (-1) counts as a domain of its own.
+ *     A member with an unknown fault domain (-1) counts as a domain of its own. Under
+ *     policy serialise_by UPDATE_DOMAIN every "fault domain" here is an update domain.
  *  3. Nothing forgotten: when an event is over (ENDED or CANCELLED), every VM whose drain was
  *     ever ordered (PREPARE_ORDERED, PREPARING, PREPARED, PREPARE_FAILED, PREPARE_INTERRUPTED)
  *     gets RECOVER; for an ENDED event that Started, also its VMs still in NONE (impacted

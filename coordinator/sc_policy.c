@@ -14,7 +14,9 @@ const sc_cfg_key_t sc_policy_keys[] = {
      "Freeze events with 0 <= DurationInSeconds below this are approved at once, undrained", 0,
      3600, false},
     {"max-fault-domains", SC_CFG_INT, offsetof(sc_policy_cfg_t, max_fault_domains), "1",
-     "fault domains that may be draining, drained, impacted or recovering at once", 1, 1000, false},
+     "fault (or, by serialise-by, update) domains that may be draining, drained, impacted or "
+     "recovering at once",
+     1, 1000, false},
     {"min-healthy", SC_CFG_STRING, offsetof(sc_policy_cfg_t, min_healthy), "0",
      "members that must stay healthy: a count (2) or a percentage of members (50%)", 0, 0, false},
     {"user-event-deadline-s", SC_CFG_SECONDS, offsetof(sc_policy_cfg_t, user_event_deadline_s),
@@ -29,6 +31,10 @@ const sc_cfg_key_t sc_policy_keys[] = {
     {"pause", SC_CFG_BOOL, offsetof(sc_policy_cfg_t, pause), "false",
      "approve nothing and start no new drain (Preempt/Terminate drains and recovers go on)", 0, 0,
      false},
+    {"serialise-by", SC_CFG_STRING, offsetof(sc_policy_cfg_t, serialise_by), "fault_domain",
+     "the domains drained one at a time (max-fault-domains of them): fault_domain or "
+     "update_domain",
+     0, 0, false},
 };
 
 const size_t sc_policy_n_keys = sizeof(sc_policy_keys) / sizeof(sc_policy_keys[0]);
@@ -53,6 +59,25 @@ void sc_policy_defaults(sc_policy_t *ret)
     ret->approve_user_events = true;
     ret->approve_without_drain = 0;
     ret->pause = false;
+    ret->serialise_by = SC_SERIALISE_FAULT_DOMAIN;
+}
+
+static const char *const s_serialise_names[SC_SERIALISE_MAX] = {"fault_domain", "update_domain"};
+
+const char *sc_serialise_by_name(sc_serialise_by_t by)
+{
+    return by >= 0 && by < SC_SERIALISE_MAX ? s_serialise_names[by] : "unknown";
+}
+
+int sc_policy_parse_serialise_by(const char *s, sc_serialise_by_t *ret)
+{
+    for (int i = 0; s && i < SC_SERIALISE_MAX; i++) {
+        if (strcmp(s, s_serialise_names[i]) == 0) {
+            *ret = (sc_serialise_by_t)i;
+            return 0;
+        }
+    }
+    return SC_E_CONFIG;
 }
 
 static int s_parse_uint(const char *s, size_t len, long max, long *ret)
@@ -170,6 +195,10 @@ int sc_policy_from_cfg(const sc_policy_cfg_t *cfg, sc_policy_t *ret, char *err, 
                        "Freeze, Reboot, Redeploy, Preempt, Terminate",
                        cfg->approve_without_drain);
     p.pause = cfg->pause;
+    if (cfg->serialise_by && sc_policy_parse_serialise_by(cfg->serialise_by, &p.serialise_by) < 0)
+        return sc_errf(err, errlen, SC_E_CONFIG,
+                       "serialise-by: \"%.64s\" is neither fault_domain nor update_domain",
+                       cfg->serialise_by);
     *ret = p;
     return 0;
 }

@@ -37,7 +37,7 @@ typedef struct ev_row {
 typedef struct row {
     const char *name;          /* scenario */
     const char *members;       /* "a0:0! a1:0 b0:1- c0:2x d0:3?": name:fd, ! self, - dead,
-                                * x gone, ? blind (its IMDS failing) */
+                                * x gone, ? blind (its IMDS failing); "a0:0/2" fd 0, ud 2 */
     ev_row_t ev[MAX_E];        /* events (id NULL ends) */
     int max_fd;                /* 0 = default */
     const char *min_healthy;   /* NULL = default */
@@ -45,6 +45,7 @@ typedef struct row {
     bool no_user_approve;      /* approve-user-events false */
     const char *without_drain; /* approve-without-drain */
     const char *expect;        /* sorted actions joined by "; " ("" = none) */
+    bool by_update_domain;     /* serialise-by update_domain */
 } row_t;
 
 /* ---- scenario building ------------------------------------------------------------------- */
@@ -86,6 +87,8 @@ static int s_build(const row_t *r, world_t *w)
         p += len + 1;
         m->fault_domain = (int)strtol(p, &end, 10);
         m->update_domain = -1;
+        if (*end == '/')
+            m->update_domain = (int)strtol(end + 1, &end, 10);
         m->alive = true;
         for (p = end; *p && *p != ' '; p++) {
             if (*p == '!')
@@ -113,6 +116,8 @@ static int s_build(const row_t *r, world_t *w)
         return -1;
     w->pol.pause = r->pause;
     w->pol.approve_user_events = !r->no_user_approve;
+    if (r->by_update_domain)
+        w->pol.serialise_by = SC_SERIALISE_UPDATE_DOMAIN;
 
     for (size_t i = 0; i < MAX_E && r->ev[i].id; i++) {
         const ev_row_t *x = &r->ev[i];
@@ -234,6 +239,9 @@ static void s_render(const world_t *w, const sc_plan_output_t *out, char *buf, s
 
 #define FD2 "a0:0! a1:0 b0:1 b1:1"
 #define FD3 "a0:0! a1:0 b0:1 b1:1 c0:2 c1:2"
+/* update domains across fault domains, as in an availability set: UD 0 = {a0, a1} spans
+ * FD 0 and 1, UD 1 = {b0, b1} too */
+#define UD2 "a0:0/0! a1:1/0 b0:0/1 b1:1/1"
 
 static const row_t rows[] = {
     /* DESIGN table: short Freeze -> approve at once, no drain */
@@ -812,6 +820,50 @@ static const row_t rows[] = {
       {.id = "E2", .nb = 900, .vms = "c0=none"}},
      .no_user_approve = true,
      .expect = "PREPARE c0 E2"},
+    /* serialise-by update_domain (issue 9, case 13): rule 2 counts update domains */
+    {"serialise_by_ud_event_of_one_ud_across_fds",
+     UD2,
+     {{.id = "E1", .nb = 600, .vms = "a0=none,a1=none"},
+      {.id = "E2", .nb = 900, .vms = "b0=none,b1=none"}},
+     .by_update_domain = true,
+     .expect = "PREPARE a0 E1; PREPARE a1 E1"},
+    {"serialise_by_fd_same_event_too_wide",
+     UD2,
+     {{.id = "E1", .nb = 600, .vms = "a0=none,a1=none"},
+      {.id = "E2", .nb = 900, .vms = "b0=none,b1=none"}},
+     .expect = "ALERT too_wide E1; PREPARE a0 E1; PREPARE a1 E1"},
+    {"serialise_by_ud_same_fd_other_ud_waits",
+     UD2,
+     {{.id = "E1", .vms = "a0=preparing"}, {.id = "E2", .vms = "b0=none"}},
+     .by_update_domain = true,
+     .expect = ""},
+    {"serialise_by_fd_same_fd_other_ud_drains",
+     UD2,
+     {{.id = "E1", .vms = "a0=preparing"}, {.id = "E2", .vms = "b0=none"}},
+     .expect = "PREPARE b0 E2"},
+    {"serialise_by_ud_same_ud_drains_together",
+     UD2,
+     {{.id = "E1", .vms = "a0=preparing"}, {.id = "E2", .vms = "a1=none"}},
+     .by_update_domain = true,
+     .expect = "PREPARE a1 E2"},
+    {"serialise_by_ud_unknown_ud_is_its_own_domain",
+     "a0:0/0! a1:0 b0:1/1",
+     {{.id = "E1", .vms = "a0=preparing"}, {.id = "E2", .vms = "a1=none"}},
+     .by_update_domain = true,
+     .expect = ""},
+    {"serialise_by_ud_impacted_ud_busy",
+     UD2,
+     {{.id = "H1", .started = true, .start = SC_START_DIRECT, .nb = NB_NONE, .vms = "a0=none"},
+      {.id = "E2", .vms = "b0=none"},
+      {.id = "E3", .vms = "a1=none"}},
+     .by_update_domain = true,
+     .expect = "ALERT forced H1; PREPARE a1 E3"},
+    {"serialise_by_ud_user_deadline_blocked",
+     UD2,
+     {{.id = "E1", .vms = "a0=preparing"},
+      {.id = "U1", .user = true, .seen_ago_s = 121, .vms = "b0=none"}},
+     .by_update_domain = true,
+     .expect = "ALERT user_deadline_blocked U1"},
 };
 
 static void s_run_row(const row_t *r)
@@ -999,6 +1051,26 @@ SC_TEST(rollout_simulation)
         SC_CHECK_INT(approvals[i], 1);
 }
 
+/* With serialise-by update_domain the texts name update domains. */
+SC_TEST(waiting_for_update_domain)
+{
+    static const row_t r = {"ud",
+                            UD2,
+                            {{.id = "E1", .vms = "a0=preparing"}, {.id = "E2", .vms = "b0=none"}},
+                            .expect = "",
+                            .by_update_domain = true};
+    world_t w;
+    sc_plan_input_t in;
+    sc_plan_output_t out = {0};
+
+    SC_REQUIRE(s_build(&r, &w) == 0);
+    in = (sc_plan_input_t){w.m, w.n_m, w.pe, w.n_e, &w.pol, NOW_WALL, NOW_MS};
+    SC_REQUIRE(sc_plan(&in, &out) == 0);
+    SC_CHECK(strstr(out.waiting_for[1], "queued: update domain(s) 0 busy (max-fault-domains 1)") !=
+             NULL);
+    sc_plan_output_release(&out);
+}
+
 SC_TEST(bad_input)
 {
     sc_policy_t pol;
@@ -1057,7 +1129,13 @@ SC_TEST(names_round_trip)
 
 SC_TEST(policy_parsing)
 {
-    sc_policy_cfg_t cfg = {9, 1, (char *)"50%", 120, 60, true, (char *)"freeze, Redeploy", false};
+    sc_policy_cfg_t cfg = {.freeze_threshold_s = 9,
+                           .max_fault_domains = 1,
+                           .min_healthy = (char *)"50%",
+                           .user_event_deadline_s = 120,
+                           .deadline_margin_s = 60,
+                           .approve_user_events = true,
+                           .approve_without_drain = (char *)"freeze, Redeploy"};
     sc_policy_t p;
     char err[256] = "";
     int v;
@@ -1091,7 +1169,7 @@ SC_TEST(policy_parsing)
     {
         sc_cfg_key_t keys[16];
 
-        SC_REQUIRE(sc_policy_n_keys == 8);
+        SC_REQUIRE(sc_policy_n_keys == 9);
         sc_policy_keys_rebase(100, keys);
         for (size_t i = 0; i < sc_policy_n_keys; i++) {
             SC_CHECK(sc_policy_keys[i].def != NULL);
@@ -1103,14 +1181,38 @@ SC_TEST(policy_parsing)
              !p.pause && p.min_healthy == 0);
 }
 
+/* serialise-by: the two values, a bad one refused naming the key. */
+SC_TEST(policy_serialise_by)
+{
+    sc_policy_cfg_t cfg = {.freeze_threshold_s = 9,
+                           .max_fault_domains = 1,
+                           .user_event_deadline_s = 120,
+                           .deadline_margin_s = 60};
+    sc_policy_t p;
+    char err[256] = "";
+
+    SC_CHECK_INT(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)), 0);
+    SC_CHECK_INT(p.serialise_by, SC_SERIALISE_FAULT_DOMAIN);
+    cfg.serialise_by = (char *)"update_domain";
+    SC_CHECK_INT(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)), 0);
+    SC_CHECK_INT(p.serialise_by, SC_SERIALISE_UPDATE_DOMAIN);
+    SC_CHECK_STR(sc_serialise_by_name(p.serialise_by), "update_domain");
+    cfg.serialise_by = (char *)"rack";
+    SC_CHECK(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)) < 0);
+    SC_CHECK(strstr(err, "serialise-by: \"rack\" is neither fault_domain nor update_domain") !=
+             NULL);
+}
+
 int main(void)
 {
     SC_RUN(table);
     SC_RUN(member_states);
     SC_RUN(waiting_for_queued);
     SC_RUN(rollout_simulation);
+    SC_RUN(waiting_for_update_domain);
     SC_RUN(bad_input);
     SC_RUN(names_round_trip);
     SC_RUN(policy_parsing);
+    SC_RUN(policy_serialise_by);
     return sc_test_done();
 }
