@@ -15,6 +15,7 @@ typedef struct s_ev {
     bool over;             /* ENDED or CANCELLED */
     bool started;          /* EventStatus Started */
     bool scheduled;        /* active and not started: may still be drained / approved */
+    bool unknown;          /* active, not started, EventStatus unknown: held, never approved */
     bool admitted;         /* some VM's drain was ordered */
     char wait[S_WAIT_MAX]; /* waiting_for text being built */
 } s_ev_t;
@@ -46,8 +47,9 @@ static const char *const s_approval_names[SC_APPROVAL_MAX] = {"none", "intent", 
 static const char *const s_action_names[SC_ACT_MAX] = {"PREPARE",     "RECOVER", "APPROVE",
                                                        "APPROVE_VIA", "ALERT",   "MEMBER_GONE"};
 static const char *const s_alert_names[SC_ALERT_MAX] = {
-    "none",        "deadline",    "prepare_failed", "recover_failed", "forced",
-    "member_down", "no_approver", "user_deadline",  "too_wide",       "user_deadline_blocked"};
+    "none",          "deadline",    "prepare_failed", "recover_failed", "forced",
+    "member_down",   "no_approver", "user_deadline",  "too_wide",       "user_deadline_blocked",
+    "unknown_status"};
 static const char *const s_member_names[SC_MEMBER_STATE_MAX] = {"healthy",  "draining",   "drained",
                                                                 "impacted", "recovering", "gone"};
 static const char *const s_class_names[SC_CLASS_MAX] = {"no_drain", "evict", "user", "platform"};
@@ -599,6 +601,27 @@ static int s_admit(s_plan_t *pl, size_t i)
     return s_order_prepares(pl, i, x->admitted ? "prepare again" : buf);
 }
 
+/* An event whose EventStatus this version does not know: we cannot tell whether it may still
+ * be approved or is already under way, so it is never approved and nothing new is drained for
+ * it; what was ordered before is held (its domain busy, rule 2) and recovered when it is over. */
+static int s_plan_unknown(s_plan_t *pl, size_t i)
+{
+    const sc_plan_event_t *e = &pl->in->events[i];
+    const char *raw = e->ev->status_raw ? e->ev->status_raw : "";
+    size_t held = 0;
+
+    for (size_t j = 0; j < e->n_vms; j++)
+        held += !pl->in->members[e->vms[j].member].gone && s_prepare_touched(e->vms[j].drain);
+    s_wait(&pl->ev[i],
+           "EventStatus \"%.40s\" unknown: never approved, no new drain (%zu held "
+           "until it is over); Azure starts it at NotBefore",
+           raw, held);
+    return s_act(pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_UNKNOWN_STATUS,
+                 "event %s has EventStatus \"%.40s\", unknown to this version: never approved, "
+                 "no new drain (%zu VMs held as they are)",
+                 e->ev->id, raw, held);
+}
+
 /* Drain queue order: Preempt/Terminate first, then NotBefore, first seen, input index. */
 static bool s_queue_before(const sc_plan_input_t *in, size_t i, size_t j)
 {
@@ -896,7 +919,8 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
         x->cls = sc_plan_event_class(e->ev, pl.p);
         x->over = e->phase != SC_REG_ACTIVE;
         x->started = sc_event_is_started(e->ev) || e->start_kind != SC_START_NONE;
-        x->scheduled = !x->over && !x->started;
+        x->unknown = !x->over && !x->started && e->ev->status == SC_EVENT_STATUS_UNKNOWN;
+        x->scheduled = !x->over && !x->started && !x->unknown;
         for (size_t j = 0; j < e->n_vms; j++)
             if (e->vms[j].drain != SC_DRAIN_NONE)
                 x->admitted = true;
@@ -929,6 +953,10 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
             goto out;
         s_wait(x, "started (%s); waiting for it to end", sc_start_kind_name(e->start_kind));
     }
+    /* unknown EventStatus: held as it is, never approved */
+    for (size_t i = 0; i < in->n_events; i++)
+        if (pl.ev[i].unknown && (rc = s_plan_unknown(&pl, i)) < 0)
+            goto out;
     /* rule 2: the drain queue */
     for (size_t i = 0; i < in->n_events; i++)
         if (pl.ev[i].scheduled && pl.ev[i].cls != SC_CLASS_NO_DRAIN)

@@ -49,6 +49,11 @@
  *     prepare_failed), not the cluster: its FD is free again once the event is over and the
  *     VM recovered.
  *
+ * Unknown EventStatus (neither Scheduled nor Started, ev->status_raw says what): never
+ * approved, whatever its class; no new drain (not even Preempt/Terminate); VMs already ordered
+ * to prepare are held (draining/drained: their domain busy) and recovered when it is over, like
+ * a cancelled event's; its undrained VMs are not counted impacted. ALERT unknown_status.
+ *
  * Drain progress of a VM on an admitted event: NONE -> PREPARE (once; never again, not even
  * after PREPARE_INTERRUPTED: agents never run a phase twice and answer a new order with the
  * recorded result). A dead member in NONE is skipped (not drained, not waited for, ALERT); a
@@ -166,6 +171,8 @@ typedef enum {
     SC_ALERT_TOO_WIDE,              /* the event alone spans more fault domains than allowed */
     SC_ALERT_USER_DEADLINE_BLOCKED, /* User event past its deadline, undrained, not approved:
                                        another domain is busy (rule 2 wins) */
+    SC_ALERT_UNKNOWN_STATUS,        /* an EventStatus this version does not know: never
+                                       approved, no new drain */
     SC_ALERT_MAX
 } sc_alert_t;
 

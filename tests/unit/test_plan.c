@@ -32,6 +32,7 @@ typedef struct ev_row {
     int retry_in_ms;          /* FAILED: retry_at - NOW */
     const char *vms;          /* "a0=prepared,a1=none"; "^a1=..." a1 left Resources */
     const char *seen;         /* members seeing it, "a0,b0"; NULL = every member */
+    bool unknown_status;      /* EventStatus "Pending": unknown to this version */
 } ev_row_t;
 
 typedef struct row {
@@ -131,6 +132,10 @@ static int s_build(const row_t *r, world_t *w)
             if (strcmp(sc_event_type_name((sc_event_type_t)t), type) == 0)
                 ev->type = (sc_event_type_t)t;
         ev->status = x->started ? SC_EVENT_STARTED : SC_EVENT_SCHEDULED;
+        if (x->unknown_status) {
+            ev->status = SC_EVENT_STATUS_UNKNOWN;
+            ev->status_raw = (char *)"Pending";
+        }
         ev->source = x->user ? SC_EVENT_SOURCE_USER : SC_EVENT_SOURCE_PLATFORM;
         ev->has_not_before = x->nb != NB_NONE && !x->started;
         ev->not_before = NOW_WALL + (x->nb ? x->nb : 900);
@@ -864,6 +869,44 @@ static const row_t rows[] = {
       {.id = "U1", .user = true, .seen_ago_s = 121, .vms = "b0=none"}},
      .by_update_domain = true,
      .expect = "ALERT user_deadline_blocked U1"},
+    /* An EventStatus this version does not know (issue 9, case 12): never approved, no new
+     * drain; what is prepared is held (its domain busy) and recovered when it is over. */
+    {"unknown_status_not_drained",
+     FD2,
+     {{.id = "E1", .unknown_status = true, .vms = "a0=none,a1=none"}},
+     .expect = "ALERT unknown_status E1"},
+    {"unknown_status_prepared_never_approved",
+     FD2,
+     {{.id = "E1", .unknown_status = true, .vms = "a0=prepared,a1=prepared"}},
+     .expect = "ALERT unknown_status E1"},
+    {"unknown_status_prepared_keeps_fd_busy",
+     FD2,
+     {{.id = "E1", .unknown_status = true, .vms = "a0=prepared,a1=preparing"},
+      {.id = "E2", .vms = "b0=none"}},
+     .expect = "ALERT unknown_status E1"},
+    {"unknown_status_short_freeze_not_approved",
+     FD2,
+     {{.id = "F1", .type = "Freeze", .dur = "5", .unknown_status = true, .vms = "a0=none"}},
+     .expect = "ALERT unknown_status F1"},
+    {"unknown_status_user_deadline_not_approved",
+     FD2,
+     {{.id = "U1", .user = true, .seen_ago_s = 200, .unknown_status = true, .vms = "b0=none"}},
+     .expect = "ALERT unknown_status U1"},
+    {"unknown_status_preempt_not_drained",
+     FD2,
+     {{.id = "P1", .type = "Preempt", .nb = 30, .unknown_status = true, .vms = "b0=none"}},
+     .expect = "ALERT unknown_status P1"},
+    {"unknown_status_undrained_does_not_block",
+     FD2,
+     {{.id = "E1", .unknown_status = true, .vms = "a0=none"}, {.id = "E2", .vms = "b0=none"}},
+     .expect = "ALERT unknown_status E1; PREPARE b0 E2"},
+    {"unknown_status_cancelled_recovers_prepared",
+     FD2,
+     {{.id = "E1",
+       .phase = SC_REG_CANCELLED,
+       .unknown_status = true,
+       .vms = "a0=prepared,a1=none"}},
+     .expect = "RECOVER a0 E1"},
 };
 
 static void s_run_row(const row_t *r)
