@@ -47,9 +47,9 @@ static const char *const s_approval_names[SC_APPROVAL_MAX] = {"none", "intent", 
 static const char *const s_action_names[SC_ACT_MAX] = {"PREPARE",     "RECOVER", "APPROVE",
                                                        "APPROVE_VIA", "ALERT",   "MEMBER_GONE"};
 static const char *const s_alert_names[SC_ALERT_MAX] = {
-    "none",          "deadline",    "prepare_failed", "recover_failed", "forced",
-    "member_down",   "no_approver", "user_deadline",  "too_wide",       "user_deadline_blocked",
-    "unknown_status"};
+    "none",           "deadline",    "prepare_failed", "recover_failed", "forced",
+    "member_down",    "no_approver", "user_deadline",  "too_wide",       "user_deadline_blocked",
+    "unknown_status", "strangers"};
 static const char *const s_member_names[SC_MEMBER_STATE_MAX] = {"healthy",  "draining",   "drained",
                                                                 "impacted", "recovering", "gone"};
 static const char *const s_class_names[SC_CLASS_MAX] = {"no_drain", "evict", "user", "platform"};
@@ -281,8 +281,12 @@ static int s_validate(const sc_plan_input_t *in)
         if (!e->ev || e->phase < 0 || e->phase >= SC_REG_PHASE_MAX || e->approval < 0 ||
             e->approval >= SC_APPROVAL_MAX || (e->n_vms && !e->vms) ||
             (e->n_seen_by && !e->seen_by) || e->n_vms > in->n_members ||
-            e->n_seen_by > in->n_members)
+            e->n_seen_by > in->n_members || (e->n_strangers && !e->strangers) ||
+            e->n_strangers > SC_EVENT_MAX_RESOURCES)
             return -EINVAL;
+        for (size_t j = 0; j < e->n_strangers; j++)
+            if (!e->strangers[j])
+                return -EINVAL;
         for (size_t j = 0; j < e->n_vms; j++)
             if (e->vms[j].member >= in->n_members || e->vms[j].drain < 0 ||
                 e->vms[j].drain >= SC_DRAIN_MAX)
@@ -456,7 +460,7 @@ static bool s_user_deadline_may_approve(const s_plan_t *pl, size_t i)
     const sc_plan_event_t *e = &pl->in->events[i];
 
     return pl->ev[i].cls == SC_CLASS_USER && s_user_deadline_passed(pl, i) && !pl->p->pause &&
-           pl->p->approve_user_events &&
+           pl->p->approve_user_events && !(e->n_strangers && !pl->p->approve_with_strangers) &&
            (e->approval == SC_APPROVAL_NONE ||
             (e->approval == SC_APPROVAL_FAILED && pl->in->now_ms >= e->retry_at_ms));
 }
@@ -654,6 +658,23 @@ static void s_sort_queue(const sc_plan_input_t *in, size_t *q, size_t n)
     }
 }
 
+/* Event i's strangers as text: "x1, x2" or "x1, x2 and 5 more" when they do not fit. */
+static void s_strangers_text(const sc_plan_event_t *e, char *buf, size_t len)
+{
+    size_t off = 0, k;
+
+    buf[0] = '\0';
+    for (k = 0; k < e->n_strangers; k++) {
+        size_t n = strlen(e->strangers[k]);
+
+        if (off + n + 2 + 20 >= len)
+            break;
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", k ? ", " : "", e->strangers[k]);
+    }
+    if (k < e->n_strangers)
+        snprintf(buf + off, len - off, "%s%zu more", k ? " and " : "", e->n_strangers - k);
+}
+
 /* Rule 1 (+ 4): whether event i is to be approved now; adds alerts and waiting text. */
 static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
 {
@@ -715,6 +736,25 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
     if (n_vms == 0) {
         s_wait(x, "no live member to drain: left to Azure");
         return 0;
+    }
+    if (e->n_strangers) {
+        char names[80];
+
+        s_strangers_text(e, names, sizeof(names));
+        if ((rc = s_act(pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_STRANGERS,
+                        "event %s also names VMs outside the cluster (%s): %s", e->ev->id, names,
+                        in->policy->approve_with_strangers
+                            ? "approved once its members are drained, which starts it for them "
+                              "too (approve-with-strangers)"
+                            : "members drained, not approved; Azure starts it at NotBefore")) < 0)
+            return rc;
+        if (!in->policy->approve_with_strangers) {
+            s_wait(x,
+                   "%zu/%zu drained; Resources name VMs outside the cluster (%s): not approved "
+                   "(approve-with-strangers is off), Azure starts it at NotBefore",
+                   n_prepared, n_vms, names);
+            return 0;
+        }
     }
     if (in->policy->pause) {
         s_wait(x, "paused: no approval");

@@ -49,6 +49,13 @@
  *     prepare_failed), not the cluster: its FD is free again once the event is over and the
  *     VM recovered.
  *
+ * Strangers: names in Resources that are not members (sc_plan_event_t.strangers). Our one
+ * POST would start the event for them too, cutting their own preparation short, so such an
+ * event is never approved (ALERT strangers naming them; Azure starts it at NotBefore), unless
+ * policy approve_with_strangers: then approved as usual once every member VM is drained (the
+ * ALERT says so). Its members are drained as usual either way. An event naming no member at
+ * all is left to Azure without an alert.
+ *
  * Unknown EventStatus (neither Scheduled nor Started, ev->status_raw says what): never
  * approved, whatever its class; no new drain (not even Preempt/Terminate); VMs already ordered
  * to prepare are held (draining/drained: their domain busy) and recovered when it is over, like
@@ -137,6 +144,8 @@ typedef struct sc_plan_event {
     size_t n_vms;                 /* entries in vms */
     const size_t *seen_by;        /* indexes of members whose latest document holds it */
     size_t n_seen_by;             /* entries in seen_by */
+    const char *const *strangers; /* names in Resources that are not members (borrowed) */
+    size_t n_strangers;           /* entries in strangers */
 } sc_plan_event_t;
 
 typedef struct sc_plan_input {
@@ -173,6 +182,8 @@ typedef enum {
                                        another domain is busy (rule 2 wins) */
     SC_ALERT_UNKNOWN_STATUS,        /* an EventStatus this version does not know: never
                                        approved, no new drain */
+    SC_ALERT_STRANGERS,             /* Resources name VMs outside the cluster: not approved
+                                       (unless approve_with_strangers) */
     SC_ALERT_MAX
 } sc_alert_t;
 

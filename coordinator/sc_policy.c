@@ -35,6 +35,11 @@ const sc_cfg_key_t sc_policy_keys[] = {
      "the domains drained one at a time (max-fault-domains of them): fault_domain or "
      "update_domain",
      0, 0, false},
+    {"approve-with-strangers", SC_CFG_BOOL, offsetof(sc_policy_cfg_t, approve_with_strangers),
+     "false",
+     "approve events whose Resources also name VMs outside --members once the members are "
+     "drained (the approval starts them for those VMs too)",
+     0, 0, false},
 };
 
 const size_t sc_policy_n_keys = sizeof(sc_policy_keys) / sizeof(sc_policy_keys[0]);
@@ -60,6 +65,7 @@ void sc_policy_defaults(sc_policy_t *ret)
     ret->approve_without_drain = 0;
     ret->pause = false;
     ret->serialise_by = SC_SERIALISE_FAULT_DOMAIN;
+    ret->approve_with_strangers = false;
 }
 
 static const char *const s_serialise_names[SC_SERIALISE_MAX] = {"fault_domain", "update_domain"};
@@ -199,6 +205,7 @@ int sc_policy_from_cfg(const sc_policy_cfg_t *cfg, sc_policy_t *ret, char *err, 
         return sc_errf(err, errlen, SC_E_CONFIG,
                        "serialise-by: \"%.64s\" is neither fault_domain nor update_domain",
                        cfg->serialise_by);
+    p.approve_with_strangers = cfg->approve_with_strangers;
     *ret = p;
     return 0;
 }

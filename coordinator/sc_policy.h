@@ -27,6 +27,9 @@
  *   serialise-by           STRING  fault_domain  the domains rule 2 counts: fault_domain
  *                                        (platformFaultDomain) or update_domain
  *                                        (platformUpdateDomain); see docs/planner.md
+ *   approve-with-strangers BOOL    false approve an event whose Resources also name VMs outside
+ *                                        the members once the members are drained (else it
+ *                                        is left to NotBefore: the POST starts it for them too)
  */
 #ifndef SC_POLICY_H
 #define SC_POLICY_H
@@ -49,6 +52,7 @@ typedef struct sc_policy_cfg {
     char *approve_without_drain;  /* approve-without-drain: "Freeze,Reboot" (owned by sc_config) */
     bool pause;                   /* pause */
     char *serialise_by;           /* serialise-by: "fault_domain" or "update_domain" (owned) */
+    bool approve_with_strangers;  /* approve-with-strangers */
 } sc_policy_cfg_t;
 
 /* The config keys of sc_policy_cfg_t (offsets relative to sc_policy_cfg_t). */
@@ -78,6 +82,7 @@ typedef struct sc_policy {
     uint32_t approve_without_drain; /* bit (1u << sc_event_type_t) per type approved undrained */
     bool pause;                     /* approve nothing, start no new non-Preempt/Terminate drain */
     sc_serialise_by_t serialise_by; /* the domains max_fault_domains counts */
+    bool approve_with_strangers;    /* approve events naming non-members once members drained */
 } sc_policy_t;
 
 /* The defaults of DESIGN.md (the values listed above) into *ret. */

@@ -33,6 +33,7 @@ typedef struct ev_row {
     const char *vms;          /* "a0=prepared,a1=none"; "^a1=..." a1 left Resources */
     const char *seen;         /* members seeing it, "a0,b0"; NULL = every member */
     bool unknown_status;      /* EventStatus "Pending": unknown to this version */
+    const char *strangers;    /* names in Resources that are not members, "x8,x9" */
 } ev_row_t;
 
 typedef struct row {
@@ -47,6 +48,7 @@ typedef struct row {
     const char *without_drain; /* approve-without-drain */
     const char *expect;        /* sorted actions joined by "; " ("" = none) */
     bool by_update_domain;     /* serialise-by update_domain */
+    bool with_strangers;       /* approve-with-strangers */
 } row_t;
 
 /* ---- scenario building ------------------------------------------------------------------- */
@@ -59,6 +61,8 @@ typedef struct world {
     sc_plan_event_t pe[MAX_E];
     sc_plan_vm_t vms[MAX_E][MAX_M];
     size_t seen[MAX_E][MAX_M];
+    char stranger[MAX_E][MAX_M][16]; /* names of strangers */
+    const char *strangers[MAX_E][MAX_M];
     size_t n_e;
     sc_policy_t pol;
 } world_t;
@@ -119,6 +123,7 @@ static int s_build(const row_t *r, world_t *w)
     w->pol.approve_user_events = !r->no_user_approve;
     if (r->by_update_domain)
         w->pol.serialise_by = SC_SERIALISE_UPDATE_DOMAIN;
+    w->pol.approve_with_strangers = r->with_strangers;
 
     for (size_t i = 0; i < MAX_E && r->ev[i].id; i++) {
         const ev_row_t *x = &r->ev[i];
@@ -173,6 +178,19 @@ static int s_build(const row_t *r, world_t *w)
                 return -1;
             pe->n_vms++;
             v += slen;
+            if (*v == ',')
+                v++;
+        }
+        pe->strangers = w->strangers[i];
+        for (const char *v = x->strangers ? x->strangers : ""; *v;) {
+            size_t len = strcspn(v, ",");
+
+            if (pe->n_strangers >= MAX_M || len >= sizeof(w->stranger[0][0]))
+                return -1;
+            memcpy(w->stranger[i][pe->n_strangers], v, len);
+            w->strangers[i][pe->n_strangers] = w->stranger[i][pe->n_strangers];
+            pe->n_strangers++;
+            v += len;
             if (*v == ',')
                 v++;
         }
@@ -907,6 +925,41 @@ static const row_t rows[] = {
        .unknown_status = true,
        .vms = "a0=prepared,a1=none"}},
      .expect = "RECOVER a0 E1"},
+    /* Resources naming VMs outside the cluster (issue 9, case 10): members drained as usual;
+     * the one POST would start it for the strangers too, so by default it is not approved
+     * (Azure starts it at NotBefore), alert; approve-with-strangers approves once drained. */
+    {"strangers_drained_not_approved",
+     FD2,
+     {{.id = "E1", .strangers = "x9", .vms = "a0=prepared"}},
+     .expect = "ALERT strangers E1"},
+    {"strangers_members_still_drained",
+     FD2,
+     {{.id = "E1", .strangers = "x8,x9", .vms = "a0=none,a1=none"}},
+     .expect = "ALERT strangers E1; PREPARE a0 E1; PREPARE a1 E1"},
+    {"strangers_setting_on_approved_when_drained",
+     FD2,
+     {{.id = "E1", .strangers = "x9", .vms = "a0=prepared"}},
+     .with_strangers = true,
+     .expect = "ALERT strangers E1; APPROVE E1"},
+    {"strangers_setting_on_waits_for_drain",
+     FD2,
+     {{.id = "E1", .strangers = "x9", .vms = "a0=prepared,a1=preparing"}},
+     .with_strangers = true,
+     .expect = "ALERT strangers E1"},
+    {"strangers_short_freeze_not_approved",
+     FD2,
+     {{.id = "F1", .type = "Freeze", .dur = "5", .strangers = "x9", .vms = "a0=none"}},
+     .expect = "ALERT strangers F1"},
+    {"strangers_user_deadline_not_approved_nothing_reserved",
+     FD3,
+     {{.id = "U1", .user = true, .nb = 300, .seen_ago_s = 200, .strangers = "x9", .vms = "b0=none"},
+      {.id = "E2", .nb = 900, .vms = "c0=none"}},
+     .expect = "ALERT strangers U1; PREPARE c0 E2"},
+    {"strangers_preempt_drained_not_approved",
+     FD2,
+     {{.id = "P1", .type = "Preempt", .nb = 30, .strangers = "x9", .vms = "b0=prepared"}},
+     .expect = "ALERT strangers P1"},
+    {"strangers_only_left_to_azure_silently", FD2, {{.id = "E1", .strangers = "x9"}}, .expect = ""},
 };
 
 static void s_run_row(const row_t *r)
@@ -1094,6 +1147,17 @@ SC_TEST(rollout_simulation)
         SC_CHECK_INT(approvals[i], 1);
 }
 
+/* Builds row r into *w and plans it into *out (its actions index w's events): 0, or -1. */
+static int s_plan_row(const row_t *r, world_t *w, sc_plan_output_t *out)
+{
+    sc_plan_input_t in;
+
+    if (s_build(r, w) < 0)
+        return -1;
+    in = (sc_plan_input_t){w->m, w->n_m, w->pe, w->n_e, &w->pol, NOW_WALL, NOW_MS};
+    return sc_plan(&in, out) == 0 ? 0 : -1;
+}
+
 /* With serialise-by update_domain the texts name update domains. */
 SC_TEST(waiting_for_update_domain)
 {
@@ -1103,14 +1167,34 @@ SC_TEST(waiting_for_update_domain)
                             .expect = "",
                             .by_update_domain = true};
     world_t w;
-    sc_plan_input_t in;
     sc_plan_output_t out = {0};
 
-    SC_REQUIRE(s_build(&r, &w) == 0);
-    in = (sc_plan_input_t){w.m, w.n_m, w.pe, w.n_e, &w.pol, NOW_WALL, NOW_MS};
-    SC_REQUIRE(sc_plan(&in, &out) == 0);
+    SC_REQUIRE(s_plan_row(&r, &w, &out) == 0);
     SC_CHECK(strstr(out.waiting_for[1], "queued: update domain(s) 0 busy (max-fault-domains 1)") !=
              NULL);
+    sc_plan_output_release(&out);
+}
+
+/* A User event held at its deadline and an event of unknown status say why they wait. */
+SC_TEST(waiting_for_held)
+{
+    static const row_t r = {"held",
+                            FD3,
+                            {{.id = "E1", .vms = "a0=preparing"},
+                             {.id = "U1", .user = true, .seen_ago_s = 121, .vms = "b0=none"},
+                             {.id = "E2", .unknown_status = true, .vms = "c0=prepared,c1=none"}},
+                            .expect = ""};
+    world_t w;
+    sc_plan_output_t out = {0};
+
+    SC_REQUIRE(s_plan_row(&r, &w, &out) == 0);
+    SC_CHECK(strstr(out.waiting_for[1], "past its user deadline, 0/1 drained: waiting for fault "
+                                        "domain(s) 0, 2 busy (max-fault-domains 1), or "
+                                        "NotBefore") != NULL);
+    SC_CHECK(strstr(out.waiting_for[2], "EventStatus \"Pending\" unknown: never approved, no new "
+                                        "drain (1 held until it is over)") != NULL);
+    SC_CHECK_STR(sc_member_state_name(out.member_state[4]), "drained");
+    SC_CHECK_STR(sc_member_state_name(out.member_state[5]), "healthy");
     sc_plan_output_release(&out);
 }
 
@@ -1212,7 +1296,7 @@ SC_TEST(policy_parsing)
     {
         sc_cfg_key_t keys[16];
 
-        SC_REQUIRE(sc_policy_n_keys == 9);
+        SC_REQUIRE(sc_policy_n_keys == 10);
         sc_policy_keys_rebase(100, keys);
         for (size_t i = 0; i < sc_policy_n_keys; i++) {
             SC_CHECK(sc_policy_keys[i].def != NULL);
@@ -1246,6 +1330,54 @@ SC_TEST(policy_serialise_by)
              NULL);
 }
 
+/* Strangers: the alert and the waiting text name them (the rest counted when too many); the
+ * policy key reaches the parsed policy. */
+SC_TEST(strangers_named)
+{
+    static const row_t r = {
+        "strangers",
+        FD2,
+        {{.id = "E1", .strangers = "x9", .vms = "a0=prepared"},
+         {.id = "E2",
+          .strangers = "stranger_00,stranger_01,stranger_02,stranger_03,stranger_04,stranger_05",
+          .vms = "a1=prepared"}},
+        .expect = ""};
+    sc_policy_cfg_t cfg = {.freeze_threshold_s = 9,
+                           .max_fault_domains = 1,
+                           .user_event_deadline_s = 120,
+                           .deadline_margin_s = 60,
+                           .approve_with_strangers = true};
+    world_t w;
+    sc_plan_output_t out = {0};
+    sc_policy_t p;
+    char err[256] = "";
+
+    SC_REQUIRE(s_plan_row(&r, &w, &out) == 0);
+    SC_CHECK(strstr(out.waiting_for[0],
+                    "1/1 drained; Resources name VMs outside the cluster "
+                    "(x9): not approved (approve-with-strangers is off)") != NULL);
+    SC_CHECK(strstr(out.waiting_for[1],
+                    "(stranger_00, stranger_01, stranger_02, stranger_03 and 2 more)") != NULL);
+    for (size_t k = 0; k < out.n_actions; k++)
+        if (out.actions[k].event == 0)
+            SC_CHECK(strstr(out.actions[k].reason, "outside the cluster (x9): members drained, "
+                                                   "not approved") != NULL);
+    sc_plan_output_release(&out);
+    {
+        /* a NULL list or a NULL name is the daemon's bug */
+        sc_plan_input_t in = {w.m, w.n_m, w.pe, w.n_e, &w.pol, NOW_WALL, NOW_MS};
+
+        w.strangers[0][0] = NULL;
+        SC_CHECK_INT(sc_plan(&in, &out), -EINVAL);
+        w.pe[0].strangers = NULL;
+        SC_CHECK_INT(sc_plan(&in, &out), -EINVAL);
+    }
+    SC_CHECK_INT(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)), 0);
+    SC_CHECK(p.approve_with_strangers);
+    sc_policy_defaults(&p);
+    SC_CHECK(!p.approve_with_strangers);
+}
+
 int main(void)
 {
     SC_RUN(table);
@@ -1253,9 +1385,11 @@ int main(void)
     SC_RUN(waiting_for_queued);
     SC_RUN(rollout_simulation);
     SC_RUN(waiting_for_update_domain);
+    SC_RUN(waiting_for_held);
     SC_RUN(bad_input);
     SC_RUN(names_round_trip);
     SC_RUN(policy_parsing);
     SC_RUN(policy_serialise_by);
+    SC_RUN(strangers_named);
     return sc_test_done();
 }
