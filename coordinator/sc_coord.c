@@ -1085,11 +1085,12 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
 /* Builds the planner's input, runs it, carries out its actions. */
 static int s_plan_round(sc_coord_t *c)
 {
-    size_t nreg = sc_registry_count(c->reg), nvm_total = 0, nseen_total = 0;
+    size_t nreg = sc_registry_count(c->reg), nvm_total = 0, nseen_total = 0, nres_total = 0;
     sc_plan_member_t *pm = calloc(c->n_members, sizeof(*pm));
     sc_plan_event_t *pe = calloc(nreg ? nreg : 1, sizeof(*pe));
     sc_plan_vm_t *vms = NULL;
     size_t *seen = NULL;
+    const char **strangers = NULL; /* names in Resources that are not members (borrowed) */
     sc_plan_output_t out = {0};
     sc_plan_input_t in = {0};
     int64_t now = sc_mono_ms();
@@ -1113,6 +1114,7 @@ static int s_plan_round(sc_coord_t *c)
         const sc_reg_event_t *re = sc_registry_event_at(c->reg, i);
         const s_evstate_t *e = s_ev_find(c, re->ev.id);
         nvm_total += re->ev.n_resources;
+        nres_total += re->ev.n_resources;
         /* + room for members Azure may have dropped from Resources after their prepare */
         for (size_t k = 0; e && k < c->n_members; k++)
             nvm_total += e->drain[k] != SC_DRAIN_NONE;
@@ -1120,11 +1122,12 @@ static int s_plan_round(sc_coord_t *c)
     }
     vms = calloc(nvm_total ? nvm_total : 1, sizeof(*vms));
     seen = calloc(nseen_total ? nseen_total : 1, sizeof(*seen));
-    if (!vms || !seen) {
+    strangers = calloc(nres_total ? nres_total : 1, sizeof(*strangers));
+    if (!vms || !seen || !strangers) {
         rc = -ENOMEM;
         goto out;
     }
-    nvm_total = nseen_total = 0;
+    nvm_total = nseen_total = nres_total = 0;
     for (size_t i = 0; i < nreg; i++) {
         const sc_reg_event_t *re = sc_registry_event_at(c->reg, i);
         s_evstate_t *e = s_ev_get(c, re->ev.id);
@@ -1140,11 +1143,14 @@ static int s_plan_round(sc_coord_t *c)
         p->approval = e->approval;
         p->retry_at_ms = e->retry_at_ms;
         p->vms = &vms[nvm_total];
+        p->strangers = &strangers[nres_total];
         for (size_t r = 0; r < re->ev.n_resources; r++) {
             size_t mi = s_member_find(c, re->ev.resources[r]);
             bool dup = false;
-            if (mi == SC_PLAN_NONE)
+            if (mi == SC_PLAN_NONE) { /* not ours: the planner withholds the approval */
+                strangers[nres_total + p->n_strangers++] = re->ev.resources[r];
                 continue;
+            }
             for (size_t k = 0; k < p->n_vms; k++)
                 dup = dup || vms[nvm_total + k].member == mi;
             if (dup)
@@ -1171,6 +1177,7 @@ static int s_plan_round(sc_coord_t *c)
                                                              .retry_at_ms = e->drain_retry_ms[mi]};
         }
         nvm_total += p->n_vms;
+        nres_total += p->n_strangers;
         p->seen_by = &seen[nseen_total];
         for (size_t s = 0; s < re->n_seen_by; s++) {
             size_t mi = s_member_find(c, re->seen_by[s]);
@@ -1241,6 +1248,7 @@ out:
     free(pe);
     free(vms);
     free(seen);
+    free(strangers);
     c->last_plan_ms = now;
     return rc;
 }

@@ -16,6 +16,7 @@ typedef struct s_ev {
     bool over;             /* ENDED or CANCELLED */
     bool started;          /* EventStatus Started */
     bool scheduled;        /* active and not started: may still be drained / approved */
+    bool unknown;          /* active, not started, EventStatus unknown: held, never approved */
     bool admitted;         /* some VM's drain was ordered */
     bool rollback;         /* Scheduled, and a prepare failed: its drain is rolled back */
     bool in_flight;        /* some VM prepares, is prepared, failed, or recovers */
@@ -53,8 +54,10 @@ static const char *const s_approval_names[SC_APPROVAL_MAX] = {"none", "intent", 
 static const char *const s_action_names[SC_ACT_MAX] = {"PREPARE",     "RECOVER", "APPROVE",
                                                        "APPROVE_VIA", "ALERT",   "MEMBER_GONE"};
 static const char *const s_alert_names[SC_ALERT_MAX] = {
-    "none",        "deadline",    "prepare_failed", "recover_failed", "forced",
-    "member_down", "no_approver", "user_deadline",  "too_wide",       "drain_retry"};
+    "none",     "deadline",    "prepare_failed",        "recover_failed",
+    "forced",   "member_down", "no_approver",           "user_deadline",
+    "too_wide", "drain_retry", "user_deadline_blocked", "unknown_status",
+    "strangers"};
 static const char *const s_member_names[SC_MEMBER_STATE_MAX] = {"healthy",  "draining",   "drained",
                                                                 "impacted", "recovering", "gone"};
 static const char *const s_class_names[SC_CLASS_MAX] = {"no_drain", "evict", "user", "platform"};
@@ -189,10 +192,12 @@ static int s_act_add_event(sc_action_t *a, size_t event)
     return 0;
 }
 
-/* A fault-domain key: the FD, or a key of its own for a member whose FD is unknown. */
+/* A domain key (serialise-by: the fault or the update domain), or a key of its own for a member
+ * whose domain is unknown. */
 static int s_fd_key(const s_plan_t *pl, size_t m)
 {
-    int fd = pl->in->members[m].fault_domain;
+    int fd = pl->p->serialise_by == SC_SERIALISE_UPDATE_DOMAIN ? pl->in->members[m].update_domain
+                                                               : pl->in->members[m].fault_domain;
 
     return fd >= 0 ? fd : -2 - (int)m;
 }
@@ -209,6 +214,12 @@ static void s_fd_add(int *set, size_t *n, int key)
 {
     if (!s_fd_in(set, *n, key))
         set[(*n)++] = key;
+}
+
+/* "fault domain" or "update domain": what s_fd_key() counts, for texts. */
+static const char *s_domain(const s_plan_t *pl)
+{
+    return pl->p->serialise_by == SC_SERIALISE_UPDATE_DOMAIN ? "update domain" : "fault domain";
 }
 
 /* Lists the busy fault domains as text ("1, 2", unknown ones as "?"). */
@@ -293,8 +304,12 @@ static int s_validate(const sc_plan_input_t *in)
         if (!e->ev || e->phase < 0 || e->phase >= SC_REG_PHASE_MAX || e->approval < 0 ||
             e->approval >= SC_APPROVAL_MAX || (e->n_vms && !e->vms) ||
             (e->n_seen_by && !e->seen_by) || e->n_vms > in->n_members ||
-            e->n_seen_by > in->n_members)
+            e->n_seen_by > in->n_members || (e->n_strangers && !e->strangers) ||
+            e->n_strangers > SC_EVENT_MAX_RESOURCES)
             return -EINVAL;
+        for (size_t j = 0; j < e->n_strangers; j++)
+            if (!e->strangers[j])
+                return -EINVAL;
         for (size_t j = 0; j < e->n_vms; j++)
             if (e->vms[j].member >= in->n_members || e->vms[j].drain < 0 ||
                 e->vms[j].drain >= SC_DRAIN_MAX)
@@ -338,6 +353,10 @@ static void s_compute_states(s_plan_t *pl)
                     s_needs_recover(pl, i, &e->vms[j]))
                     s_mark(pl, m, SC_MEMBER_RECOVERING, i);
             } else if (x->started && !e->vms[j].dropped) {
+                s_mark(pl, m, SC_MEMBER_IMPACTED, i);
+            } else if (s == SC_DRAIN_NONE && !e->vms[j].dropped &&
+                       (e->approval == SC_APPROVAL_INTENT || e->approval == SC_APPROVAL_APPROVED)) {
+                /* approved undrained (User deadline): impacted as soon as Azure starts it */
                 s_mark(pl, m, SC_MEMBER_IMPACTED, i);
             } else if (s == SC_DRAIN_PREPARED) {
                 s_mark(pl, m, SC_MEMBER_DRAINED, i);
@@ -535,6 +554,78 @@ static bool s_platform_deadline_passed(const s_plan_t *pl, size_t i)
            (double)pl->in->now_wall_s >= (double)ev->not_before - pl->p->deadline_margin_s;
 }
 
+/* Whether User event i, past its deadline, passes the gates of s_approval_due() other than
+ * rule 2: it would be approved undrained this round if rule 2 allows. */
+static bool s_user_deadline_may_approve(const s_plan_t *pl, size_t i)
+{
+    const sc_plan_event_t *e = &pl->in->events[i];
+
+    return pl->ev[i].cls == SC_CLASS_USER && s_user_deadline_passed(pl, i) && !pl->p->pause &&
+           pl->p->approve_user_events && !(e->n_strangers && !pl->p->approve_with_strangers) &&
+           (e->approval == SC_APPROVAL_NONE ||
+            (e->approval == SC_APPROVAL_FAILED && pl->in->now_ms >= e->retry_at_ms));
+}
+
+/* Rule 2 for an approval without a full drain (a User event at its deadline): its VMs are
+ * impacted at once, so as for a new drain the busy domains other than its own, plus its own,
+ * stay within max_fault_domains (an event wider than that alone: no other busy domain), and
+ * min_healthy members stay healthy. Its own domains never block it. When not allowed, why
+ * says what blocks it. Uses pl->scratch_fd. */
+static bool s_undrained_allowed(const s_plan_t *pl, size_t i, char *why, size_t len)
+{
+    const sc_plan_event_t *e = &pl->in->events[i];
+    int *own = pl->scratch_fd;
+    size_t n_own = 0, n_other = 0;
+    int newly_unhealthy = 0;
+    char buf[96];
+
+    for (size_t j = 0; j < e->n_vms; j++) {
+        size_t m = e->vms[j].member;
+
+        if (pl->in->members[m].gone || e->vms[j].dropped)
+            continue;
+        s_fd_add(own, &n_own, s_fd_key(pl, m));
+        if (pl->mstate[m] == SC_MEMBER_HEALTHY && pl->in->members[m].alive)
+            newly_unhealthy++;
+    }
+    /* the other busy domains after the event's own (own and other are disjoint: both fit) */
+    for (size_t k = 0; k < pl->n_busy_fd; k++)
+        if (!s_fd_in(own, n_own, pl->busy_fd[k]))
+            own[n_own + n_other++] = pl->busy_fd[k];
+    if (n_own > (size_t)pl->p->max_fault_domains
+            ? n_other > 0
+            : n_own + n_other > (size_t)pl->p->max_fault_domains) {
+        s_fd_text(own + n_own, n_other, buf, sizeof(buf));
+        snprintf(why, len, "%s(s) %s busy (max-fault-domains %d)", s_domain(pl), buf,
+                 pl->p->max_fault_domains);
+        return false;
+    }
+    if (pl->healthy - newly_unhealthy < pl->min_healthy) {
+        snprintf(why, len, "%d impacted would leave %d healthy (min-healthy %d)", newly_unhealthy,
+                 pl->healthy - newly_unhealthy, pl->min_healthy);
+        return false;
+    }
+    return true;
+}
+
+/* A User event approved undrained this round: its VMs count as impacted from now on, so that
+ * no event after it in the queue starts draining another domain. */
+static void s_undrained_reserve(s_plan_t *pl, size_t i)
+{
+    const sc_plan_event_t *e = &pl->in->events[i];
+
+    for (size_t j = 0; j < e->n_vms; j++) {
+        size_t m = e->vms[j].member;
+
+        if (pl->in->members[m].gone || e->vms[j].dropped)
+            continue;
+        if (pl->mstate[m] == SC_MEMBER_HEALTHY && pl->in->members[m].alive)
+            pl->healthy--;
+        s_mark(pl, m, SC_MEMBER_IMPACTED, i);
+        s_fd_add(pl->busy_fd, &pl->n_busy_fd, s_fd_key(pl, m));
+    }
+}
+
 /* Rule 2: decides whether event i may start draining now, and orders it. The event's own
  * busy domains (VMs it drained already) count for it, never against it: an event that gains a
  * VM in another fault domain (Resources grew, a member came back) is then as wide as both, and
@@ -584,8 +675,14 @@ static int s_admit(s_plan_t *pl, size_t i)
         s_wait(x, "paused: no new drain");
         return 0;
     }
-    if (x->cls == SC_CLASS_USER && s_user_deadline_passed(pl, i))
-        return 0; /* approved at its deadline below; no drain that late */
+    if (x->cls == SC_CLASS_USER && s_user_deadline_passed(pl, i)) {
+        char why[160];
+
+        /* no drain that late: approved undrained below if rule 2 allows (fds is clobbered) */
+        if (s_user_deadline_may_approve(pl, i) && s_undrained_allowed(pl, i, why, sizeof(why)))
+            s_undrained_reserve(pl, i);
+        return 0;
+    }
 
     for (size_t m = 0; m < in->n_members; m++) {
         if (pl->busy_ev[m] == i)
@@ -601,7 +698,7 @@ static int s_admit(s_plan_t *pl, size_t i)
     too_wide = n_fds > (size_t)pl->p->max_fault_domains;
     if (too_wide ? n_other > 0 : n_fd_union > (size_t)pl->p->max_fault_domains) {
         s_fd_text(other, n_other, buf, sizeof(buf));
-        s_wait(x, "queued: fault domain(s) %s busy (max-fault-domains %d)", buf,
+        s_wait(x, "queued: %s(s) %s busy (max-fault-domains %d)", s_domain(pl), buf,
                pl->p->max_fault_domains);
         return 0;
     }
@@ -611,12 +708,34 @@ static int s_admit(s_plan_t *pl, size_t i)
         return 0;
     }
     if (too_wide && (rc = s_act(pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_TOO_WIDE,
-                                "event %s alone spans %zu fault domains (max %d): drained alone",
-                                e->ev->id, n_fds, pl->p->max_fault_domains)) < 0)
+                                "event %s alone spans %zu %ss (max %d): drained alone", e->ev->id,
+                                n_fds, s_domain(pl), pl->p->max_fault_domains)) < 0)
         return rc;
     if (x->cls == SC_CLASS_PLATFORM && s_platform_deadline_passed(pl, i) && !x->admitted)
         s_wait(x, "its turn came after NotBefore - margin: drained best effort");
-    return s_order_prepares(pl, i, x->admitted ? "prepare again" : "its fault domain's turn");
+    snprintf(buf, sizeof(buf), "its %s's turn", s_domain(pl));
+    return s_order_prepares(pl, i, x->admitted ? "prepare again" : buf);
+}
+
+/* An event whose EventStatus this version does not know: we cannot tell whether it may still
+ * be approved or is already under way, so it is never approved and nothing new is drained for
+ * it; what was ordered before is held (its domain busy, rule 2) and recovered when it is over. */
+static int s_plan_unknown(s_plan_t *pl, size_t i)
+{
+    const sc_plan_event_t *e = &pl->in->events[i];
+    const char *raw = e->ev->status_raw ? e->ev->status_raw : "";
+    size_t held = 0;
+
+    for (size_t j = 0; j < e->n_vms; j++)
+        held += !pl->in->members[e->vms[j].member].gone && s_prepare_touched(e->vms[j].drain);
+    s_wait(&pl->ev[i],
+           "EventStatus \"%.40s\" unknown: never approved, no new drain (%zu held "
+           "until it is over); Azure starts it at NotBefore",
+           raw, held);
+    return s_act(pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_UNKNOWN_STATUS,
+                 "event %s has EventStatus \"%.40s\", unknown to this version: never approved, "
+                 "no new drain (%zu VMs held as they are)",
+                 e->ev->id, raw, held);
 }
 
 /* Drain queue order: Preempt/Terminate first, then NotBefore, first seen, input index. */
@@ -649,6 +768,23 @@ static void s_sort_queue(const sc_plan_input_t *in, size_t *q, size_t n)
         }
         q[j] = v;
     }
+}
+
+/* Event i's strangers as text: "x1, x2" or "x1, x2 and 5 more" when they do not fit. */
+static void s_strangers_text(const sc_plan_event_t *e, char *buf, size_t len)
+{
+    size_t off = 0, k;
+
+    buf[0] = '\0';
+    for (k = 0; k < e->n_strangers; k++) {
+        size_t n = strlen(e->strangers[k]);
+
+        if (off + n + 2 + 20 >= len)
+            break;
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", k ? ", " : "", e->strangers[k]);
+    }
+    if (k < e->n_strangers)
+        snprintf(buf + off, len - off, "%s%zu more", k ? " and " : "", e->n_strangers - k);
 }
 
 /* Rule 1 (+ 4): whether event i is to be approved now; adds alerts and waiting text. */
@@ -727,6 +863,25 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
         s_wait(x, "no live member to drain: left to Azure");
         return 0;
     }
+    if (e->n_strangers) {
+        char names[80];
+
+        s_strangers_text(e, names, sizeof(names));
+        if ((rc = s_act(pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_STRANGERS,
+                        "event %s also names VMs outside the cluster (%s): %s", e->ev->id, names,
+                        in->policy->approve_with_strangers
+                            ? "approved once its members are drained, which starts it for them "
+                              "too (approve-with-strangers)"
+                            : "members drained, not approved; Azure starts it at NotBefore")) < 0)
+            return rc;
+        if (!in->policy->approve_with_strangers) {
+            s_wait(x,
+                   "%zu/%zu drained; Resources name VMs outside the cluster (%s): not approved "
+                   "(approve-with-strangers is off), Azure starts it at NotBefore",
+                   n_prepared, n_vms, names);
+            return 0;
+        }
+    }
     if (in->policy->pause) {
         s_wait(x, "paused: no approval");
         return 0;
@@ -748,6 +903,16 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
         return 0;
     }
     if (x->cls == SC_CLASS_USER && s_user_deadline_passed(pl, i)) {
+        char why[160];
+
+        if (!s_undrained_allowed(pl, i, why, sizeof(why))) {
+            s_wait(x, "past its user deadline, %zu/%zu drained: waiting for %s, or NotBefore",
+                   n_prepared, n_vms, why);
+            return s_act(pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_USER_DEADLINE_BLOCKED,
+                         "user event %s not approved at its %g s deadline (%zu/%zu drained): %s; "
+                         "waiting for them, or for Azure to start it at NotBefore",
+                         e->ev->id, in->policy->user_event_deadline_s, n_prepared, n_vms, why);
+        }
         *ret_due = true;
         return s_act(pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_USER_DEADLINE,
                      "user event %s approved at its %g s deadline with %zu/%zu drained", e->ev->id,
@@ -925,7 +1090,8 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
         x->cls = sc_plan_event_class(e->ev, pl.p);
         x->over = e->phase != SC_REG_ACTIVE;
         x->started = sc_event_is_started(e->ev) || e->start_kind != SC_START_NONE;
-        x->scheduled = !x->over && !x->started;
+        x->unknown = !x->over && !x->started && e->ev->status == SC_EVENT_STATUS_UNKNOWN;
+        x->scheduled = !x->over && !x->started && !x->unknown;
         x->retry_ready = true;
         for (size_t j = 0; j < e->n_vms; j++) {
             sc_drain_state_t s = e->vms[j].drain;
@@ -979,6 +1145,10 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
     /* rule 4: failed prepares of events still Scheduled are rolled back */
     for (size_t i = 0; i < in->n_events; i++)
         if ((rc = s_plan_rollbacks(&pl, i)) < 0)
+            goto out;
+    /* unknown EventStatus: held as it is, never approved */
+    for (size_t i = 0; i < in->n_events; i++)
+        if (pl.ev[i].unknown && (rc = s_plan_unknown(&pl, i)) < 0)
             goto out;
     /* rule 2: the drain queue */
     for (size_t i = 0; i < in->n_events; i++)

@@ -18,7 +18,11 @@
  *    event ends its VMs get MEMBER_GONE instead of RECOVER (cancelled: RECOVER).
  *  - USER: EventSource User (Reboot/Redeploy/long Freeze): queued like PLATFORM, but once
  *    user_event_deadline_s has passed since first seen, approved (if approve_user_events and
- *    not pause) whatever its drain state or the rest of the cluster (an ALERT says so).
+ *    not pause) whatever its drain state (ALERT user_deadline) — if rule 2 allows it as for a
+ *    new drain: the busy domains other than its own, plus its own, within max_fault_domains
+ *    (an event wider than that alone: no other busy domain) and min_healthy kept. Otherwise it
+ *    waits (ALERT user_deadline_blocked naming the busy domains; Azure starts it at NotBefore
+ *    anyway). From the round it is approved, its undrained VMs count as impacted.
  *  - PLATFORM: everything else: queued by NotBefore; drained when its fault domain's turn
  *    comes; approved when every drained VM reported prepared, before NotBefore - margin.
  *
@@ -29,8 +33,10 @@
  *  2. Busy fault domains (members draining, drained, impacted, or needing/doing recover) never
  *     span more than max_fault_domains, and at least min_healthy members stay healthy: a new
  *     drain starts only if both hold afterwards. A forced event (Started without approval)
- *     makes its VMs impacted: their FD is busy, so nothing new starts until it is over.
- *     A member with an unknown fault domain (-1) counts as a domain of its own.
+ *     makes its VMs impacted: their FD is busy, so nothing new starts until it is over; so
+ *     does an approval (INTENT or APPROVED) of a VM left undrained (User deadline).
+ *     A member with an unknown fault domain (-1) counts as a domain of its own. Under
+ *     policy serialise_by UPDATE_DOMAIN every "fault domain" here is an update domain.
  *  3. Nothing forgotten: when an event is over (ENDED or CANCELLED), every VM whose drain was
  *     ever ordered (PREPARE_ORDERED, PREPARING, PREPARED, PREPARE_FAILED, PREPARE_INTERRUPTED)
  *     gets RECOVER; for an ENDED event that Started, also its VMs still in NONE (impacted
@@ -49,6 +55,18 @@
  *  gained a VM in another domain goes as wide as both (alone if wider than allowed). An event
  *  whose class became NO_DRAIN after it was drained keeps its drained VMs busy and recovers
  *  them when it is over (rule 3).
+ *
+ * Strangers: names in Resources that are not members (sc_plan_event_t.strangers). Our one
+ * POST would start the event for them too, cutting their own preparation short, so such an
+ * event is never approved (ALERT strangers naming them; Azure starts it at NotBefore), unless
+ * policy approve_with_strangers: then approved as usual once every member VM is drained (the
+ * ALERT says so). Its members are drained as usual either way. An event naming no member at
+ * all is left to Azure without an alert.
+ *
+ * Unknown EventStatus (neither Scheduled nor Started, ev->status_raw says what): never
+ * approved, whatever its class; no new drain (not even Preempt/Terminate); VMs already ordered
+ * to prepare are held (draining/drained: their domain busy) and recovered when it is over, like
+ * a cancelled event's; its undrained VMs are not counted impacted. ALERT unknown_status.
  *
  * Drain progress of a VM on an admitted event, per attempt (1, 2, ...):
  *
@@ -147,6 +165,8 @@ typedef struct sc_plan_event {
     size_t n_vms;                 /* entries in vms */
     const size_t *seen_by;        /* indexes of members whose latest document holds it */
     size_t n_seen_by;             /* entries in seen_by */
+    const char *const *strangers; /* names in Resources that are not members (borrowed) */
+    size_t n_strangers;           /* entries in strangers */
 } sc_plan_event_t;
 
 typedef struct sc_plan_input {
@@ -170,16 +190,22 @@ typedef enum {
 } sc_action_kind_t;
 
 typedef enum {
-    SC_ALERT_NONE,           /* not an alert */
-    SC_ALERT_DEADLINE,       /* drain not done by NotBefore - margin: left to Azure */
-    SC_ALERT_PREPARE_FAILED, /* a prepare hook failed: event not approved */
-    SC_ALERT_RECOVER_FAILED, /* a recover hook failed */
-    SC_ALERT_FORCED,         /* the event started without our approval */
-    SC_ALERT_MEMBER_DOWN,    /* a member to drain/recover is not alive */
-    SC_ALERT_NO_APPROVER,    /* no live member sees the event: cannot POST */
-    SC_ALERT_USER_DEADLINE,  /* User event approved at its deadline without a full drain */
-    SC_ALERT_TOO_WIDE,       /* the event alone spans more fault domains than allowed */
-    SC_ALERT_DRAIN_RETRY,    /* a rolled-back drain is tried again (attempt k of N) */
+    SC_ALERT_NONE,                  /* not an alert */
+    SC_ALERT_DEADLINE,              /* drain not done by NotBefore - margin: left to Azure */
+    SC_ALERT_PREPARE_FAILED,        /* a prepare hook failed: event not approved */
+    SC_ALERT_RECOVER_FAILED,        /* a recover hook failed */
+    SC_ALERT_FORCED,                /* the event started without our approval */
+    SC_ALERT_MEMBER_DOWN,           /* a member to drain/recover is not alive */
+    SC_ALERT_NO_APPROVER,           /* no live member sees the event: cannot POST */
+    SC_ALERT_USER_DEADLINE,         /* User event approved at its deadline without a full drain */
+    SC_ALERT_TOO_WIDE,              /* the event alone spans more fault domains than allowed */
+    SC_ALERT_DRAIN_RETRY,           /* a rolled-back drain is tried again (attempt k of N) */
+    SC_ALERT_USER_DEADLINE_BLOCKED, /* User event past its deadline, undrained, not approved:
+                                       another domain is busy (rule 2 wins) */
+    SC_ALERT_UNKNOWN_STATUS,        /* an EventStatus this version does not know: never
+                                       approved, no new drain */
+    SC_ALERT_STRANGERS,             /* Resources name VMs outside the cluster: not approved
+                                       (unless approve_with_strangers) */
     SC_ALERT_MAX
 } sc_alert_t;
 

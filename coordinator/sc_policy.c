@@ -14,7 +14,9 @@ const sc_cfg_key_t sc_policy_keys[] = {
      "Freeze events with 0 <= DurationInSeconds below this are approved at once, undrained", 0,
      3600, false},
     {"max-fault-domains", SC_CFG_INT, offsetof(sc_policy_cfg_t, max_fault_domains), "1",
-     "fault domains that may be draining, drained, impacted or recovering at once", 1, 1000, false},
+     "fault (or, by serialise-by, update) domains that may be draining, drained, impacted or "
+     "recovering at once",
+     1, 1000, false},
     {"min-healthy", SC_CFG_STRING, offsetof(sc_policy_cfg_t, min_healthy), "0",
      "members that must stay healthy: a count (2) or a percentage of members (50%)", 0, 0, false},
     {"user-event-deadline-s", SC_CFG_SECONDS, offsetof(sc_policy_cfg_t, user_event_deadline_s),
@@ -35,6 +37,15 @@ const sc_cfg_key_t sc_policy_keys[] = {
     {"prepare-retry-s", SC_CFG_SECONDS, offsetof(sc_policy_cfg_t, prepare_retry_s), "30",
      "wait after a rolled-back prepare before the next attempt (doubles each time, max 600 s)", 0,
      3600, false},
+    {"serialise-by", SC_CFG_STRING, offsetof(sc_policy_cfg_t, serialise_by), "fault_domain",
+     "the domains drained one at a time (max-fault-domains of them): fault_domain or "
+     "update_domain",
+     0, 0, false},
+    {"approve-with-strangers", SC_CFG_BOOL, offsetof(sc_policy_cfg_t, approve_with_strangers),
+     "false",
+     "approve events whose Resources also name VMs outside --members once the members are "
+     "drained (the approval starts them for those VMs too)",
+     0, 0, false},
 };
 
 const size_t sc_policy_n_keys = sizeof(sc_policy_keys) / sizeof(sc_policy_keys[0]);
@@ -61,6 +72,26 @@ void sc_policy_defaults(sc_policy_t *ret)
     ret->pause = false;
     ret->prepare_attempts = 3;
     ret->prepare_retry_s = 30;
+    ret->serialise_by = SC_SERIALISE_FAULT_DOMAIN;
+    ret->approve_with_strangers = false;
+}
+
+static const char *const s_serialise_names[SC_SERIALISE_MAX] = {"fault_domain", "update_domain"};
+
+const char *sc_serialise_by_name(sc_serialise_by_t by)
+{
+    return by >= 0 && by < SC_SERIALISE_MAX ? s_serialise_names[by] : "unknown";
+}
+
+int sc_policy_parse_serialise_by(const char *s, sc_serialise_by_t *ret)
+{
+    for (int i = 0; s && i < SC_SERIALISE_MAX; i++) {
+        if (strcmp(s, s_serialise_names[i]) == 0) {
+            *ret = (sc_serialise_by_t)i;
+            return 0;
+        }
+    }
+    return SC_E_CONFIG;
 }
 
 static int s_parse_uint(const char *s, size_t len, long max, long *ret)
@@ -186,6 +217,11 @@ int sc_policy_from_cfg(const sc_policy_cfg_t *cfg, sc_policy_t *ret, char *err, 
         return sc_errf(err, errlen, SC_E_CONFIG, "prepare-retry-s: %g is outside 0..3600",
                        cfg->prepare_retry_s);
     p.prepare_retry_s = cfg->prepare_retry_s;
+    if (cfg->serialise_by && sc_policy_parse_serialise_by(cfg->serialise_by, &p.serialise_by) < 0)
+        return sc_errf(err, errlen, SC_E_CONFIG,
+                       "serialise-by: \"%.64s\" is neither fault_domain nor update_domain",
+                       cfg->serialise_by);
+    p.approve_with_strangers = cfg->approve_with_strangers;
     *ret = p;
     return 0;
 }

@@ -9,7 +9,8 @@
  * Keys (flag --freeze-threshold-s, file key freeze-threshold-s or freeze_threshold_s):
  *   freeze-threshold-s     SECONDS 9     Freeze with 0 <= DurationInSeconds < this: approve at
  *                                        once, no drain (Azure's own threshold)
- *   max-fault-domains      INT     1     fault domains that may be draining/drained/impacted/
+ *   max-fault-domains      INT     1     fault domains (update domains under serialise-by
+ *                                        update_domain) that may be draining/drained/impacted/
  *                                        recovering at once
  *   min-healthy            STRING  "0"   members that must stay healthy: a count ("2") or a
  *                                        percentage of the members not gone ("50%", rounded up)
@@ -28,6 +29,12 @@
  *                                        until this many attempts were made
  *   prepare-retry-s        SECONDS 30    wait after a rollback before the next attempt; doubles
  *                                        with each attempt, at most 10 minutes
+ *   serialise-by           STRING  fault_domain  the domains rule 2 counts: fault_domain
+ *                                        (platformFaultDomain) or update_domain
+ *                                        (platformUpdateDomain); see docs/planner.md
+ *   approve-with-strangers BOOL    false approve an event whose Resources also name VMs outside
+ *                                        the members once the members are drained (else it
+ *                                        is left to NotBefore: the POST starts it for them too)
  */
 #ifndef SC_POLICY_H
 #define SC_POLICY_H
@@ -51,6 +58,8 @@ typedef struct sc_policy_cfg {
     bool pause;                   /* pause */
     long prepare_attempts;        /* prepare-attempts */
     double prepare_retry_s;       /* prepare-retry-s */
+    char *serialise_by;           /* serialise-by: "fault_domain" or "update_domain" (owned) */
+    bool approve_with_strangers;  /* approve-with-strangers */
 } sc_policy_cfg_t;
 
 /* The config keys of sc_policy_cfg_t (offsets relative to sc_policy_cfg_t). */
@@ -60,6 +69,13 @@ extern const size_t sc_policy_n_keys;
 /* Copies sc_policy_keys[] into dst (room for sc_policy_n_keys entries) with every offset
  * increased by base_offset, i.e. offsetof(daemon_settings_t, policy). */
 void sc_policy_keys_rebase(size_t base_offset, sc_cfg_key_t *dst);
+
+/* The domains rule 2 serialises (serialise-by). */
+typedef enum {
+    SC_SERIALISE_FAULT_DOMAIN,  /* platformFaultDomain (default) */
+    SC_SERIALISE_UPDATE_DOMAIN, /* platformUpdateDomain */
+    SC_SERIALISE_MAX
+} sc_serialise_by_t;
 
 /* The parsed view the planner reads. */
 typedef struct sc_policy {
@@ -74,6 +90,8 @@ typedef struct sc_policy {
     bool pause;                     /* approve nothing, start no new non-Preempt/Terminate drain */
     int prepare_attempts;           /* >= 1: prepares of one VM for one event, retries included */
     double prepare_retry_s;         /* first wait after a rollback (doubles, capped at 600 s) */
+    sc_serialise_by_t serialise_by; /* the domains max_fault_domains counts */
+    bool approve_with_strangers;    /* approve events naming non-members once members drained */
 } sc_policy_t;
 
 /* The defaults of DESIGN.md (the values listed above) into *ret. */
@@ -86,6 +104,10 @@ int sc_policy_parse_min_healthy(const char *s, int *ret_value, bool *ret_pct);
 /* Parses a comma-separated list of event type names (case-insensitive, spaces allowed, ""
  * = none) into a bit mask (1u << sc_event_type_t). SC_E_CONFIG for an unknown name. */
 int sc_policy_parse_types(const char *s, uint32_t *ret_mask);
+/* "fault_domain", "update_domain" (the serialise-by values); "unknown" out of range. */
+const char *sc_serialise_by_name(sc_serialise_by_t by);
+/* Parses a serialise-by value (exactly a name above). 0 or SC_E_CONFIG; *ret on success. */
+int sc_policy_parse_serialise_by(const char *s, sc_serialise_by_t *ret);
 /* The number of healthy members the policy requires out of n_members (members not gone). */
 int sc_policy_min_healthy_count(const sc_policy_t *p, size_t n_members);
 /* Milliseconds to wait before attempt + 1 after attempt (>= 1) was rolled back:

@@ -120,7 +120,9 @@ expect 2 'our name vm_9 \(--name, or else the compute metadata.s\) is not in --m
 expect 2 'min-healthy: "150%" is neither a count' "$BIN/schedcoord-coordinator" "${CO[@]}" --min-healthy 150%
 expect 2 'approve-without-drain: "Bogus" is not a comma-separated list of Freeze' \
     "$BIN/schedcoord-coordinator" "${CO[@]}" --approve-without-drain Bogus
-ok "coordinator: policy values checked (member name, min-healthy, event types)"
+expect 2 'serialise-by: "rack" is neither fault_domain nor update_domain' \
+    "$BIN/schedcoord-coordinator" "${CO[@]}" --serialise-by rack
+ok "coordinator: policy values checked (member name, min-healthy, event types, serialise-by)"
 
 # schedcoordctl
 C="$BIN/schedcoordctl"

@@ -34,12 +34,14 @@ typedef struct ev_row {
                                  may end with "/N" (attempt N, else 1 unless none) and "@MS"
                                  (retry_at = NOW + MS, may be negative) */
     const char *seen;         /* members seeing it, "a0,b0"; NULL = every member */
+    bool unknown_status;      /* EventStatus "Pending": unknown to this version */
+    const char *strangers;    /* names in Resources that are not members, "x8,x9" */
 } ev_row_t;
 
 typedef struct row {
     const char *name;          /* scenario */
     const char *members;       /* "a0:0! a1:0 b0:1- c0:2x d0:3?": name:fd, ! self, - dead,
-                                * x gone, ? blind (its IMDS failing) */
+                                * x gone, ? blind (its IMDS failing); "a0:0/2" fd 0, ud 2 */
     ev_row_t ev[MAX_E];        /* events (id NULL ends) */
     int max_fd;                /* 0 = default */
     const char *min_healthy;   /* NULL = default */
@@ -47,6 +49,8 @@ typedef struct row {
     bool no_user_approve;      /* approve-user-events false */
     const char *without_drain; /* approve-without-drain */
     const char *expect;        /* sorted actions joined by "; " ("" = none) */
+    bool by_update_domain;     /* serialise-by update_domain */
+    bool with_strangers;       /* approve-with-strangers */
 } row_t;
 
 /* ---- scenario building ------------------------------------------------------------------- */
@@ -59,6 +63,8 @@ typedef struct world {
     sc_plan_event_t pe[MAX_E];
     sc_plan_vm_t vms[MAX_E][MAX_M];
     size_t seen[MAX_E][MAX_M];
+    char stranger[MAX_E][MAX_M][16]; /* names of strangers */
+    const char *strangers[MAX_E][MAX_M];
     size_t n_e;
     sc_policy_t pol;
 } world_t;
@@ -88,6 +94,8 @@ static int s_build(const row_t *r, world_t *w)
         p += len + 1;
         m->fault_domain = (int)strtol(p, &end, 10);
         m->update_domain = -1;
+        if (*end == '/')
+            m->update_domain = (int)strtol(end + 1, &end, 10);
         m->alive = true;
         for (p = end; *p && *p != ' '; p++) {
             if (*p == '!')
@@ -115,6 +123,9 @@ static int s_build(const row_t *r, world_t *w)
         return -1;
     w->pol.pause = r->pause;
     w->pol.approve_user_events = !r->no_user_approve;
+    if (r->by_update_domain)
+        w->pol.serialise_by = SC_SERIALISE_UPDATE_DOMAIN;
+    w->pol.approve_with_strangers = r->with_strangers;
 
     for (size_t i = 0; i < MAX_E && r->ev[i].id; i++) {
         const ev_row_t *x = &r->ev[i];
@@ -128,6 +139,10 @@ static int s_build(const row_t *r, world_t *w)
             if (strcmp(sc_event_type_name((sc_event_type_t)t), type) == 0)
                 ev->type = (sc_event_type_t)t;
         ev->status = x->started ? SC_EVENT_STARTED : SC_EVENT_SCHEDULED;
+        if (x->unknown_status) {
+            ev->status = SC_EVENT_STATUS_UNKNOWN;
+            ev->status_raw = (char *)"Pending";
+        }
         ev->source = x->user ? SC_EVENT_SOURCE_USER : SC_EVENT_SOURCE_PLATFORM;
         ev->has_not_before = x->nb != NB_NONE && !x->started;
         ev->not_before = NOW_WALL + (x->nb ? x->nb : 900);
@@ -176,6 +191,19 @@ static int s_build(const row_t *r, world_t *w)
                 return -1;
             pe->n_vms++;
             v += slen;
+            if (*v == ',')
+                v++;
+        }
+        pe->strangers = w->strangers[i];
+        for (const char *v = x->strangers ? x->strangers : ""; *v;) {
+            size_t len = strcspn(v, ",");
+
+            if (pe->n_strangers >= MAX_M || len >= sizeof(w->stranger[0][0]))
+                return -1;
+            memcpy(w->stranger[i][pe->n_strangers], v, len);
+            w->strangers[i][pe->n_strangers] = w->stranger[i][pe->n_strangers];
+            pe->n_strangers++;
+            v += len;
             if (*v == ',')
                 v++;
         }
@@ -249,6 +277,9 @@ static void s_render(const world_t *w, const sc_plan_output_t *out, char *buf, s
 
 #define FD2 "a0:0! a1:0 b0:1 b1:1"
 #define FD3 "a0:0! a1:0 b0:1 b1:1 c0:2 c1:2"
+/* update domains across fault domains, as in an availability set: UD 0 = {a0, a1} spans
+ * FD 0 and 1, UD 1 = {b0, b1} too */
+#define UD2 "a0:0/0! a1:1/0 b0:0/1 b1:1/1"
 
 static const row_t rows[] = {
     /* DESIGN table: short Freeze -> approve at once, no drain */
@@ -499,11 +530,11 @@ static const row_t rows[] = {
      {{.id = "P1", .vms = "a0=preparing,a1=prepared"},
       {.id = "U1", .user = true, .seen_ago_s = 10, .vms = "b0=none"}},
      .expect = ""},
-    {"user_reboot_during_rollout_approved_at_deadline",
+    {"user_reboot_during_rollout_blocked_at_deadline",
      FD2,
      {{.id = "P1", .vms = "a0=preparing,a1=prepared"},
       {.id = "U1", .user = true, .seen_ago_s = 121, .vms = "b0=none"}},
-     .expect = "ALERT user_deadline U1; APPROVE U1"},
+     .expect = "ALERT user_deadline_blocked U1"},
     {"user_hook_slow_approved_at_deadline",
      FD2,
      {{.id = "U1", .user = true, .seen_ago_s = 200, .vms = "a0=preparing"}},
@@ -863,6 +894,205 @@ static const row_t rows[] = {
      FD2,
      {{.id = "E1", .vms = "a0=prepared/3,a1=prepare_failed/3"}},
      .expect = "ALERT prepare_failed E1 a1; RECOVER a0 E1; RECOVER a1 E1"},
+    /* Rule 2 wins over a User event's deadline (issue 9, case 4): approved undrained only if
+     * no other domain is busy (draining, drained, impacted, recovering) and min-healthy holds;
+     * else it waits (Azure starts it at NotBefore) with an alert; once approved, its domains are
+     * busy, from that very round on. */
+    {"user_deadline_blocked_by_drained_fd",
+     FD2,
+     {{.id = "P1", .appr = SC_APPROVAL_APPROVED, .vms = "a0=prepared,a1=prepared"},
+      {.id = "U1", .user = true, .seen_ago_s = 121, .vms = "b0=none"}},
+     .expect = "ALERT user_deadline_blocked U1"},
+    {"user_deadline_blocked_by_impacted_fd",
+     FD2,
+     {{.id = "H1", .started = true, .start = SC_START_DIRECT, .nb = NB_NONE, .vms = "a0=none"},
+      {.id = "U1", .user = true, .seen_ago_s = 121, .vms = "b0=none"}},
+     .expect = "ALERT forced H1; ALERT user_deadline_blocked U1"},
+    {"user_deadline_blocked_by_recovering_fd",
+     FD2,
+     {{.id = "E0",
+       .phase = SC_REG_ENDED,
+       .started = true,
+       .start = SC_START_APPROVED,
+       .appr = SC_APPROVAL_APPROVED,
+       .vms = "a0=recovering"},
+      {.id = "U1", .user = true, .seen_ago_s = 121, .vms = "b0=none"}},
+     .expect = "ALERT user_deadline_blocked U1"},
+    {"user_deadline_blocked_by_evict_drain",
+     FD2,
+     {{.id = "P1", .type = "Preempt", .nb = 30, .vms = "a1=preparing"},
+      {.id = "U1", .user = true, .seen_ago_s = 121, .vms = "b0=none"}},
+     .expect = "ALERT user_deadline_blocked U1"},
+    {"user_deadline_own_fd_busy_approved",
+     FD2,
+     {{.id = "P1", .vms = "a0=preparing"},
+      {.id = "U1", .user = true, .seen_ago_s = 121, .vms = "a1=none"}},
+     .expect = "ALERT user_deadline U1; APPROVE U1"},
+    {"user_deadline_max_fault_domains_two_allows_one_other",
+     FD3,
+     {{.id = "P1", .vms = "a0=preparing"},
+      {.id = "U1", .user = true, .seen_ago_s = 121, .vms = "b0=none"}},
+     .max_fd = 2,
+     .expect = "ALERT user_deadline U1; APPROVE U1"},
+    {"user_deadline_max_fault_domains_two_full",
+     FD3,
+     {{.id = "P1", .vms = "a0=preparing"},
+      {.id = "P2", .vms = "c0=prepared"},
+      {.id = "U1", .user = true, .seen_ago_s = 121, .vms = "b0=none"}},
+     .max_fd = 2,
+     .expect = "ALERT user_deadline_blocked U1; APPROVE P2"},
+    {"user_deadline_too_wide_waits_for_quiet",
+     FD3,
+     {{.id = "P1", .vms = "c0=preparing"},
+      {.id = "U1", .user = true, .seen_ago_s = 121, .vms = "a1=none,b1=none"}},
+     .expect = "ALERT user_deadline_blocked U1"},
+    {"user_deadline_too_wide_approved_when_quiet",
+     FD3,
+     {{.id = "U1", .user = true, .seen_ago_s = 121, .vms = "a1=none,b1=none"}},
+     .expect = "ALERT user_deadline U1; APPROVE U1"},
+    {"user_deadline_blocked_by_min_healthy",
+     FD2,
+     {{.id = "U1", .user = true, .seen_ago_s = 121, .vms = "b0=none,b1=none"}},
+     .min_healthy = "3",
+     .expect = "ALERT user_deadline_blocked U1"},
+    {"user_deadline_approval_keeps_other_fds_out",
+     FD3,
+     {{.id = "U1", .user = true, .nb = 300, .seen_ago_s = 121, .vms = "b0=none"},
+      {.id = "E2", .nb = 900, .vms = "c0=none"}},
+     .expect = "ALERT user_deadline U1; APPROVE U1"},
+    {"user_deadline_approved_undrained_keeps_fd_busy",
+     FD3,
+     {{.id = "U1", .user = true, .appr = SC_APPROVAL_APPROVED, .seen_ago_s = 122, .vms = "b0=none"},
+      {.id = "E2", .vms = "c0=none"}},
+     .expect = ""},
+    {"user_deadline_intent_undrained_keeps_fd_busy",
+     FD3,
+     {{.id = "U1", .user = true, .appr = SC_APPROVAL_INTENT, .seen_ago_s = 122, .vms = "b0=none"},
+      {.id = "E2", .vms = "c0=none"}},
+     .expect = ""},
+    {"user_deadline_not_approvable_keeps_nothing_busy",
+     FD3,
+     {{.id = "U1", .user = true, .nb = 300, .seen_ago_s = 121, .vms = "b0=none"},
+      {.id = "E2", .nb = 900, .vms = "c0=none"}},
+     .no_user_approve = true,
+     .expect = "PREPARE c0 E2"},
+    /* serialise-by update_domain (issue 9, case 13): rule 2 counts update domains */
+    {"serialise_by_ud_event_of_one_ud_across_fds",
+     UD2,
+     {{.id = "E1", .nb = 600, .vms = "a0=none,a1=none"},
+      {.id = "E2", .nb = 900, .vms = "b0=none,b1=none"}},
+     .by_update_domain = true,
+     .expect = "PREPARE a0 E1; PREPARE a1 E1"},
+    {"serialise_by_fd_same_event_too_wide",
+     UD2,
+     {{.id = "E1", .nb = 600, .vms = "a0=none,a1=none"},
+      {.id = "E2", .nb = 900, .vms = "b0=none,b1=none"}},
+     .expect = "ALERT too_wide E1; PREPARE a0 E1; PREPARE a1 E1"},
+    {"serialise_by_ud_same_fd_other_ud_waits",
+     UD2,
+     {{.id = "E1", .vms = "a0=preparing"}, {.id = "E2", .vms = "b0=none"}},
+     .by_update_domain = true,
+     .expect = ""},
+    {"serialise_by_fd_same_fd_other_ud_drains",
+     UD2,
+     {{.id = "E1", .vms = "a0=preparing"}, {.id = "E2", .vms = "b0=none"}},
+     .expect = "PREPARE b0 E2"},
+    {"serialise_by_ud_same_ud_drains_together",
+     UD2,
+     {{.id = "E1", .vms = "a0=preparing"}, {.id = "E2", .vms = "a1=none"}},
+     .by_update_domain = true,
+     .expect = "PREPARE a1 E2"},
+    {"serialise_by_ud_unknown_ud_is_its_own_domain",
+     "a0:0/0! a1:0 b0:1/1",
+     {{.id = "E1", .vms = "a0=preparing"}, {.id = "E2", .vms = "a1=none"}},
+     .by_update_domain = true,
+     .expect = ""},
+    {"serialise_by_ud_impacted_ud_busy",
+     UD2,
+     {{.id = "H1", .started = true, .start = SC_START_DIRECT, .nb = NB_NONE, .vms = "a0=none"},
+      {.id = "E2", .vms = "b0=none"},
+      {.id = "E3", .vms = "a1=none"}},
+     .by_update_domain = true,
+     .expect = "ALERT forced H1; PREPARE a1 E3"},
+    {"serialise_by_ud_user_deadline_blocked",
+     UD2,
+     {{.id = "E1", .vms = "a0=preparing"},
+      {.id = "U1", .user = true, .seen_ago_s = 121, .vms = "b0=none"}},
+     .by_update_domain = true,
+     .expect = "ALERT user_deadline_blocked U1"},
+    /* An EventStatus this version does not know (issue 9, case 12): never approved, no new
+     * drain; what is prepared is held (its domain busy) and recovered when it is over. */
+    {"unknown_status_not_drained",
+     FD2,
+     {{.id = "E1", .unknown_status = true, .vms = "a0=none,a1=none"}},
+     .expect = "ALERT unknown_status E1"},
+    {"unknown_status_prepared_never_approved",
+     FD2,
+     {{.id = "E1", .unknown_status = true, .vms = "a0=prepared,a1=prepared"}},
+     .expect = "ALERT unknown_status E1"},
+    {"unknown_status_prepared_keeps_fd_busy",
+     FD2,
+     {{.id = "E1", .unknown_status = true, .vms = "a0=prepared,a1=preparing"},
+      {.id = "E2", .vms = "b0=none"}},
+     .expect = "ALERT unknown_status E1"},
+    {"unknown_status_short_freeze_not_approved",
+     FD2,
+     {{.id = "F1", .type = "Freeze", .dur = "5", .unknown_status = true, .vms = "a0=none"}},
+     .expect = "ALERT unknown_status F1"},
+    {"unknown_status_user_deadline_not_approved",
+     FD2,
+     {{.id = "U1", .user = true, .seen_ago_s = 200, .unknown_status = true, .vms = "b0=none"}},
+     .expect = "ALERT unknown_status U1"},
+    {"unknown_status_preempt_not_drained",
+     FD2,
+     {{.id = "P1", .type = "Preempt", .nb = 30, .unknown_status = true, .vms = "b0=none"}},
+     .expect = "ALERT unknown_status P1"},
+    {"unknown_status_undrained_does_not_block",
+     FD2,
+     {{.id = "E1", .unknown_status = true, .vms = "a0=none"}, {.id = "E2", .vms = "b0=none"}},
+     .expect = "ALERT unknown_status E1; PREPARE b0 E2"},
+    {"unknown_status_cancelled_recovers_prepared",
+     FD2,
+     {{.id = "E1",
+       .phase = SC_REG_CANCELLED,
+       .unknown_status = true,
+       .vms = "a0=prepared,a1=none"}},
+     .expect = "RECOVER a0 E1"},
+    /* Resources naming VMs outside the cluster (issue 9, case 10): members drained as usual;
+     * the one POST would start it for the strangers too, so by default it is not approved
+     * (Azure starts it at NotBefore), alert; approve-with-strangers approves once drained. */
+    {"strangers_drained_not_approved",
+     FD2,
+     {{.id = "E1", .strangers = "x9", .vms = "a0=prepared"}},
+     .expect = "ALERT strangers E1"},
+    {"strangers_members_still_drained",
+     FD2,
+     {{.id = "E1", .strangers = "x8,x9", .vms = "a0=none,a1=none"}},
+     .expect = "ALERT strangers E1; PREPARE a0 E1; PREPARE a1 E1"},
+    {"strangers_setting_on_approved_when_drained",
+     FD2,
+     {{.id = "E1", .strangers = "x9", .vms = "a0=prepared"}},
+     .with_strangers = true,
+     .expect = "ALERT strangers E1; APPROVE E1"},
+    {"strangers_setting_on_waits_for_drain",
+     FD2,
+     {{.id = "E1", .strangers = "x9", .vms = "a0=prepared,a1=preparing"}},
+     .with_strangers = true,
+     .expect = "ALERT strangers E1"},
+    {"strangers_short_freeze_not_approved",
+     FD2,
+     {{.id = "F1", .type = "Freeze", .dur = "5", .strangers = "x9", .vms = "a0=none"}},
+     .expect = "ALERT strangers F1"},
+    {"strangers_user_deadline_not_approved_nothing_reserved",
+     FD3,
+     {{.id = "U1", .user = true, .nb = 300, .seen_ago_s = 200, .strangers = "x9", .vms = "b0=none"},
+      {.id = "E2", .nb = 900, .vms = "c0=none"}},
+     .expect = "ALERT strangers U1; PREPARE c0 E2"},
+    {"strangers_preempt_drained_not_approved",
+     FD2,
+     {{.id = "P1", .type = "Preempt", .nb = 30, .strangers = "x9", .vms = "b0=prepared"}},
+     .expect = "ALERT strangers P1"},
+    {"strangers_only_left_to_azure_silently", FD2, {{.id = "E1", .strangers = "x9"}}, .expect = ""},
 };
 
 static void s_run_row(const row_t *r)
@@ -1050,6 +1280,57 @@ SC_TEST(rollout_simulation)
         SC_CHECK_INT(approvals[i], 1);
 }
 
+/* Builds row r into *w and plans it into *out (its actions index w's events): 0, or -1. */
+static int s_plan_row(const row_t *r, world_t *w, sc_plan_output_t *out)
+{
+    sc_plan_input_t in;
+
+    if (s_build(r, w) < 0)
+        return -1;
+    in = (sc_plan_input_t){w->m, w->n_m, w->pe, w->n_e, &w->pol, NOW_WALL, NOW_MS};
+    return sc_plan(&in, out) == 0 ? 0 : -1;
+}
+
+/* With serialise-by update_domain the texts name update domains. */
+SC_TEST(waiting_for_update_domain)
+{
+    static const row_t r = {"ud",
+                            UD2,
+                            {{.id = "E1", .vms = "a0=preparing"}, {.id = "E2", .vms = "b0=none"}},
+                            .expect = "",
+                            .by_update_domain = true};
+    world_t w;
+    sc_plan_output_t out = {0};
+
+    SC_REQUIRE(s_plan_row(&r, &w, &out) == 0);
+    SC_CHECK(strstr(out.waiting_for[1], "queued: update domain(s) 0 busy (max-fault-domains 1)") !=
+             NULL);
+    sc_plan_output_release(&out);
+}
+
+/* A User event held at its deadline and an event of unknown status say why they wait. */
+SC_TEST(waiting_for_held)
+{
+    static const row_t r = {"held",
+                            FD3,
+                            {{.id = "E1", .vms = "a0=preparing"},
+                             {.id = "U1", .user = true, .seen_ago_s = 121, .vms = "b0=none"},
+                             {.id = "E2", .unknown_status = true, .vms = "c0=prepared,c1=none"}},
+                            .expect = ""};
+    world_t w;
+    sc_plan_output_t out = {0};
+
+    SC_REQUIRE(s_plan_row(&r, &w, &out) == 0);
+    SC_CHECK(strstr(out.waiting_for[1], "past its user deadline, 0/1 drained: waiting for fault "
+                                        "domain(s) 0, 2 busy (max-fault-domains 1), or "
+                                        "NotBefore") != NULL);
+    SC_CHECK(strstr(out.waiting_for[2], "EventStatus \"Pending\" unknown: never approved, no new "
+                                        "drain (1 held until it is over)") != NULL);
+    SC_CHECK_STR(sc_member_state_name(out.member_state[4]), "drained");
+    SC_CHECK_STR(sc_member_state_name(out.member_state[5]), "healthy");
+    sc_plan_output_release(&out);
+}
+
 SC_TEST(bad_input)
 {
     sc_policy_t pol;
@@ -1163,7 +1444,7 @@ SC_TEST(policy_parsing)
     {
         sc_cfg_key_t keys[16];
 
-        SC_REQUIRE(sc_policy_n_keys >= 10 && sc_policy_n_keys <= 16);
+        SC_REQUIRE(sc_policy_n_keys == 12);
         sc_policy_keys_rebase(100, keys);
         for (size_t i = 0; i < sc_policy_n_keys; i++) {
             SC_CHECK(sc_policy_keys[i].def != NULL);
@@ -1175,14 +1456,92 @@ SC_TEST(policy_parsing)
              !p.pause && p.min_healthy == 0);
 }
 
+/* serialise-by: the two values, a bad one refused naming the key. */
+SC_TEST(policy_serialise_by)
+{
+    sc_policy_cfg_t cfg = {.freeze_threshold_s = 9,
+                           .max_fault_domains = 1,
+                           .user_event_deadline_s = 120,
+                           .deadline_margin_s = 60,
+                           .prepare_attempts = 3,
+                           .prepare_retry_s = 30};
+    sc_policy_t p;
+    char err[256] = "";
+
+    SC_CHECK_INT(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)), 0);
+    SC_CHECK_INT(p.serialise_by, SC_SERIALISE_FAULT_DOMAIN);
+    cfg.serialise_by = (char *)"update_domain";
+    SC_CHECK_INT(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)), 0);
+    SC_CHECK_INT(p.serialise_by, SC_SERIALISE_UPDATE_DOMAIN);
+    SC_CHECK_STR(sc_serialise_by_name(p.serialise_by), "update_domain");
+    cfg.serialise_by = (char *)"rack";
+    SC_CHECK(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)) < 0);
+    SC_CHECK(strstr(err, "serialise-by: \"rack\" is neither fault_domain nor update_domain") !=
+             NULL);
+}
+
+/* Strangers: the alert and the waiting text name them (the rest counted when too many); the
+ * policy key reaches the parsed policy. */
+SC_TEST(strangers_named)
+{
+    static const row_t r = {
+        "strangers",
+        FD2,
+        {{.id = "E1", .strangers = "x9", .vms = "a0=prepared"},
+         {.id = "E2",
+          .strangers = "stranger_00,stranger_01,stranger_02,stranger_03,stranger_04,stranger_05",
+          .vms = "a1=prepared"}},
+        .expect = ""};
+    sc_policy_cfg_t cfg = {.freeze_threshold_s = 9,
+                           .max_fault_domains = 1,
+                           .user_event_deadline_s = 120,
+                           .deadline_margin_s = 60,
+                           .approve_with_strangers = true,
+                           .prepare_attempts = 3,
+                           .prepare_retry_s = 30};
+    world_t w;
+    sc_plan_output_t out = {0};
+    sc_policy_t p;
+    char err[256] = "";
+
+    SC_REQUIRE(s_plan_row(&r, &w, &out) == 0);
+    SC_CHECK(strstr(out.waiting_for[0],
+                    "1/1 drained; Resources name VMs outside the cluster "
+                    "(x9): not approved (approve-with-strangers is off)") != NULL);
+    SC_CHECK(strstr(out.waiting_for[1],
+                    "(stranger_00, stranger_01, stranger_02, stranger_03 and 2 more)") != NULL);
+    for (size_t k = 0; k < out.n_actions; k++)
+        if (out.actions[k].event == 0)
+            SC_CHECK(strstr(out.actions[k].reason, "outside the cluster (x9): members drained, "
+                                                   "not approved") != NULL);
+    sc_plan_output_release(&out);
+    {
+        /* a NULL list or a NULL name is the daemon's bug */
+        sc_plan_input_t in = {w.m, w.n_m, w.pe, w.n_e, &w.pol, NOW_WALL, NOW_MS};
+
+        w.strangers[0][0] = NULL;
+        SC_CHECK_INT(sc_plan(&in, &out), -EINVAL);
+        w.pe[0].strangers = NULL;
+        SC_CHECK_INT(sc_plan(&in, &out), -EINVAL);
+    }
+    SC_CHECK_INT(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)), 0);
+    SC_CHECK(p.approve_with_strangers);
+    sc_policy_defaults(&p);
+    SC_CHECK(!p.approve_with_strangers);
+}
+
 int main(void)
 {
     SC_RUN(table);
     SC_RUN(member_states);
     SC_RUN(waiting_for_queued);
     SC_RUN(rollout_simulation);
+    SC_RUN(waiting_for_update_domain);
+    SC_RUN(waiting_for_held);
     SC_RUN(bad_input);
     SC_RUN(names_round_trip);
     SC_RUN(policy_parsing);
+    SC_RUN(policy_serialise_by);
+    SC_RUN(strangers_named);
     return sc_test_done();
 }

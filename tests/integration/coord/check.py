@@ -17,9 +17,12 @@ Event classes (docs/design.md), read from the simulator's state and timeline:
   - Preempt / Terminate (evict): drained whatever else is happening (not part of the
     fault-domain rule 3), and the member leaves: never recovered after it completed;
   - cancelled: its prepared VMs recovered after the cancellation;
+  - (--strangers vm_6,...) VMs of the simulator outside the cluster: never drained by us, so
+    an event naming them is approved once its members are prepared;
   - a VM impacted without a prepare (forced event, or a User event approved at its deadline,
     --user-deadline S): no prepare of another fault domain starts until it is back, and a
-    User event may be approved undrained only S seconds after it was created.
+    User event may be approved undrained only S seconds after it was created, and only while
+    no VM of another fault domain is between its prepare and its recover (rule 2 wins).
 Exit 0 when all hold, 1 with one line per violation otherwise."""
 import argparse
 import collections
@@ -35,6 +38,8 @@ def main():
     ap.add_argument("--fault-domains", type=int, required=True)
     ap.add_argument("--events", type=int, default=0, help="events expected (0: any >= 1)")
     ap.add_argument("--all-approved", action="store_true")
+    ap.add_argument("--strangers", default="",
+                    help="comma-separated VMs outside the cluster (no agent, never prepared)")
     ap.add_argument("--user-deadline", type=float, default=None,
                     help="User events may be approved undrained this long after created")
     a = ap.parse_args()
@@ -43,7 +48,9 @@ def main():
     tl = [json.loads(l) for l in open(a.timeline) if l.strip()]
     state = json.load(open(a.state))
     events = {e["EventId"]: e for e in state["events"]}
-    resources = {i: e.get("Resources", []) for i, e in events.items()}
+    strangers = set(filter(None, a.strangers.split(",")))
+    resources = {i: [vm for vm in e.get("Resources", []) if vm not in strangers]
+                 for i, e in events.items()}
     if not events or (a.events and len(events) != a.events):
         bad.append(f"expected {a.events or '>= 1'} events, the simulator has {len(events)}")
 
@@ -169,6 +176,17 @@ def main():
                     bad.append(f"{vm2} (FD {fd(vm2)}) started preparing for {ev2} at {s2:.3f} "
                                f"while {vm} (FD {fd(vm)}) was impacted undrained by {ev} "
                                f"({started_at[ev]:.3f}..{end:.3f})")
+
+    # 3c. a User event approved undrained (at its deadline): no other fault domain was out
+    # (prepare started, recover not ended) when it was approved
+    for (vm, ev) in sorted(undrained_ok):
+        for (phase, vm2, ev2), (s2, _) in win.items():
+            if phase != "prepare" or s2 is None or evict(ev2) or fd(vm2) == fd(vm):
+                continue
+            r2 = win.get(("recover", vm2, ev2), (None, None))[1]
+            if s2 <= approved_at[ev] < (r2 if r2 is not None else float("inf")):
+                bad.append(f"User event {ev} approved undrained at {approved_at[ev]:.3f} while "
+                           f"{vm2} (FD {fd(vm2)}) was out for {ev2} ({s2:.3f}..{r2})")
 
     # 4. every prepared VM recovered, after its event completed (or was cancelled); a
     # Preempt/Terminate VM is gone instead
