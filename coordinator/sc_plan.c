@@ -541,12 +541,26 @@ static void s_sort_queue(const sc_plan_input_t *in, size_t *q, size_t n)
 }
 
 /* Rule 1 (+ 4): whether event i is to be approved now; adds alerts and waiting text. */
+/* Appends "name (state[note])" to the list of VMs an approval waits for (cut when full). */
+static void s_missing(char *buf, size_t len, size_t *off, const char *name, sc_drain_state_t s,
+                      const char *note)
+{
+    int w;
+
+    if (*off + 1 >= len)
+        return;
+    w = snprintf(buf + *off, len - *off, "%s%s (%s%s)", *off ? ", " : "", name,
+                 sc_drain_state_name(s), note);
+    if (w > 0)
+        *off += (size_t)w;
+}
+
 static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
 {
     const sc_plan_input_t *in = pl->in;
     const sc_plan_event_t *e = &in->events[i];
     s_ev_t *x = &pl->ev[i];
-    size_t n_vms = 0, n_in_resources = 0, n_prepared = 0, n_failed = 0;
+    size_t n_vms = 0, n_in_resources = 0, n_prepared = 0, n_failed = 0, n_dropped_busy = 0;
     char missing[160] = "";
     size_t off = 0;
     int rc;
@@ -565,7 +579,15 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
         size_t m = e->vms[j].member;
         sc_drain_state_t s = e->vms[j].drain;
 
-        if (e->vms[j].dropped) { /* no longer affected: not waited for */
+        /* No longer in Resources: not waited for once its prepare has reported. Until then
+         * (ordered, or its hook running) it holds the approval: the copy that dropped it may
+         * be a stale one (sc_registry.h), and a POST now would cut its prepare short. */
+        if (e->vms[j].dropped && (s == SC_DRAIN_PREPARE_ORDERED || s == SC_DRAIN_PREPARING)) {
+            n_dropped_busy++;
+            s_missing(missing, sizeof(missing), &off, s_mname(pl, m), s, " left Resources");
+            continue;
+        }
+        if (e->vms[j].dropped) {
             s_wait(x, "%s left Resources after its prepare: recovered when the event is over",
                    s_mname(pl, m));
             continue;
@@ -586,12 +608,7 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
                                 s_mname(pl, m), e->ev->id)) < 0)
                     return rc;
             }
-            if (off + 1 < sizeof(missing)) {
-                int w = snprintf(missing + off, sizeof(missing) - off, "%s%s (%s)", off ? ", " : "",
-                                 s_mname(pl, m), sc_drain_state_name(s));
-                if (w > 0)
-                    off += (size_t)w;
-            }
+            s_missing(missing, sizeof(missing), &off, s_mname(pl, m), s, "");
         }
     }
     if (n_in_resources == 0) {
@@ -618,7 +635,7 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
         *ret_due = true;
         return 0;
     }
-    if (n_prepared == n_vms) {
+    if (n_prepared == n_vms && !n_dropped_busy) {
         *ret_due = true;
         return 0;
     }
