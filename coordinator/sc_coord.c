@@ -728,7 +728,8 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
     case SC_MSG_DOCUMENT:
         m->have_doc = true;
         rc = sc_registry_apply_doc(c->reg, m->name, m->boot_id[0] ? m->boot_id : NULL,
-                                   msg->document.document, now, &ch);
+                                   msg->document.document, msg->document.observed_at_ms,
+                                   m->blind, now, &ch);
         if (rc < 0) {
             c->rejected++;
             sc_log_warn("document refused", "member=%s rc=%s", m->name, sc_errname(rc));
@@ -736,8 +737,9 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
             break;
         }
         rc = s_handle_changes(c, &ch);
-        /* a blind member's document (an answer to doc_request) is its old one: still no
-         * witness until a heartbeat says its IMDS answers */
+        /* a blind member's document (an answer to doc_request, a reconnect) is its old one:
+         * it changed nothing, and is still no witness until a heartbeat says its IMDS
+         * answers */
         if (rc >= 0 && m->blind &&
             (rc = sc_registry_set_alive(c->reg, m->name, false, now, &ch)) >= 0)
             rc = s_handle_changes(c, &ch);
