@@ -56,6 +56,8 @@ typedef struct sc_coord_opts {
                             * (its heartbeat's imds_down_ms; default 15000) */
     int64_t resend_ms;     /* unacknowledged orders re-sent after (default 2000) */
     int64_t leader_ms;     /* leader message interval (default 1000) */
+    int64_t tombstone_ms;  /* an ended event's reports are ignored this long after its end
+                            * (--tombstone-s; default 7 days) */
 } sc_coord_opts_t;
 
 /* Fills defaults (policy defaults too). */
