@@ -49,7 +49,9 @@
  *  one well-synced member sees it. Resources Azure updates that fast are rare, and the
  *  planner never lets a VM ordered to prepare be dropped silently (sc_plan.h: a VM that left
  *  Resources while preparing holds the approval), so a shrink by a stale copy costs a wait,
- *  not a prepare cut short. Rules 1 and 3 need no clock.
+ *  not a prepare cut short. Rules 3 and 4 need no clock; rule 1 compares one agent's times
+ *  only (its clock stepped back just as its IMDS restarted would make that restart look
+ *  stale until the next document).
  *
  * Disappearance ("votes"). Each member that ever reported an event is a witness with a vote:
  * PRESENT (its latest document holds the event), ABSENT (a later document of it lacks it) or
@@ -61,15 +63,17 @@
  * GPU one-FD case) don't vote.
  *
  * Fresh documents. A document is *fresh* when the agent's boot_id changed or its
- * DocumentIncarnation went backwards (IMDS or the VM restarted), and a member's first document
- * since the registry was made (after a coordinator restart nothing tells a reboot apart). A fresh
- * document is taken as the member's full view, but an event it lacks gets a PENDING vote, not
- * ABSENT: a rebooted VM's IMDS may come back empty for a while (the first request after a restart
- * may take up to 2 minutes). PENDING turns ABSENT after confirm_ms (sc_registry_new) — checked on
- * every call — unless the event shows up again. PENDING counts like PRESENT for disappearance only
- * when the member is alive.
+ * DocumentIncarnation went backwards in a document read later (IMDS or the VM restarted), and a
+ * member's first document since the registry was made (after a coordinator restart nothing tells a
+ * reboot apart). A fresh document is taken as the member's full view, but an event it lacks gets a
+ * PENDING vote, not ABSENT: a rebooted VM's IMDS may come back empty for a while (the first request
+ * after a restart may take up to 2 minutes). PENDING turns ABSENT after confirm_ms
+ * (sc_registry_new) — checked on every call — unless the event shows up again. PENDING counts like
+ * PRESENT for disappearance only when the member is alive.
  *
- * Times are the caller's monotonic milliseconds (now_ms). Not thread-safe. No I/O, no logs.
+ * Times are the caller's monotonic milliseconds (now_ms), except observed_at_ms / observed_ms:
+ * the agents' wall-clock ms, only ever compared with each other. Not thread-safe. No I/O, no
+ * logs.
  */
 #ifndef SC_REGISTRY_H
 #define SC_REGISTRY_H
