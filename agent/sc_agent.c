@@ -64,6 +64,7 @@ struct sc_agent {
 
     sc_imds_t *imds;         /* IMDS client */
     sc_agent_doc_t *doc;     /* current document */
+    int64_t doc_read_ms;     /* wall ms (unix) it was read from IMDS: its observed_at_ms */
     sc_agent_state_t *state; /* agent.db */
     void *zctx;              /* ZeroMQ context (NULL with send) */
     s_conn_t *conns;         /* one per member */
@@ -164,7 +165,9 @@ static void s_send_document(sc_agent_t *self, int member)
         return;
     if (sc_doc_dup(cur, &msg->document.document) == 0) {
         msg->document.incarnation = cur->incarnation;
-        msg->document.observed_at_ms = sc_wall_ms();
+        /* when it was read, not now: a re-send (a coordinator reconnects or asks again) while
+         * our IMDS fails must not pass an old document off as a fresh one */
+        msg->document.observed_at_ms = self->doc_read_ms;
         s_send_to(self, member, msg);
     }
     sc_msg_destroy(&msg);
@@ -545,6 +548,7 @@ int sc_agent_feed_body(sc_agent_t *self, const char *body, size_t len)
     case SC_AGENT_DOC_NEW:
     default: break;
     }
+    self->doc_read_ms = sc_wall_ms();
     cur = sc_agent_doc_current(self->doc);
     if (v == SC_AGENT_DOC_BACKWARDS)
         sc_log_notice("incarnation went backwards (IMDS restarted or re-enabled): new document",

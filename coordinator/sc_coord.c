@@ -124,6 +124,7 @@ void sc_coord_opts_init(sc_coord_opts_t *o)
     o->resend_ms = 2000;
     o->leader_ms = 1000;
     o->start_grace_ms = 5000;
+    o->tombstone_ms = SC_REGISTRY_TOMBSTONE_MS_DEFAULT;
 }
 
 bool sc_coord_is_leader(const sc_coord_t *c)
@@ -328,6 +329,8 @@ static int s_log_event_seen(sc_coord_t *c, const sc_reg_event_t *re, const char 
     json_object_object_add(d, "seen_by", seen);
     if (re->ev.has_not_before)
         json_object_object_add(d, "not_before", json_object_new_int64(re->ev.not_before));
+    /* the merge rule judges copies re-sent after a restart against it (sc_registry.h) */
+    json_object_object_add(d, "observed_ms", json_object_new_int64(re->observed_ms));
     return s_decide(c, SC_DLOG_EVENT_SEEN, d, reason);
 }
 
@@ -802,7 +805,8 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
     case SC_MSG_DOCUMENT:
         m->have_doc = true;
         rc = sc_registry_apply_doc(c->reg, m->name, m->boot_id[0] ? m->boot_id : NULL,
-                                   msg->document.document, now, &ch);
+                                   msg->document.document, msg->document.observed_at_ms, m->blind,
+                                   now, &ch);
         if (rc < 0) {
             c->rejected++;
             sc_log_warn("document refused", "member=%s rc=%s", m->name, sc_errname(rc));
@@ -810,8 +814,9 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
             break;
         }
         rc = s_handle_changes(c, &ch);
-        /* a blind member's document (an answer to doc_request) is its old one: still no
-         * witness until a heartbeat says its IMDS answers */
+        /* a blind member's document (an answer to doc_request, a reconnect) is its old one:
+         * it changed nothing, and is still no witness until a heartbeat says its IMDS
+         * answers */
         if (rc >= 0 && m->blind &&
             (rc = sc_registry_set_alive(c->reg, m->name, false, now, &ch)) >= 0)
             rc = s_handle_changes(c, &ch);
@@ -1233,9 +1238,10 @@ static int s_plan_round(sc_coord_t *c)
         if (done) {
             char id[SC_EVENT_ID_MAX + 1];
             snprintf(id, sizeof(id), "%s", e->id);
-            sc_log_info("event closed", "event=%s", id);
             /* pe[i].ev points into the registry: nothing reads it after this point */
-            sc_registry_remove_event(c->reg, id);
+            if (sc_registry_remove_event(c->reg, id) < 0)
+                break; /* out of memory for its tombstone: kept, tried again next round */
+            sc_log_info("event closed", "event=%s", id);
             s_ev_remove(c, e);
             pe[i].ev = NULL;
             /* The rest of pe[] may now dangle: stop here, the next round goes on. */
@@ -1541,6 +1547,27 @@ static bool s_restore_wanted(json_object *je, int64_t wall, int64_t keep_ms)
     return false;
 }
 
+/* A stored event that ended and is not restored (over and recovered long ago): a tombstone
+ * while it ended within --tombstone-s, so that an old copy of it stays ignored after the
+ * restart too (sc_registry.h). 0 or -ENOMEM. */
+static int s_restore_tombstone(sc_coord_t *c, json_object *je, int64_t wall, int64_t now)
+{
+    const char *id = s_jstr(je, "EventId"), *how = s_jstr(je, "ended_how");
+    int64_t ended = s_jint(je, "ended_ms");
+    int rc;
+
+    if (!id || !how || wall - ended >= c->o.tombstone_ms)
+        return 0;
+    rc = sc_registry_add_tombstone(c->reg, id,
+                                   strcmp(how, "cancelled") ? SC_REG_ENDED : SC_REG_CANCELLED,
+                                   now - (wall - ended));
+    if (rc == -EINVAL) {
+        sc_log_warn("stored event id unusable, no tombstone for it", "event=\"%s\"", sc_log_q(id));
+        rc = 0;
+    }
+    return rc;
+}
+
 /* Our own IMDS document, GET once at restart (an unanswered intent of ours: did it land?).
  * 0 and *ret_doc (the caller's), or an error with why filled. */
 static int s_own_doc(sc_coord_t *c, sc_doc_t **ret_doc, char *why, size_t whylen)
@@ -1635,9 +1662,12 @@ static int s_restore(sc_coord_t *c)
         s_evstate_t *e;
         size_t nw = 0;
 
-        if (!json_object_object_get_ex(je, "event", &jev) || !jev ||
-            !s_restore_wanted(je, wall, 3600 * 1000))
+        if (!json_object_object_get_ex(je, "event", &jev) || !jev)
             continue;
+        if (!s_restore_wanted(je, wall, 3600 * 1000)) {
+            rc = s_restore_tombstone(c, je, wall, now);
+            continue;
+        }
         {
             const char *evtxt = json_object_to_json_string_ext(jev, JSON_C_TO_STRING_PLAIN);
             size_t tl = strlen(evtxt) + 64;
@@ -1665,6 +1695,7 @@ static int s_restore(sc_coord_t *c)
         r.last_seen_ms = now;
         r.started_ms = started ? now - (wall - s_jint(je, "started_ms")) : 0;
         r.ended_ms = ended ? now - (wall - s_jint(je, "ended_ms")) : 0;
+        r.observed_ms = s_jint(je, "observed_ms");
         if (json_object_object_get_ex(je, "seen_by", &seen) && seen &&
             json_object_is_type(seen, json_type_array))
             for (size_t k = 0; k < json_object_array_length(seen) && nw < SC_COORD_MAX_MEMBERS; k++)
@@ -1840,7 +1871,8 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
         snprintf(err, errlen, "--imds-url %s: %s", o->imds_url, sc_strerror(rc));
         goto fail;
     }
-    if ((rc = sc_registry_new(0, &c->reg)) < 0)
+    if ((rc = sc_registry_new(0, &c->reg)) < 0 ||
+        (rc = sc_registry_set_tombstone_ms(c->reg, o->tombstone_ms)) < 0)
         goto fail;
     /* The term first: every decision of this run carries it. */
     if ((rc = sc_store_apply_pending(c->store)) < 0 ||
@@ -2054,6 +2086,7 @@ typedef struct s_settings {
     char *keys;             /* --keys */
     double dead_after;      /* --dead-after */
     double imds_stale;      /* --imds-stale */
+    double tombstone;       /* --tombstone-s */
     double resend;          /* --resend */
     double start_grace;     /* --start-grace */
     char *log_level;        /* --log-level */
@@ -2082,6 +2115,10 @@ static const sc_cfg_key_t s_keys[] = {
     {"imds-stale", SC_CFG_SECONDS, offsetof(s_settings_t, imds_stale), "15",
      "a live member whose IMDS has been failing for this long no longer keeps events alive", 1,
      3600, false},
+    {"tombstone-s", SC_CFG_SECONDS, offsetof(s_settings_t, tombstone), "604800",
+     "reports of an event that ended are ignored this long after its end (7 days: the longest "
+     "notice Azure gives), so that an old copy cannot bring it back",
+     60, 31536000, false},
     {"resend", SC_CFG_SECONDS, offsetof(s_settings_t, resend), "2",
      "unacknowledged orders are sent again after this long", 1, 3600, false},
     {"start-grace", SC_CFG_SECONDS, offsetof(s_settings_t, start_grace), "5",
@@ -2178,6 +2215,7 @@ int sc_coord_main(int argc, char **argv)
     o.keys_file = s.keys;
     o.dead_after_ms = (int64_t)(s.dead_after * 1000);
     o.imds_stale_ms = (int64_t)(s.imds_stale * 1000);
+    o.tombstone_ms = (int64_t)(s.tombstone * 1000);
     o.resend_ms = (int64_t)(s.resend * 1000);
     o.start_grace_ms = (int64_t)(s.start_grace * 1000);
     rc = sc_coord_new(&o, &c, err, sizeof(err));

@@ -58,6 +58,8 @@ typedef struct sc_coord_opts {
     int64_t leader_ms;      /* leader message interval (default 1000) */
     int64_t start_grace_ms; /* after a start, no order, approval or alert until every member
                              * reported or this long passed (default 5000) */
+    int64_t tombstone_ms;   /* an ended event's reports are ignored this long after its end
+                             * (--tombstone-s; default 7 days) */
 } sc_coord_opts_t;
 
 /* Fills defaults (policy defaults too). */

@@ -788,12 +788,26 @@ static void s_strangers_text(const sc_plan_event_t *e, char *buf, size_t len)
 }
 
 /* Rule 1 (+ 4): whether event i is to be approved now; adds alerts and waiting text. */
+/* Appends "name (state[note])" to the list of VMs an approval waits for (cut when full). */
+static void s_missing(char *buf, size_t len, size_t *off, const char *name, sc_drain_state_t s,
+                      const char *note)
+{
+    int w;
+
+    if (*off + 1 >= len)
+        return;
+    w = snprintf(buf + *off, len - *off, "%s%s (%s%s)", *off ? ", " : "", name,
+                 sc_drain_state_name(s), note);
+    if (w > 0)
+        *off += (size_t)w;
+}
+
 static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
 {
     const sc_plan_input_t *in = pl->in;
     const sc_plan_event_t *e = &in->events[i];
     s_ev_t *x = &pl->ev[i];
-    size_t n_vms = 0, n_in_resources = 0, n_prepared = 0, n_failed = 0;
+    size_t n_vms = 0, n_in_resources = 0, n_prepared = 0, n_failed = 0, n_dropped_busy = 0;
     char missing[160] = "";
     size_t off = 0;
     int rc;
@@ -812,7 +826,15 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
         size_t m = e->vms[j].member;
         sc_drain_state_t s = e->vms[j].drain;
 
-        if (e->vms[j].dropped) { /* no longer affected: not waited for */
+        /* No longer in Resources: not waited for once its prepare has reported. Until then
+         * (ordered, or its hook running) it holds the approval: the copy that dropped it may
+         * be a stale one (sc_registry.h), and a POST now would cut its prepare short. */
+        if (e->vms[j].dropped && (s == SC_DRAIN_PREPARE_ORDERED || s == SC_DRAIN_PREPARING)) {
+            n_dropped_busy++;
+            s_missing(missing, sizeof(missing), &off, s_mname(pl, m), s, " left Resources");
+            continue;
+        }
+        if (e->vms[j].dropped) {
             s_wait(x, "%s left Resources after its prepare: recovered when the event is over",
                    s_mname(pl, m));
             continue;
@@ -847,12 +869,7 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
                                            ? e->vms[j].retry_at_ms - in->now_ms
                                            : 0));
             }
-            if (off + 1 < sizeof(missing)) {
-                int w = snprintf(missing + off, sizeof(missing) - off, "%s%s (%s)", off ? ", " : "",
-                                 s_mname(pl, m), sc_drain_state_name(s));
-                if (w > 0)
-                    off += (size_t)w;
-            }
+            s_missing(missing, sizeof(missing), &off, s_mname(pl, m), s, "");
         }
     }
     if (n_in_resources == 0) {
@@ -863,6 +880,8 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
         s_wait(x, "no live member to drain: left to Azure");
         return 0;
     }
+    if (x->rollback)
+        return 0; /* rolling back or rolled back: never approved meanwhile (rule 1) */
     if (e->n_strangers) {
         char names[80];
 
@@ -898,7 +917,7 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
         *ret_due = true;
         return 0;
     }
-    if (n_prepared == n_vms) {
+    if (n_prepared == n_vms && !n_dropped_busy) {
         *ret_due = true;
         return 0;
     }
@@ -1100,8 +1119,11 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
                 x->admitted = true;
             if (in->members[e->vms[j].member].gone)
                 continue;
-            if (s == SC_DRAIN_PREPARE_FAILED || s == SC_DRAIN_PREPARE_INTERRUPTED ||
-                s == SC_DRAIN_ROLLED_BACK)
+            /* a VM that left Resources is not the event's any more: its failure is not the
+             * event's (it is recovered when the event is over, like any dropped VM) */
+            if (!e->vms[j].dropped &&
+                (s == SC_DRAIN_PREPARE_FAILED || s == SC_DRAIN_PREPARE_INTERRUPTED ||
+                 s == SC_DRAIN_ROLLED_BACK))
                 x->rollback = true;
             if (s_prepare_touched(s) || s == SC_DRAIN_RECOVER_ORDERED || s == SC_DRAIN_RECOVERING)
                 x->in_flight = true;
@@ -1111,7 +1133,10 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
                                                in->now_ms < e->vms[j].retry_at_ms)))
                 x->retry_ready = false;
         }
-        x->rollback = x->rollback && x->scheduled && x->cls != SC_CLASS_EVICT;
+        /* not for an event that needs no drain (approved at once anyway), nor for one whose
+         * VMs go away (bringing one back into service just before is worse) */
+        x->rollback =
+            x->rollback && x->scheduled && x->cls != SC_CLASS_EVICT && x->cls != SC_CLASS_NO_DRAIN;
         x->retry_ready = x->rollback && !x->in_flight && x->retry_ready;
     }
     for (size_t m = 0; m < in->n_members; m++)

@@ -1,6 +1,7 @@
 /* sc_registry: the merged event set (see sc_registry.h for the rules). */
 #include "sc_registry.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@ typedef struct s_member {
     char *name;                       /* member name (owned) */
     char boot_id[SC_BOOT_ID_MAX + 1]; /* boot id of the latest document, "" if unknown */
     int64_t incarnation;              /* DocumentIncarnation of the latest document */
+    int64_t observed_ms;              /* its observed_at_ms (wall ms, the agent's clock) */
     bool has_doc;                     /* a document was applied */
     bool alive;                       /* reporting (set by apply_doc / set_alive) */
 } s_member_t;
@@ -36,12 +38,22 @@ typedef struct s_event {
     bool in_doc;        /* scratch: present in the document being applied */
 } s_event_t;
 
+typedef struct s_tomb {
+    char id[SC_EVENT_ID_MAX + 1]; /* EventId as first seen */
+    sc_reg_phase_t phase;         /* ENDED or CANCELLED */
+    int64_t ended_ms;             /* monotonic ms it ended */
+} s_tomb_t;
+
 struct sc_registry {
     s_event_t **events;   /* in order of first appearance */
     size_t n_events;      /* entries in events */
     s_member_t **members; /* known members */
     size_t n_members;     /* entries in members */
     int64_t confirm_ms;   /* PENDING -> ABSENT delay */
+    s_tomb_t *tombs;      /* tombstones, sorted by id (case-insensitive) */
+    size_t n_tombs;       /* entries in tombs */
+    size_t cap_tombs;     /* allocated entries */
+    int64_t tomb_ms;      /* a tombstone is kept this long after its event ended */
 };
 
 /* ---- members ----------------------------------------------------------------------------- */
@@ -94,6 +106,109 @@ static s_member_t *s_member_get(sc_registry_t *reg, const char *name, int *rc)
     }
     reg->members[reg->n_members++] = m;
     return m;
+}
+
+/* ---- tombstones -------------------------------------------------------------------------- */
+
+/* EventIds ordered case-insensitively (they are ASCII: sc_event_id_valid). */
+static int s_id_cmp(const char *a, const char *b)
+{
+    for (;; a++, b++) {
+        int d = tolower((unsigned char)*a) - tolower((unsigned char)*b);
+
+        if (d || !*a)
+            return d;
+    }
+}
+
+/* Index of id's tombstone, or where it would go (*found false). */
+static size_t s_tomb_pos(const sc_registry_t *reg, const char *id, bool *found)
+{
+    size_t lo = 0, hi = reg->n_tombs;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int d = s_id_cmp(reg->tombs[mid].id, id);
+
+        if (d == 0) {
+            *found = true;
+            return mid;
+        }
+        if (d < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+static bool s_tomb_expired(const sc_registry_t *reg, const s_tomb_t *t, int64_t now_ms)
+{
+    return now_ms - t->ended_ms >= reg->tomb_ms;
+}
+
+/* The live tombstone of id, NULL if none (or expired). */
+static const s_tomb_t *s_tomb_find(const sc_registry_t *reg, const char *id, int64_t now_ms)
+{
+    bool found;
+    size_t i = s_tomb_pos(reg, id, &found);
+
+    return found && !s_tomb_expired(reg, &reg->tombs[i], now_ms) ? &reg->tombs[i] : NULL;
+}
+
+/* Drops expired tombstones. */
+static void s_tomb_prune(sc_registry_t *reg, int64_t now_ms)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < reg->n_tombs; i++)
+        if (!s_tomb_expired(reg, &reg->tombs[i], now_ms))
+            reg->tombs[k++] = reg->tombs[i];
+    reg->n_tombs = k;
+}
+
+/* Adds (or refreshes) id's tombstone; at SC_REGISTRY_MAX_TOMBSTONES the one that ended first
+ * is dropped. 0 or -ENOMEM (nothing changed). */
+static int s_tomb_add(sc_registry_t *reg, const char *id, sc_reg_phase_t phase, int64_t ended_ms)
+{
+    bool found;
+    size_t pos = s_tomb_pos(reg, id, &found);
+
+    if (!found && reg->n_tombs >= SC_REGISTRY_MAX_TOMBSTONES) {
+        size_t oldest = 0;
+
+        for (size_t i = 1; i < reg->n_tombs; i++)
+            if (reg->tombs[i].ended_ms < reg->tombs[oldest].ended_ms)
+                oldest = i;
+        if (reg->tombs[oldest].ended_ms > ended_ms)
+            return 0; /* older than every one kept: the first to go anyway */
+        memmove(&reg->tombs[oldest], &reg->tombs[oldest + 1],
+                (reg->n_tombs - oldest - 1) * sizeof(reg->tombs[0]));
+        reg->n_tombs--;
+        pos = s_tomb_pos(reg, id, &found);
+    }
+    if (!found && reg->n_tombs == reg->cap_tombs) {
+        size_t cap = reg->cap_tombs ? 2 * reg->cap_tombs : 64;
+        s_tomb_t *grown;
+
+        if (cap > SC_REGISTRY_MAX_TOMBSTONES)
+            cap = SC_REGISTRY_MAX_TOMBSTONES;
+        if (!(grown = realloc(reg->tombs, cap * sizeof(*grown))))
+            return -ENOMEM;
+        reg->tombs = grown;
+        reg->cap_tombs = cap;
+    }
+    if (!found) {
+        memmove(&reg->tombs[pos + 1], &reg->tombs[pos],
+                (reg->n_tombs - pos) * sizeof(reg->tombs[0]));
+        reg->n_tombs++;
+        memset(&reg->tombs[pos], 0, sizeof(reg->tombs[pos]));
+        memcpy(reg->tombs[pos].id, id, strlen(id) + 1);
+    }
+    reg->tombs[pos].phase = phase;
+    reg->tombs[pos].ended_ms = ended_ms;
+    return 0;
 }
 
 /* ---- events ------------------------------------------------------------------------------ */
@@ -173,7 +288,8 @@ static int s_vote_present(s_event_t *e, s_member_t *m)
     return 0;
 }
 
-static int s_changes_add(sc_registry_changes_t *ch, sc_reg_change_kind_t kind, const s_event_t *e)
+static int s_changes_add_id(sc_registry_changes_t *ch, sc_reg_change_kind_t kind, const char *id,
+                            sc_start_kind_t start_kind)
 {
     sc_reg_change_t *grown;
 
@@ -185,10 +301,15 @@ static int s_changes_add(sc_registry_changes_t *ch, sc_reg_change_kind_t kind, c
     ch->items = grown;
     memset(&grown[ch->n], 0, sizeof(grown[ch->n]));
     grown[ch->n].kind = kind;
-    memcpy(grown[ch->n].id, e->pub.ev.id, sizeof(grown[ch->n].id));
-    grown[ch->n].start_kind = e->pub.start_kind;
+    memcpy(grown[ch->n].id, id, strlen(id) + 1);
+    grown[ch->n].start_kind = start_kind;
     ch->n++;
     return 0;
+}
+
+static int s_changes_add(sc_registry_changes_t *ch, sc_reg_change_kind_t kind, const s_event_t *e)
+{
+    return s_changes_add_id(ch, kind, e->pub.ev.id, e->pub.start_kind);
 }
 
 static int s_make_final(s_event_t *e, int64_t now_ms, sc_registry_changes_t *ch)
@@ -261,6 +382,7 @@ int sc_registry_new(int64_t confirm_ms, sc_registry_t **ret_reg)
     if (!reg)
         return -ENOMEM;
     reg->confirm_ms = confirm_ms > 0 ? confirm_ms : SC_REGISTRY_CONFIRM_MS_DEFAULT;
+    reg->tomb_ms = SC_REGISTRY_TOMBSTONE_MS_DEFAULT;
     *ret_reg = reg;
     return 0;
 }
@@ -279,6 +401,7 @@ void sc_registry_destroy(sc_registry_t **preg)
         free(reg->members[i]);
     }
     free(reg->members);
+    free(reg->tombs);
     free(reg);
     *preg = NULL;
 }
@@ -292,20 +415,37 @@ void sc_registry_changes_release(sc_registry_changes_t *changes)
     changes->n = 0;
 }
 
-/* Applies one reported event of member m's document. */
-static int s_apply_event(sc_registry_t *reg, s_member_t *m, const sc_event_t *d, int64_t now_ms,
-                         sc_registry_changes_t *ch)
+/* A copy of an event the merge rule does not apply: StaleCopy when it would have changed or
+ * created something, nothing when it only repeats what the registry holds. */
+static int s_stale_copy(const s_event_t *e, const sc_event_t *d, sc_registry_changes_t *ch)
+{
+    if (e && (e->pub.phase != SC_REG_ACTIVE || sc_event_equal(&e->pub.ev, d)))
+        return 0;
+    return s_changes_add_id(ch, SC_CHG_STALE_COPY, e ? e->pub.ev.id : d->id,
+                            e ? e->pub.start_kind : SC_START_NONE);
+}
+
+/* Applies one reported event of member m's document, observed at observed_ms (see the merge
+ * rule in sc_registry.h). */
+static int s_apply_event(sc_registry_t *reg, s_member_t *m, const sc_event_t *d,
+                         int64_t observed_ms, bool blind, int64_t now_ms, sc_registry_changes_t *ch)
 {
     s_event_t *e = s_event_find(reg, d->id);
-    bool d_started = sc_event_is_started(d);
+    bool d_started = sc_event_is_started(d), was_started;
+    sc_event_t copy;
     int rc;
 
+    if (!e && s_tomb_find(reg, d->id, now_ms))
+        return s_changes_add_id(ch, SC_CHG_ENDED_COPY, d->id, SC_START_NONE);
+    if (!e && blind)
+        return s_stale_copy(NULL, d, ch); /* a blind member's copy never creates an event */
     if (!e) {
         if ((rc = s_event_add(reg, d, &e)) < 0)
             return rc;
         e->pub.phase = SC_REG_ACTIVE;
         e->pub.first_seen_ms = now_ms;
         e->pub.last_seen_ms = now_ms;
+        e->pub.observed_ms = observed_ms;
         e->in_doc = true;
         if (d_started) {
             e->pub.start_kind = SC_START_DIRECT;
@@ -321,35 +461,43 @@ static int s_apply_event(sc_registry_t *reg, s_member_t *m, const sc_event_t *d,
     e->pub.last_seen_ms = now_ms;
     if ((rc = s_vote_present(e, m)) < 0)
         return rc;
-    if (sc_event_is_started(&e->pub.ev) && !d_started)
+    if (blind)
+        return s_stale_copy(e, d, ch); /* a witness, as before; its content counts for nothing */
+    was_started = sc_event_is_started(&e->pub.ev);
+    if (was_started && !d_started)
         return 0; /* a member lagging behind the start: keep the newer view */
-    if (sc_event_equal(&e->pub.ev, d))
+    if (sc_event_equal(&e->pub.ev, d)) {
+        if (observed_ms > e->pub.observed_ms)
+            e->pub.observed_ms = observed_ms; /* the same content, seen more recently */
         return 0;
-    {
-        sc_event_t copy;
-        bool was_started = sc_event_is_started(&e->pub.ev);
-
-        if ((rc = sc_event_copy(d, &copy)) < 0)
-            return rc;
-        memcpy(copy.id, e->pub.ev.id, sizeof(copy.id)); /* keep the id as first seen */
-        sc_event_clear(&e->pub.ev);
-        e->pub.ev = copy;
-        if (!was_started && d_started) {
-            e->pub.start_kind = e->pub.approved ? SC_START_APPROVED : SC_START_FORCED;
-            e->pub.started_ms = now_ms;
-            return s_changes_add(ch, SC_CHG_STARTED, e);
-        }
-        return s_changes_add(ch, SC_CHG_UPDATED, e);
     }
+    /* The freshest witness wins (ties: the later arrival), but a start is a fact whatever the
+     * age of the copy that tells it: the status only moves forward. */
+    if (observed_ms < e->pub.observed_ms && (was_started || !d_started))
+        return s_stale_copy(e, d, ch);
+    if ((rc = sc_event_copy(d, &copy)) < 0)
+        return rc;
+    memcpy(copy.id, e->pub.ev.id, sizeof(copy.id)); /* keep the id as first seen */
+    sc_event_clear(&e->pub.ev);
+    e->pub.ev = copy;
+    if (observed_ms > e->pub.observed_ms)
+        e->pub.observed_ms = observed_ms;
+    if (!was_started && d_started) {
+        e->pub.start_kind = e->pub.approved ? SC_START_APPROVED : SC_START_FORCED;
+        e->pub.started_ms = now_ms;
+        return s_changes_add(ch, SC_CHG_STARTED, e);
+    }
+    return s_changes_add(ch, SC_CHG_UPDATED, e);
 }
 
 int sc_registry_apply_doc(sc_registry_t *reg, const char *member, const char *boot_id,
-                          const sc_doc_t *doc, int64_t now_ms, sc_registry_changes_t *ret_changes)
+                          const sc_doc_t *doc, int64_t observed_at_ms, bool blind, int64_t now_ms,
+                          sc_registry_changes_t *ret_changes)
 {
     sc_registry_changes_t ch = {0};
     s_member_t *m;
     size_t n_new = 0;
-    bool fresh;
+    bool fresh, new_boot;
     int rc = 0;
 
     if (!reg || !doc || !s_name_valid(member, SC_MEMBER_NAME_MAX) ||
@@ -359,31 +507,46 @@ int sc_registry_apply_doc(sc_registry_t *reg, const char *member, const char *bo
     for (size_t i = 0; i < doc->n_events; i++) {
         if (!sc_event_id_valid(doc->events[i].id))
             return -EINVAL;
-        if (!s_event_find(reg, doc->events[i].id))
+        if (!blind && !s_event_find(reg, doc->events[i].id) &&
+            !s_tomb_find(reg, doc->events[i].id, now_ms))
             n_new++;
     }
     if (reg->n_events + n_new > SC_REGISTRY_MAX_EVENTS)
         return SC_E_TOO_BIG;
     if (!(m = s_member_get(reg, member, &rc)))
         return rc;
+    m->alive = true;
+    new_boot = boot_id && *boot_id && m->boot_id[0] && strcmp(boot_id, m->boot_id);
+
+    /* An older document of the same agent boot than the last one applied (a lower incarnation,
+     * not read after it) is stale: it neither changes nor votes. A lower incarnation read later
+     * is IMDS's own restart: a fresh view, below. */
+    if (m->has_doc && !new_boot && doc->incarnation < m->incarnation &&
+        observed_at_ms <= m->observed_ms) {
+        for (size_t i = 0; i < doc->n_events && rc >= 0; i++)
+            if (!s_tomb_find(reg, doc->events[i].id, now_ms))
+                rc = s_stale_copy(s_event_find(reg, doc->events[i].id), &doc->events[i], &ch);
+        if (rc >= 0)
+            rc = s_evaluate(reg, now_ms, &ch);
+        goto out;
+    }
 
     /* A restarted agent (new boot id) or IMDS (incarnation backwards) sends a fresh view. So
      * does a member's first document since this registry was made: after a coordinator restart
      * (votes restored, boot id and incarnation unknown) the VM may have rebooted meanwhile and
      * its IMDS come back empty. (Without restored votes the first document has nothing to
      * make PENDING.) */
-    fresh = !m->has_doc || (boot_id && *boot_id && m->boot_id[0] && strcmp(boot_id, m->boot_id)) ||
-            doc->incarnation < m->incarnation;
-    m->alive = true;
+    fresh = !m->has_doc || new_boot || doc->incarnation < m->incarnation;
     m->has_doc = true;
     m->incarnation = doc->incarnation;
+    m->observed_ms = observed_at_ms;
     if (boot_id && *boot_id)
         memcpy(m->boot_id, boot_id, strlen(boot_id) + 1);
 
     for (size_t i = 0; i < reg->n_events; i++)
         reg->events[i]->in_doc = false;
     for (size_t i = 0; i < doc->n_events; i++)
-        if ((rc = s_apply_event(reg, m, &doc->events[i], now_ms, &ch)) < 0)
+        if ((rc = s_apply_event(reg, m, &doc->events[i], observed_at_ms, blind, now_ms, &ch)) < 0)
             goto out;
     for (size_t i = 0; i < reg->n_events; i++) {
         s_event_t *e = reg->events[i];
@@ -474,6 +637,7 @@ int sc_registry_tick(sc_registry_t *reg, int64_t now_ms, sc_registry_changes_t *
 
     if (!reg)
         return -EINVAL;
+    s_tomb_prune(reg, now_ms);
     rc = s_evaluate(reg, now_ms, &ch);
     if (rc < 0 || !ret_changes)
         sc_registry_changes_release(&ch);
@@ -496,12 +660,18 @@ int sc_registry_mark_approved(sc_registry_t *reg, const char *event_id)
 
 int sc_registry_remove_event(sc_registry_t *reg, const char *event_id)
 {
+    const sc_reg_event_t *pub;
     size_t i;
+    int rc;
 
     if (!reg || !event_id)
         return -EINVAL;
     if ((i = s_event_index(reg, event_id)) == SIZE_MAX)
         return SC_E_NOT_FOUND;
+    pub = &reg->events[i]->pub;
+    if (pub->phase != SC_REG_ACTIVE &&
+        (rc = s_tomb_add(reg, pub->ev.id, pub->phase, pub->ended_ms)) < 0)
+        return rc;
     s_event_free(reg->events[i]);
     memmove(&reg->events[i], &reg->events[i + 1], (reg->n_events - i - 1) * sizeof(reg->events[0]));
     reg->n_events--;
@@ -539,6 +709,7 @@ int sc_registry_restore_event(sc_registry_t *reg, const sc_reg_restore_t *r)
     e->pub.last_seen_ms = r->last_seen_ms;
     e->pub.started_ms = r->started_ms;
     e->pub.ended_ms = r->ended_ms;
+    e->pub.observed_ms = r->observed_ms;
     for (size_t i = 0; i < r->n_witnesses; i++) {
         s_member_t *m = s_member_get(reg, r->witnesses[i], &rc);
 
@@ -547,6 +718,33 @@ int sc_registry_restore_event(sc_registry_t *reg, const sc_reg_restore_t *r)
     }
     s_event_refresh(e);
     return 0;
+}
+
+int sc_registry_set_tombstone_ms(sc_registry_t *reg, int64_t keep_ms)
+{
+    if (!reg)
+        return -EINVAL;
+    reg->tomb_ms = keep_ms > 0 ? keep_ms : SC_REGISTRY_TOMBSTONE_MS_DEFAULT;
+    return 0;
+}
+
+int sc_registry_add_tombstone(sc_registry_t *reg, const char *event_id, sc_reg_phase_t phase,
+                              int64_t ended_ms)
+{
+    if (!reg || !sc_event_id_valid(event_id) ||
+        (phase != SC_REG_ENDED && phase != SC_REG_CANCELLED))
+        return -EINVAL;
+    return s_tomb_add(reg, event_id, phase, ended_ms);
+}
+
+bool sc_registry_is_tombstoned(const sc_registry_t *reg, const char *event_id, int64_t now_ms)
+{
+    return reg && event_id && s_tomb_find(reg, event_id, now_ms) != NULL;
+}
+
+size_t sc_registry_tombstone_count(const sc_registry_t *reg)
+{
+    return reg ? reg->n_tombs : 0;
 }
 
 size_t sc_registry_count(const sc_registry_t *reg)
@@ -605,8 +803,8 @@ const char *sc_start_kind_name(sc_start_kind_t k)
 
 const char *sc_reg_change_name(sc_reg_change_kind_t k)
 {
-    static const char *const names[SC_CHG_MAX] = {"New",     "NewStarted", "Updated",
-                                                  "Started", "Ended",      "Cancelled"};
+    static const char *const names[SC_CHG_MAX] = {"New",   "NewStarted", "Updated",   "Started",
+                                                  "Ended", "Cancelled",  "StaleCopy", "EndedCopy"};
 
     return k >= 0 && k < SC_CHG_MAX ? names[k] : "Unknown";
 }

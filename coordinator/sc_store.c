@@ -44,6 +44,8 @@ static const char *const s_migrations[SC_STORE_SCHEMA_VERSION] = {
     "ALTER TABLE drains ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;",
     /* 3 -> 4: the agent boot id a member was gone with (only a new agent brings it back). */
     "ALTER TABLE members ADD COLUMN boot_id TEXT;",
+    /* 4 -> 5: when the content of an event was observed (the registry's merge rule). */
+    "ALTER TABLE events ADD COLUMN observed_ms INTEGER;",
 };
 
 int sc_store_open(const char *path, sc_store_t **ret_store, char *err, size_t errlen)
@@ -198,8 +200,8 @@ static int s_apply_event_seen(sc_store_t *self, json_object *d, int64_t wall)
 {
     json_object *ev, *seen = s_arr(d, "seen_by"), *res;
     const char *id, *nbraw;
-    int64_t dur = 0, nb = 0;
-    bool has_dur, has_nb;
+    int64_t dur = 0, nb = 0, observed = 0;
+    bool has_dur, has_nb, has_observed = s_int(d, "observed_ms", &observed);
     int rc;
 
     if (!json_object_object_get_ex(d, "event", &ev) || !json_object_is_type(ev, json_type_object))
@@ -215,6 +217,10 @@ static int s_apply_event_seen(sc_store_t *self, json_object *d, int64_t wall)
                    "ON CONFLICT(event_id) DO NOTHING",
                    "sl", id, wall);
     if (rc < 0)
+        return rc;
+    if (has_observed &&
+        (rc = sc_db_run(self->db, NULL, "UPDATE events SET observed_ms = ? WHERE event_id = ?",
+                        "ls", observed, id)) < 0)
         return rc;
     return sc_db_run(
         self->db, NULL,
@@ -659,7 +665,7 @@ static int s_events_json(sc_db_t *db, json_object *arr, bool include_ended, int6
         db, &st,
         "SELECT event_id AS EventId, event_type AS type, status, source, resources, not_before, "
         "duration_s, description, seen_by, first_seen_ms, approved_ms, approved_by, started_ms, "
-        "started_how, ended_ms, ended_how, doc AS event FROM events "
+        "started_how, ended_ms, ended_how, observed_ms, doc AS event FROM events "
         "WHERE ? OR ended_ms IS NULL OR ended_ms >= ? ORDER BY first_seen_ms, event_id",
         "il", include_ended ? 1 : 0, since);
     if (rc < 0 || (rc = s_rows_json(st, json_cols, arr)) < 0)

@@ -7,7 +7,8 @@
  *   members    name, endpoint, fault and update domain, state, the agent boot id it was gone
  *              with
  *   events     every field of every event any agent reported, first seen, approved at/by,
- *              started at and how, ended at and how
+ *              started at and how, ended at and how (kept: the registry's tombstones after a
+ *              restart), when its content was observed (observed_ms, the merge rule)
  *   drains     per event x VM x phase (prepare, recover): ordered, started, finished, result
  *   approvals  every approval: request body, EventIds, via whom, intent time, answer
  *   dlog       the decision log (sc_dlog.h), append-only, with the reason of each decision
@@ -27,7 +28,7 @@
 #include <stdint.h>
 
 /* The schema version this code writes (number of migrations). */
-#define SC_STORE_SCHEMA_VERSION 4
+#define SC_STORE_SCHEMA_VERSION 5
 
 typedef struct sc_store sc_store_t;
 
@@ -78,7 +79,7 @@ const char *sc_store_drain_state(const char *prepare_result, bool prepare_ordere
  *    "events":[{"EventId","type","status","source","resources":[...],"not_before",
  *               "duration_s","description","seen_by":[...],"first_seen_ms","approved_ms",
  *               "approved_by","started_ms","started_how","ended_ms","ended_how",
- *               "event":{IMDS shape},
+ *               "observed_ms","event":{IMDS shape},
  *               "drains":{"vm":"prepared",...},
  *               "drain_detail":{"vm":{"prepare":{"ordered_ms","started_ms","finished_ms",
  *                                                 "result","exit_status"},"recover":{...}}}}],

@@ -16,6 +16,7 @@
 #include "sc_error.h"
 #include "sc_log.h"
 #include "sc_test.h"
+#include "sc_time.h"
 
 #define S_CAP 64
 
@@ -26,6 +27,7 @@ typedef struct {
     int attempt;
     char detail[128]; /* hook_progress detail, nack reason */
     uint64_t ref_seq;
+    int64_t observed_at_ms; /* DOCUMENT */
 } s_sent_t;
 
 static s_sent_t s_sent[S_CAP];
@@ -50,6 +52,8 @@ static void s_capture(void *data, int member, const sc_msg_t *msg)
         snprintf(s_sent[s_n_sent].detail, sizeof(s_sent[0].detail), "%s",
                  msg->nack.reason ? msg->nack.reason : "");
     }
+    if (msg->type == SC_MSG_DOCUMENT)
+        s_sent[s_n_sent].observed_at_ms = msg->document.observed_at_ms;
     s_n_sent++;
 }
 
@@ -606,6 +610,60 @@ SC_TEST(attempts)
     sc_agent_settings_free(&s);
 }
 
+/* The observed_at_ms of the last DOCUMENT sent, -1 if none. */
+static int64_t s_last_observed(void)
+{
+    for (size_t i = s_n_sent; i-- > 0;)
+        if (s_sent[i].type == SC_MSG_DOCUMENT)
+            return s_sent[i].observed_at_ms;
+    return -1;
+}
+
+/* A document sent again (doc_request, a coordinator reconnecting) carries the time it was read
+ * from IMDS, not the time it is sent: while IMDS fails, the coordinator must be able to tell
+ * the old copy from a newer one (issue 9, safety 1). A new document gets a new time. */
+SC_TEST(document_resent_with_its_read_time)
+{
+    sc_agent_settings_t s;
+    sc_agent_opts_t o = {0};
+    sc_agent_t *a = NULL;
+    sc_msg_t *req = NULL;
+    char err[256] = "", state[600];
+    const char *doc = "{\"DocumentIncarnation\":4,\"Events\":[]}";
+    const char *doc5 = "{\"DocumentIncarnation\":5,\"Events\":[]}";
+    int64_t before = sc_wall_ms(), read_at;
+
+    s_tmpdir("resend");
+    snprintf(state, sizeof(state), "%s/state", s_dir);
+    SC_REQUIRE(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members",
+                       "coord=127.0.0.1:1", "--state-dir", state, "--prepare-hook", "/bin/true",
+                       "--recover-hook", "/bin/true", "--insecure", "--standalone-after", "3600",
+                       NULL) == 0);
+    o.settings = &s;
+    o.name = "vm_0";
+    o.send = s_capture;
+    o.manual_imds = true;
+    s_n_sent = 0;
+    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_agent_feed_body(a, doc, strlen(doc)), 0);
+    read_at = s_last_observed();
+    SC_CHECK(read_at >= before && read_at <= sc_wall_ms());
+    sc_sleep_ms(30);
+    /* the same document read again, then IMDS fails: still the document read at read_at */
+    SC_CHECK_INT(sc_agent_feed_body(a, doc, strlen(doc)), 0);
+    SC_CHECK_INT(sc_agent_feed_body(a, "{", 1), 0);
+    SC_REQUIRE(sc_msg_new(SC_MSG_DOC_REQUEST, "coord", 1, 1, &req) == 0);
+    SC_CHECK_INT(s_send_msg(a, req), 0);
+    SC_CHECK_INT(s_count(SC_MSG_DOCUMENT, -1), 2);
+    SC_CHECK_INT(s_last_observed(), read_at);
+    /* a new document: read now */
+    SC_CHECK_INT(sc_agent_feed_body(a, doc5, strlen(doc5)), 0);
+    SC_CHECK_INT(s_count(SC_MSG_DOCUMENT, -1), 3);
+    SC_CHECK(s_last_observed() >= read_at + 30);
+    sc_agent_destroy(&a);
+    sc_agent_settings_free(&s);
+}
+
 int main(void)
 {
     sc_log_init("test_agent_core", SC_LOG_ERR);
@@ -616,5 +674,6 @@ int main(void)
     SC_RUN(state_schema_1_migrates);
     SC_RUN(orders);
     SC_RUN(attempts);
+    SC_RUN(document_resent_with_its_read_time);
     return sc_test_done();
 }

@@ -764,6 +764,145 @@ SC_TEST(gone_member_back_with_a_new_agent)
     zmq_ctx_term(zctx);
 }
 
+/* The Resources status shows for event id ("a,b"), "" when the event is not shown. */
+static const char *s_resources(json_object *st, const char *id)
+{
+    static char buf[256];
+    json_object *evs, *res;
+    size_t off = 0;
+
+    buf[0] = '\0';
+    if (!json_object_object_get_ex(st, "events", &evs))
+        return buf;
+    for (size_t i = 0; i < json_object_array_length(evs); i++) {
+        json_object *e = json_object_array_get_idx(evs, i);
+        if (strcmp(json_object_get_string(json_object_object_get(e, "EventId")), id) != 0 ||
+            !json_object_object_get_ex(e, "resources", &res))
+            continue;
+        for (size_t k = 0; k < json_object_array_length(res) && off < sizeof(buf); k++)
+            off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s", k ? "," : "",
+                                    json_object_get_string(json_object_array_get_idx(res, k)));
+    }
+    return buf;
+}
+
+/* A document from member from: the IMDS JSON body, read at observed (wall ms). */
+static void s_send_doc(void *d, const char *from, uint64_t term, uint64_t seq, const char *body,
+                       int64_t observed)
+{
+    sc_msg_t *m = NULL;
+    char err[256] = "";
+
+    if (sc_msg_new(SC_MSG_DOCUMENT, from, term, seq, &m) < 0 ||
+        sc_doc_parse(body, strlen(body), &m->document.document, err, sizeof(err)) < 0) {
+        SC_FAILF("document: %s", err);
+        sc_msg_destroy(&m);
+        return;
+    }
+    m->document.incarnation = m->document.document->incarnation;
+    m->document.observed_at_ms = observed;
+    s_send_msg(d, m);
+}
+
+/* Steps c until event id shows Resources res in its status, at most ~5 s; whether it did. */
+static bool s_wait_resources(sc_coord_t *c, const char *id, const char *res)
+{
+    for (int i = 0; i < 250; i++) {
+        json_object *st = sc_coord_status(c);
+        bool same = st && strcmp(s_resources(st, id), res) == 0;
+        json_object_put(st);
+        if (same)
+            return true;
+        sc_coord_step(c, 20);
+    }
+    return false;
+}
+
+/* event_seen decisions for event id in the log at path (with observed_ms == observed unless
+ * observed is 0), -1 when the log cannot be read. */
+static int s_seen_decisions(const char *path, const char *id, int64_t observed)
+{
+    sc_store_t *st = NULL;
+    json_object *hist = NULL;
+    char err[256];
+    int n = 0;
+
+    if (sc_store_open(path, &st, err, sizeof(err)) < 0 ||
+        sc_store_history_json(sc_db_handle(sc_store_db(st)), 1000, &hist) < 0) {
+        sc_store_close(&st);
+        return -1;
+    }
+    for (size_t i = 0; i < json_object_array_length(hist); i++) {
+        json_object *e = json_object_array_get_idx(hist, i), *data, *ev;
+        if (strcmp(json_object_get_string(json_object_object_get(e, "kind")), "event_seen") ||
+            !json_object_object_get_ex(e, "data", &data) ||
+            !json_object_object_get_ex(data, "event", &ev) ||
+            strcmp(json_object_get_string(json_object_object_get(ev, "EventId")), id) != 0)
+            continue;
+        n += !observed ||
+             json_object_get_int64(json_object_object_get(data, "observed_ms")) == observed;
+    }
+    json_object_put(hist);
+    sc_store_close(&st);
+    return n;
+}
+
+/* The merge rule outlives a restart (issue 9, safety 1): an event that ended and was recovered
+ * long ago comes back as a tombstone, so a member's old copy of it is not a new event; and an
+ * event's content keeps its freshness, so a copy observed before it (a blind member's re-send
+ * on reconnecting) does not replace it, while a newer one does and is stored with its time. */
+SC_TEST(tombstones_and_freshness_survive_a_restart)
+{
+    /* vm_1's document: incarnation, then more events after E-old-done and E-fresh */
+    static const char *const fmt =
+        "{\"DocumentIncarnation\":%d,\"Events\":[{\"EventId\":\"E-old-done\",\"EventType\":"
+        "\"Reboot\",\"ResourceType\":\"VirtualMachine\",\"Resources\":[\"vm_1\"],\"EventStatus\":"
+        "\"Scheduled\",\"NotBefore\":\"Mon, 11 Apr 2022 22:26:58 GMT\"},{\"EventId\":\"E-fresh\","
+        "\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\",\"Resources\":[\"vm_1\"],"
+        "\"EventStatus\":\"Scheduled\",\"NotBefore\":\"Mon, 11 Apr 2022 22:26:58 GMT\"}%s]}";
+    sc_store_t *st = NULL;
+    sc_coord_t *c;
+    void *zctx = zmq_ctx_new(), *d1 = NULL;
+    char path[128], err[256], d[1024], body[1024];
+    int64_t wall = sc_wall_ms(), newer = wall + 1000;
+    uint64_t term;
+
+    snprintf(path, sizeof(path), "%s/coordinator.db", s_dir);
+    SC_REQUIRE(sc_store_open(path, &st, err, sizeof(err)) == 0);
+    s_event(st, "E-old-done", wall - 2 * 3600 * 1000, "done");
+    snprintf(d, sizeof(d),
+             "{\"event\":{\"EventId\":\"E-fresh\",\"EventType\":\"Reboot\",\"ResourceType\":"
+             "\"VirtualMachine\",\"Resources\":[\"vm_1\",\"vm_2\"],\"EventStatus\":\"Scheduled\","
+             "\"NotBefore\":\"\",\"Description\":\"\",\"EventSource\":\"Platform\","
+             "\"DurationInSeconds\":-1},\"seen_by\":[\"vm_1\",\"vm_2\"],\"observed_ms\":%lld}",
+             (long long)(wall - 1000));
+    s_decide(st, SC_DLOG_EVENT_SEEN, d, wall - 900);
+    sc_store_close(&st);
+
+    c = s_start();
+    SC_REQUIRE(c && zctx);
+    term = (uint64_t)sc_coord_term(c);
+    d1 = s_dealer(zctx);
+    /* vm_1's copy read 5 s ago: E-fresh before it grew, E-old-done long over (E-new shows
+     * when the document was handled) */
+    snprintf(body, sizeof(body), fmt, 1,
+             ",{\"EventId\":\"E-new\",\"EventType\":\"Reboot\",\"ResourceType\":"
+             "\"VirtualMachine\",\"Resources\":[\"vm_1\"],\"EventStatus\":\"Scheduled\","
+             "\"NotBefore\":\"Mon, 11 Apr 2022 22:26:58 GMT\"}");
+    s_send_doc(d1, "vm_1", term, 1, body, wall - 5000);
+    SC_CHECK(s_wait_resources(c, "E-new", "vm_1"));
+    SC_CHECK(s_wait_resources(c, "E-fresh", "vm_1,vm_2"));
+    /* a copy read after the stored one replaces it */
+    snprintf(body, sizeof(body), fmt, 2, "");
+    s_send_doc(d1, "vm_1", term, 2, body, newer);
+    SC_CHECK(s_wait_resources(c, "E-fresh", "vm_1"));
+    zmq_close(d1);
+    sc_coord_destroy(&c);
+    zmq_ctx_term(zctx);
+    SC_CHECK_INT(s_seen_decisions(path, "E-old-done", 0), 1); /* the one stored before */
+    SC_CHECK_INT(s_seen_decisions(path, "E-fresh", newer), 1);
+}
+
 int main(void)
 {
     snprintf(s_dir, sizeof(s_dir), "/tmp/sc_coord_restore_XXXXXX");
@@ -808,6 +947,10 @@ int main(void)
     if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
         return 1;
     SC_RUN(gone_member_back_with_a_new_agent);
+    s_cleanup();
+    if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
+        return 1;
+    SC_RUN(tombstones_and_freshness_survive_a_restart);
     s_cleanup();
     return sc_test_done();
 }

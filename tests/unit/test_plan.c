@@ -733,11 +733,12 @@ static const row_t rows[] = {
      {{.id = "E1", .phase = SC_REG_CANCELLED, .vms = "a0=prepared"}},
      .pause = true,
      .expect = "RECOVER a0 E1"},
-    /* Azure shrank Resources after a prepare: the dropped VM is not waited for, stays busy,
-     * is recovered when the event is over (not at once), and is not evicted with the rest. */
+    /* Azure shrank Resources after a prepare: the dropped VM is not waited for once its
+     * prepare reported (dropped_*_blocks_approval below: until then it is), stays busy, is
+     * recovered when the event is over (not at once), and is not evicted with the rest. */
     {"shrunk_dropped_vm_not_waited_for",
      FD2,
-     {{.id = "E1", .vms = "a0=prepared,^a1=preparing"}},
+     {{.id = "E1", .vms = "a0=prepared,^a1=prepared"}},
      .expect = "APPROVE E1"},
     {"shrunk_dropped_vm_keeps_its_fd_busy",
      FD2,
@@ -886,6 +887,10 @@ static const row_t rows[] = {
        .nb = NB_NONE,
        .vms = "a0=prepared,a1=prepare_failed"}},
      .expect = "ALERT forced E1"},
+    {"no_drain_now_failed_prepare_not_rolled_back_approved",
+     FD2,
+     {{.id = "E1", .type = "Freeze", .dur = "5", .vms = "a0=prepared,a1=prepare_failed"}},
+     .expect = "ALERT prepare_failed E1 a1; APPROVE E1"},
     {"failed_preempt_prepare_not_rolled_back",
      FD2,
      {{.id = "P1", .type = "Preempt", .nb = 30, .vms = "b0=prepare_failed"}},
@@ -1093,6 +1098,34 @@ static const row_t rows[] = {
      {{.id = "P1", .type = "Preempt", .nb = 30, .strangers = "x9", .vms = "b0=prepared"}},
      .expect = "ALERT strangers P1"},
     {"strangers_only_left_to_azure_silently", FD2, {{.id = "E1", .strangers = "x9"}}, .expect = ""},
+    /* Resources never shrink below what was ordered to prepare (issue 9, safety 1): a VM that
+     * left Resources — Azure's update, or a stale copy of the event — while its prepare was
+     * ordered or running holds the approval until it reports; once it did (prepared, failed,
+     * interrupted) it is not waited for. */
+    {"dropped_preparing_vm_blocks_approval",
+     FD2,
+     {{.id = "E1", .vms = "a0=prepared,^a1=preparing"}},
+     .expect = ""},
+    {"dropped_ordered_vm_blocks_approval",
+     FD2,
+     {{.id = "E1", .vms = "a0=prepared,^a1=prepare_ordered"}},
+     .expect = ""},
+    {"dropped_preparing_dead_vm_blocks_approval",
+     "a0:0! a1:0- b0:1 b1:1",
+     {{.id = "E1", .vms = "a0=prepared,^a1=preparing"}},
+     .expect = ""},
+    {"dropped_vm_failed_prepare_not_waited_for",
+     FD2,
+     {{.id = "E1", .vms = "a0=prepared,^a1=prepare_failed"}},
+     .expect = "APPROVE E1"},
+    {"dropped_vm_interrupted_prepare_not_waited_for",
+     FD2,
+     {{.id = "E1", .vms = "a0=prepared,^a1=prepare_interrupted"}},
+     .expect = "APPROVE E1"},
+    {"dropped_preparing_vm_blocks_approval_via",
+     FD2,
+     {{.id = "E1", .vms = "b0=prepared,^b1=preparing", .seen = "b0"}},
+     .expect = ""},
 };
 
 static void s_run_row(const row_t *r)

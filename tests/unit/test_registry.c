@@ -1,6 +1,7 @@
 /* Tests of the event registry (coordinator/sc_registry.h): merging, case-insensitive ids,
  * seen_by, host-failure Started, cancelled vs ended, fresh documents (agent restart, backwards
- * incarnation) and dead members never ending events spuriously. */
+ * incarnation), dead members never ending events spuriously, the merge rule (stale copies:
+ * older documents of a member, older observations, blind members) and tombstones. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,8 @@
 #define ID1_LOWER "c7061bac-afdc-4513-b24b-aa5f13a16123"
 #define ID2 "F020BA2E-3BC0-4C40-A10B-86575A9EABD5"
 
-/* A document with the given events: each spec is "ID:Status" (Scheduled or Started). */
+/* A document with the given events: each spec is "ID:Status" (Scheduled or Started), or
+ * "ID:Status:vm1,vm4" for other Resources than ["vm0"]. */
 static sc_doc_t *s_doc(long inc, const char *const *specs, size_t n)
 {
     size_t cap = 512 + n * 400, off = 0;
@@ -29,16 +31,27 @@ static sc_doc_t *s_doc(long inc, const char *const *specs, size_t n)
     off +=
         (size_t)snprintf(buf + off, cap - off, "{\"DocumentIncarnation\": %ld, \"Events\": [", inc);
     for (size_t i = 0; i < n; i++) {
-        const char *colon = strchr(specs[i], ':');
+        const char *colon = strchr(specs[i], ':'), *res = strchr(colon + 1, ':');
         int idlen = (int)(colon - specs[i]);
-        bool started = strcmp(colon + 1, "Started") == 0;
+        int stlen = res ? (int)(res - colon - 1) : (int)strlen(colon + 1);
+        bool started = strncmp(colon + 1, "Started", (size_t)stlen) == 0;
+        char names[256] = "\"vm0\"";
 
+        if (res) {
+            size_t k = 0;
+            for (const char *r = res + 1; *r && k + 8 < sizeof(names);) {
+                size_t len = strcspn(r, ",");
+                k += (size_t)snprintf(names + k, sizeof(names) - k, "%s\"%.*s\"", k ? "," : "",
+                                      (int)len, r);
+                r += len + (r[len] == ',');
+            }
+        }
         off += (size_t)snprintf(
             buf + off, cap - off,
-            "%s{\"EventId\": \"%.*s\", \"EventStatus\": \"%s\", \"EventType\": \"Reboot\", "
-            "\"ResourceType\": \"VirtualMachine\", \"Resources\": [\"vm0\"], "
+            "%s{\"EventId\": \"%.*s\", \"EventStatus\": \"%.*s\", \"EventType\": \"Reboot\", "
+            "\"ResourceType\": \"VirtualMachine\", \"Resources\": [%s], "
             "\"NotBefore\": \"%s\", \"EventSource\": \"Platform\", \"DurationInSeconds\": -1}",
-            i ? "," : "", idlen, specs[i], colon + 1,
+            i ? "," : "", idlen, specs[i], stlen, colon + 1, names,
             started ? "" : "Mon, 11 Apr 2022 22:26:58 GMT");
     }
     snprintf(buf + off, cap - off, "]}");
@@ -51,9 +64,11 @@ static sc_doc_t *s_doc(long inc, const char *const *specs, size_t n)
     return doc;
 }
 
-/* Applies a document built from specs; returns the rc; changes kinds are rendered in chg. */
-static int s_apply(sc_registry_t *reg, const char *member, const char *boot, long inc,
-                   const char *const *specs, size_t n, int64_t now, char *chg, size_t chglen)
+/* Applies a document built from specs, observed at observed (wall ms), from a member blind
+ * or not; returns the rc; changes kinds are rendered in chg. */
+static int s_apply_seen(sc_registry_t *reg, const char *member, const char *boot, long inc,
+                        int64_t observed, bool blind, const char *const *specs, size_t n,
+                        int64_t now, char *chg, size_t chglen)
 {
     sc_doc_t *doc = s_doc(inc, specs, n);
     sc_registry_changes_t ch = {0};
@@ -61,7 +76,7 @@ static int s_apply(sc_registry_t *reg, const char *member, const char *boot, lon
 
     if (!doc)
         return -1;
-    rc = sc_registry_apply_doc(reg, member, boot, doc, now, &ch);
+    rc = sc_registry_apply_doc(reg, member, boot, doc, observed, blind, now, &ch);
     if (chg) {
         size_t off = 0;
 
@@ -75,12 +90,26 @@ static int s_apply(sc_registry_t *reg, const char *member, const char *boot, lon
     return rc;
 }
 
+/* s_apply_seen of a document observed when it arrives (now), from a member that is not blind. */
+static int s_apply(sc_registry_t *reg, const char *member, const char *boot, long inc,
+                   const char *const *specs, size_t n, int64_t now, char *chg, size_t chglen)
+{
+    return s_apply_seen(reg, member, boot, inc, now, false, specs, n, now, chg, chglen);
+}
+
 #define APPLY(reg, m, boot, inc, now, chg, ...)                                                    \
     s_apply(reg, m, boot, inc, (const char *const[]){__VA_ARGS__},                                 \
             sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *), now, chg,           \
             sizeof(chg))
 #define APPLY_EMPTY(reg, m, boot, inc, now, chg)                                                   \
     s_apply(reg, m, boot, inc, NULL, 0, now, chg, sizeof(chg))
+/* A document observed at seen (wall ms), blind or not, arriving at now. */
+#define APPLY_SEEN(reg, m, boot, inc, seen, blind, now, chg, ...)                                  \
+    s_apply_seen(reg, m, boot, inc, seen, blind, (const char *const[]){__VA_ARGS__},               \
+                 sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *), now, chg,      \
+                 sizeof(chg))
+#define APPLY_SEEN_EMPTY(reg, m, boot, inc, seen, blind, now, chg)                                 \
+    s_apply_seen(reg, m, boot, inc, seen, blind, NULL, 0, now, chg, sizeof(chg))
 
 SC_TEST(merge_case_insensitive_seen_by)
 {
@@ -390,13 +419,18 @@ SC_TEST(bad_input)
     SC_REQUIRE(sc_registry_new(0, &reg) == 0);
     memset(longname, 'x', sizeof(longname) - 1);
     longname[sizeof(longname) - 1] = '\0';
-    SC_CHECK_INT(sc_registry_apply_doc(reg, NULL, NULL, &empty, 0, NULL), -EINVAL);
-    SC_CHECK_INT(sc_registry_apply_doc(reg, "", NULL, &empty, 0, NULL), -EINVAL);
-    SC_CHECK_INT(sc_registry_apply_doc(reg, longname, NULL, &empty, 0, NULL), -EINVAL);
-    SC_CHECK_INT(sc_registry_apply_doc(reg, "vm\n0", NULL, &empty, 0, NULL), -EINVAL);
-    SC_CHECK_INT(sc_registry_apply_doc(reg, "vm0", NULL, NULL, 0, NULL), -EINVAL);
-    SC_CHECK_INT(sc_registry_apply_doc(NULL, "vm0", NULL, &empty, 0, NULL), -EINVAL);
-    SC_CHECK_INT(sc_registry_apply_doc(reg, "vm0", NULL, &empty, 0, NULL), 0);
+    SC_CHECK_INT(sc_registry_apply_doc(reg, NULL, NULL, &empty, 0, false, 0, NULL), -EINVAL);
+    SC_CHECK_INT(sc_registry_apply_doc(reg, "", NULL, &empty, 0, false, 0, NULL), -EINVAL);
+    SC_CHECK_INT(sc_registry_apply_doc(reg, longname, NULL, &empty, 0, false, 0, NULL), -EINVAL);
+    SC_CHECK_INT(sc_registry_apply_doc(reg, "vm\n0", NULL, &empty, 0, false, 0, NULL), -EINVAL);
+    SC_CHECK_INT(sc_registry_apply_doc(reg, "vm0", NULL, NULL, 0, false, 0, NULL), -EINVAL);
+    SC_CHECK_INT(sc_registry_apply_doc(NULL, "vm0", NULL, &empty, 0, false, 0, NULL), -EINVAL);
+    SC_CHECK_INT(sc_registry_apply_doc(reg, "vm0", NULL, &empty, 0, false, 0, NULL), 0);
+    SC_CHECK_INT(sc_registry_add_tombstone(reg, "not an id", SC_REG_ENDED, 0), -EINVAL);
+    SC_CHECK_INT(sc_registry_add_tombstone(reg, ID1, SC_REG_ACTIVE, 0), -EINVAL);
+    SC_CHECK_INT(sc_registry_add_tombstone(NULL, ID1, SC_REG_ENDED, 0), -EINVAL);
+    SC_CHECK_INT(sc_registry_set_tombstone_ms(NULL, 1), -EINVAL);
+    SC_CHECK(!sc_registry_is_tombstoned(reg, NULL, 0));
     SC_CHECK_INT(sc_registry_set_alive(reg, "", true, 0, NULL), -EINVAL);
     SC_CHECK(sc_registry_find(reg, NULL) == NULL);
     SC_CHECK_INT(sc_registry_restore_event(reg, NULL), -EINVAL);
@@ -426,6 +460,237 @@ SC_TEST(event_limit)
     sc_registry_destroy(&reg);
 }
 
+/* The Resources of event id in the registry, "vm1,vm4" ("-" when the event is not there). */
+static const char *s_res(const sc_registry_t *reg, const char *id)
+{
+    static char buf[256];
+    const sc_reg_event_t *e = sc_registry_find(reg, id);
+    size_t off = 0;
+
+    if (!e)
+        return "-";
+    buf[0] = '\0';
+    for (size_t i = 0; i < e->ev.n_resources && off < sizeof(buf); i++)
+        off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s", i ? "," : "",
+                                e->ev.resources[i]);
+    return buf;
+}
+
+/* Issue 9, safety 1: Resources grow from [vm1] to [vm1, vm4]; vm5 saw the old version, went
+ * blind, and re-sends its last good document (a coordinator reconnects, or asks with
+ * doc_request). Neither as a blind member's copy nor, before a heartbeat said it is blind,
+ * as a copy observed before the growth may it shrink Resources back. */
+SC_TEST(stale_resend_by_blind_member_does_not_shrink_resources)
+{
+    sc_registry_t *reg = NULL;
+    char chg[256];
+
+    SC_REQUIRE(sc_registry_new(0, &reg) == 0);
+    SC_CHECK_INT(APPLY_SEEN(reg, "vm1", "b1", 1, 1000, false, 1000, chg, ID1 ":Scheduled:vm1"), 0);
+    SC_CHECK_STR(chg, "New");
+    SC_CHECK_INT(APPLY_SEEN(reg, "vm5", "b5", 1, 1001, false, 1001, chg, ID1 ":Scheduled:vm1"), 0);
+    SC_CHECK_STR(chg, "");
+    SC_CHECK_INT(APPLY_SEEN(reg, "vm1", "b1", 2, 5000, false, 5000, chg, ID1 ":Scheduled:vm1,vm4"),
+                 0);
+    SC_CHECK_STR(chg, "Updated");
+    SC_CHECK_STR(s_res(reg, ID1), "vm1,vm4");
+    /* vm5 blind: its old document, re-sent now, changes nothing but stays a witness */
+    SC_CHECK_INT(APPLY_SEEN(reg, "vm5", "b5", 1, 1001, true, 9000, chg, ID1 ":Scheduled:vm1"), 0);
+    SC_CHECK_STR(chg, "StaleCopy");
+    SC_CHECK_STR(s_res(reg, ID1), "vm1,vm4");
+    SC_CHECK(sc_reg_event_seen_by(sc_registry_find(reg, ID1), "vm5"));
+    /* the same copy before anyone knew vm5 is blind (a coordinator that just restarted):
+     * observed before the growth, it is older than the content */
+    SC_CHECK_INT(APPLY_SEEN(reg, "vm5", "b5", 1, 1001, false, 9500, chg, ID1 ":Scheduled:vm1"), 0);
+    SC_CHECK_STR(chg, "StaleCopy");
+    SC_CHECK_STR(s_res(reg, ID1), "vm1,vm4");
+    /* a blind member's copy never creates an event either */
+    SC_CHECK_INT(APPLY_SEEN(reg, "vm5", "b5", 1, 1001, true, 9600, chg, ID1 ":Scheduled:vm1",
+                            ID2 ":Scheduled"),
+                 0);
+    SC_CHECK_STR(chg, "StaleCopy StaleCopy");
+    SC_CHECK(sc_registry_find(reg, ID2) == NULL);
+    /* once its IMDS answers, what it reads now counts again */
+    SC_CHECK_INT(APPLY_SEEN(reg, "vm5", "b5", 3, 9700, false, 9700, chg, ID1 ":Scheduled:vm1,vm4",
+                            ID2 ":Scheduled"),
+                 0);
+    SC_CHECK_STR(chg, "New");
+    sc_registry_destroy(&reg);
+}
+
+/* Per member and agent boot, a document with a lower incarnation than the last one applied,
+ * not read after it, is stale: neither its content nor its votes count. Read later, it is
+ * IMDS's restart (backwards_incarnation_is_fresh); from a new boot, a new view. */
+SC_TEST(lower_incarnation_from_same_boot_ignored)
+{
+    sc_registry_t *reg = NULL;
+    char chg[256];
+
+    SC_REQUIRE(sc_registry_new(5000, &reg) == 0);
+    SC_CHECK_INT(APPLY_SEEN(reg, "vm1", "b", 5, 5000, false, 5000, chg, ID1 ":Scheduled:vm1,vm4"),
+                 0);
+    SC_CHECK_STR(chg, "New");
+    SC_CHECK_INT(APPLY_SEEN(reg, "vm1", "b", 4, 4000, false, 6000, chg, ID1 ":Scheduled:vm1"), 0);
+    SC_CHECK_STR(chg, "StaleCopy");
+    SC_CHECK_STR(s_res(reg, ID1), "vm1,vm4");
+    /* an older document without the event: no vote, even after the confirm delay */
+    SC_CHECK_INT(APPLY_SEEN_EMPTY(reg, "vm1", "b", 3, 3000, false, 7000, chg), 0);
+    SC_CHECK_STR(chg, "");
+    SC_CHECK_INT(APPLY_SEEN_EMPTY(reg, "vm1", "b", 3, 3000, false, 20000, chg), 0);
+    SC_CHECK_STR(chg, "");
+    SC_CHECK_INT(sc_registry_find(reg, ID1)->phase, SC_REG_ACTIVE);
+    SC_CHECK(sc_reg_event_seen_by(sc_registry_find(reg, ID1), "vm1"));
+    /* the agent restarted (new boot id): its document is a new view */
+    SC_CHECK_INT(APPLY_SEEN(reg, "vm1", "b2", 1, 21000, false, 21000, chg, ID1 ":Scheduled:vm1"),
+                 0);
+    SC_CHECK_STR(chg, "Updated");
+    SC_CHECK_STR(s_res(reg, ID1), "vm1");
+    sc_registry_destroy(&reg);
+}
+
+/* Across members, the freshest witness wins: a copy observed before the one that gave the
+ * content does not replace it (its member still a witness); a tie goes to the later arrival;
+ * an equal copy observed later makes the content fresher; a start is taken whatever the
+ * copy's age, and never undone. */
+SC_TEST(older_observed_copy_ignored)
+{
+    sc_registry_t *reg = NULL;
+    char chg[256];
+
+    SC_REQUIRE(sc_registry_new(0, &reg) == 0);
+    SC_CHECK_INT(APPLY_SEEN(reg, "vm1", "a", 3, 3000, false, 3000, chg, ID1 ":Scheduled:vm1,vm4"),
+                 0);
+    SC_CHECK_INT(sc_registry_find(reg, ID1)->observed_ms, 3000);
+    SC_CHECK_INT(APPLY_SEEN(reg, "vm2", "b", 7, 2500, false, 3100, chg, ID1 ":Scheduled:vm1"), 0);
+    SC_CHECK_STR(chg, "StaleCopy");
+    SC_CHECK_STR(s_res(reg, ID1), "vm1,vm4");
+    SC_CHECK_INT(sc_registry_find(reg, ID1)->n_seen_by, 2);
+    SC_CHECK_INT(APPLY_SEEN(reg, "vm2", "b", 8, 3000, false, 3200, chg, ID1 ":Scheduled:vm2"), 0);
+    SC_CHECK_STR(chg, "Updated");
+    SC_CHECK_STR(s_res(reg, ID1), "vm2");
+    SC_CHECK_INT(APPLY_SEEN(reg, "vm3", "c", 2, 4000, false, 4000, chg, ID1 ":Scheduled:vm2"), 0);
+    SC_CHECK_STR(chg, "");
+    SC_CHECK_INT(sc_registry_find(reg, ID1)->observed_ms, 4000);
+    SC_CHECK_INT(APPLY_SEEN(reg, "vm1", "a", 4, 3500, false, 4100, chg, ID1 ":Scheduled:vm1"), 0);
+    SC_CHECK_STR(chg, "StaleCopy");
+    SC_CHECK_STR(s_res(reg, ID1), "vm2");
+    SC_CHECK_INT(APPLY_SEEN(reg, "vm4", "d", 9, 3900, false, 4200, chg, ID1 ":Started:vm2"), 0);
+    SC_CHECK_STR(chg, "Started");
+    SC_CHECK(sc_event_is_started(&sc_registry_find(reg, ID1)->ev));
+    SC_CHECK_INT(APPLY_SEEN(reg, "vm3", "c", 3, 9000, false, 9000, chg, ID1 ":Scheduled:vm2"), 0);
+    SC_CHECK_STR(chg, "");
+    SC_CHECK(sc_event_is_started(&sc_registry_find(reg, ID1)->ev));
+    sc_registry_destroy(&reg);
+}
+
+/* A final event the daemon removed leaves a tombstone: a later report of its EventId (any
+ * case, Scheduled or Started) is not new, not a host failure and not a witness. An active
+ * event removed (pruned) leaves none. */
+SC_TEST(tombstoned_id_ignored)
+{
+    sc_registry_t *reg = NULL;
+    char chg[256];
+
+    SC_REQUIRE(sc_registry_new(0, &reg) == 0);
+    APPLY(reg, "vm0", "a", 1, 10, chg, ID1 ":Scheduled");
+    APPLY(reg, "vm0", "a", 2, 20, chg, ID1 ":Started");
+    SC_CHECK_INT(APPLY_EMPTY(reg, "vm0", "a", 3, 30, chg), 0);
+    SC_CHECK_STR(chg, "Ended");
+    SC_CHECK_INT(sc_registry_remove_event(reg, ID1), 0);
+    SC_CHECK_INT(sc_registry_count(reg), 0);
+    SC_CHECK_INT(sc_registry_tombstone_count(reg), 1);
+    SC_CHECK(sc_registry_is_tombstoned(reg, ID1_LOWER, 40));
+    /* a late copy, Scheduled (a blind member's old document) or Started (a lagging IMDS) */
+    SC_CHECK_INT(APPLY(reg, "vm5", "e", 1, 50, chg, ID1_LOWER ":Scheduled"), 0);
+    SC_CHECK_STR(chg, "EndedCopy");
+    SC_CHECK_INT(APPLY(reg, "vm6", "f", 1, 60, chg, ID1 ":Started"), 0);
+    SC_CHECK_STR(chg, "EndedCopy");
+    SC_CHECK_INT(sc_registry_count(reg), 0);
+    /* an active event removed: no tombstone, it can come back */
+    APPLY(reg, "vm0", "a", 4, 70, chg, ID2 ":Scheduled");
+    SC_CHECK_INT(sc_registry_remove_event(reg, ID2), 0);
+    SC_CHECK(!sc_registry_is_tombstoned(reg, ID2, 80));
+    SC_CHECK_INT(APPLY(reg, "vm0", "a", 5, 90, chg, ID2 ":Scheduled"), 0);
+    SC_CHECK_STR(chg, "New");
+    sc_registry_destroy(&reg);
+}
+
+/* A tombstone is kept for the retention after its event ended, then forgotten (and dropped
+ * at the next tick); at SC_REGISTRY_MAX_TOMBSTONES the one that ended first goes first. */
+SC_TEST(tombstone_expiry)
+{
+    sc_registry_t *reg = NULL;
+    sc_registry_changes_t ch = {0};
+    char chg[256], id[32];
+
+    SC_REQUIRE(sc_registry_new(0, &reg) == 0);
+    SC_CHECK_INT(sc_registry_set_tombstone_ms(reg, 1000), 0);
+    APPLY(reg, "vm0", "a", 1, 10, chg, ID1 ":Scheduled");
+    APPLY_EMPTY(reg, "vm0", "a", 2, 20, chg);
+    SC_CHECK_STR(chg, "Cancelled");
+    SC_CHECK_INT(sc_registry_remove_event(reg, ID1), 0);
+    SC_CHECK(sc_registry_is_tombstoned(reg, ID1, 1019));
+    SC_CHECK(!sc_registry_is_tombstoned(reg, ID1, 1020));
+    SC_CHECK_INT(APPLY(reg, "vm0", "a", 3, 1019, chg, ID1 ":Scheduled"), 0);
+    SC_CHECK_STR(chg, "EndedCopy");
+    SC_CHECK_INT(sc_registry_tick(reg, 1020, &ch), 0);
+    sc_registry_changes_release(&ch);
+    SC_CHECK_INT(sc_registry_tombstone_count(reg), 0);
+    SC_CHECK_INT(APPLY(reg, "vm0", "a", 4, 1030, chg, ID1 ":Scheduled"), 0);
+    SC_CHECK_STR(chg, "New");
+
+    /* the bound: the oldest end goes first; one older than all kept is not added */
+    SC_CHECK_INT(sc_registry_set_tombstone_ms(reg, 0), 0); /* the default, 7 days */
+    for (int i = 0; i < SC_REGISTRY_MAX_TOMBSTONES; i++) {
+        snprintf(id, sizeof(id), "T%06d", i);
+        if (sc_registry_add_tombstone(reg, id, SC_REG_ENDED, 10000 + i) < 0) {
+            SC_FAILF("tombstone %d not added", i);
+            break;
+        }
+    }
+    SC_CHECK_INT(sc_registry_tombstone_count(reg), SC_REGISTRY_MAX_TOMBSTONES);
+    SC_CHECK_INT(sc_registry_add_tombstone(reg, "OLDER", SC_REG_ENDED, 5), 0);
+    SC_CHECK(!sc_registry_is_tombstoned(reg, "OLDER", 20000));
+    SC_CHECK_INT(sc_registry_add_tombstone(reg, "NEWEST", SC_REG_CANCELLED, 90000), 0);
+    SC_CHECK_INT(sc_registry_tombstone_count(reg), SC_REGISTRY_MAX_TOMBSTONES);
+    SC_CHECK(sc_registry_is_tombstoned(reg, "newest", 90001));
+    SC_CHECK(!sc_registry_is_tombstoned(reg, "T000000", 90001));
+    SC_CHECK(sc_registry_is_tombstoned(reg, "t000001", 90001));
+    sc_registry_destroy(&reg);
+}
+
+/* After a restart the daemon gives back the tombstones (ended before it started: negative
+ * monotonic times) and each event's content freshness: old copies stay ignored. */
+SC_TEST(restore_of_tombstones_and_freshness)
+{
+    sc_registry_t *reg = NULL;
+    sc_doc_t *doc = s_doc(1, (const char *const[]){ID2 ":Scheduled:vm1,vm4"}, 1);
+    const char *witnesses[] = {"vm1"};
+    sc_reg_restore_t r = {0};
+    char chg[256];
+
+    SC_REQUIRE(doc != NULL);
+    SC_REQUIRE(sc_registry_new(0, &reg) == 0);
+    SC_CHECK_INT(sc_registry_add_tombstone(reg, ID1, SC_REG_ENDED, -3600 * 1000), 0);
+    SC_CHECK_INT(sc_registry_add_tombstone(reg, ID1, SC_REG_ENDED, -3600 * 1000), 0); /* again */
+    SC_CHECK_INT(sc_registry_tombstone_count(reg), 1);
+    r.ev = &doc->events[0];
+    r.phase = SC_REG_ACTIVE;
+    r.witnesses = witnesses;
+    r.n_witnesses = 1;
+    r.observed_ms = 50000;
+    SC_CHECK_INT(sc_registry_restore_event(reg, &r), 0);
+    SC_CHECK_INT(sc_registry_find(reg, ID2)->observed_ms, 50000);
+    SC_CHECK_INT(
+        APPLY_SEEN(reg, "vm5", "e", 1, 40000, false, 10, chg, ID1 ":Started", ID2 ":Scheduled:vm1"),
+        0);
+    SC_CHECK_STR(chg, "EndedCopy StaleCopy");
+    SC_CHECK_STR(s_res(reg, ID2), "vm1,vm4");
+    SC_CHECK(sc_registry_find(reg, ID1) == NULL);
+    sc_doc_destroy(&doc);
+    sc_registry_destroy(&reg);
+}
+
 int main(void)
 {
     SC_RUN(merge_case_insensitive_seen_by);
@@ -441,5 +706,11 @@ int main(void)
     SC_RUN(first_document_after_restart_is_fresh);
     SC_RUN(bad_input);
     SC_RUN(event_limit);
+    SC_RUN(stale_resend_by_blind_member_does_not_shrink_resources);
+    SC_RUN(lower_incarnation_from_same_boot_ignored);
+    SC_RUN(older_observed_copy_ignored);
+    SC_RUN(tombstoned_id_ignored);
+    SC_RUN(tombstone_expiry);
+    SC_RUN(restore_of_tombstones_and_freshness);
     return sc_test_done();
 }
