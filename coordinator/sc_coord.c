@@ -67,7 +67,7 @@ typedef struct s_evstate {
     int *attempt;                 /* per member: attempt of its last order (0: none yet) */
     int64_t *drain_retry_ms;      /* per member, ROLLED_BACK: not drained again before */
     char *waiting_for;            /* from the last plan */
-    bool touched;                 /* referred to by an action this round */
+    bool touched;                 /* referred to by an action (not an alert) this round */
 } s_evstate_t;
 
 struct sc_coord {
@@ -1010,7 +1010,9 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
     json_object *d;
     int rc = 0;
 
-    if (e)
+    /* An alert keeps no event open: one that is over with a recover_failed VM is alerted
+     * every round (de-duplicated below) and must still close. */
+    if (e && a->kind != SC_ACT_ALERT)
         e->touched = true;
     switch (a->kind) {
     case SC_ACT_PREPARE:
@@ -1079,6 +1081,8 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
         json_object_object_add(d, "event_id", e ? json_object_new_string(e->id) : NULL);
         json_object_object_add(d, "member", m ? json_object_new_string(m->name) : NULL);
         json_object_object_add(d, "message", json_object_new_string(a->reason));
+        if (a->attempt) /* prepare_failed, drain_retry: which drain attempt */
+            json_object_object_add(d, "attempt", json_object_new_int(a->attempt));
         sc_log_warn("ALERT", "alert=%s event=%s member=%s why=\"%s\"", sc_alert_name(a->alert),
                     e ? e->id : "-", m ? m->name : "-", sc_log_q(a->reason));
         return s_decide(c, SC_DLOG_ALERT, d, a->reason);

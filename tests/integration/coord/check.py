@@ -1,19 +1,26 @@
 #!/usr/bin/env python3
 """Checks a coordinated rollout from the outside: imds-sim's timeline, its final state and the
-hook logs ("start|end PHASE VM EVENT UNIXTIME" lines). Properties (DESIGN.md safety rules):
+hook logs ("start|end PHASE VM EVENT UNIXTIME [ATTEMPT]" lines; ATTEMPT, the drain attempt
+SCHEDCOORD_ATTEMPT, is 1 when absent). Each phase runs once per (VM, event, attempt): a failed
+prepare is rolled back (recovered while its event is still Scheduled) and drained again as
+attempt 2, 3... Properties (DESIGN.md safety rules):
 
   1. exactly one successful approval POST (status 200) per event, no POST for an unknown
      event, and no POST at all for an event after its successful one (failed POSTs, e.g. 429
      from a busy IMDS, are retried and allowed before it);
-  2. every approval after all prepare hooks of the event's Resources finished;
-  3. prepare->recover windows of VMs of different fault domains never overlap;
-  4. every prepared VM recovered (its recover ended after its event completed);
+  2. every approval after all prepare hooks of the event's Resources finished, and none after
+     a VM's last attempt was rolled back (its recover started before the approval);
+  3. prepare->recover windows (of one attempt) of VMs of different fault domains never overlap;
+  4. every prepared VM recovered in the same attempt: after its event completed, or — a
+     rollback — before the event started and before any approval of it;
   5. (--all-approved) every event started because we approved it, not at NotBefore.
 
 Event classes (docs/design.md), read from the simulator's state and timeline:
   - started by our approval: exactly one successful POST; started at NotBefore or as a host
     failure ("forced"), cancelled, or never started: no successful POST at all;
-  - short Freeze (DurationInSeconds 0..8): approved without any hook;
+  - short Freeze (DurationInSeconds 0..8): approved without any hook; one that became short
+    (a PATCH) while drained may be approved undrained from then on, and the VMs prepared
+    before the change are recovered after it;
   - Preempt / Terminate (evict): drained whatever else is happening (not part of the
     fault-domain rule 3), and the member leaves: never recovered after it completed;
   - cancelled: its prepared VMs recovered after the cancellation;
@@ -62,10 +69,29 @@ def main():
     cancelled = {t["event"]: t["wall"] for t in tl if t["kind"] == "cancelled"}
     created = {t["event"]: t["wall"] for t in tl if t["kind"] == "created"}
 
+    def short_freeze(typ, d):
+        return typ == "Freeze" and d is not None and 0 <= d < 9
+
     def no_drain(ev):
         e = events.get(ev, {})
-        d = e.get("DurationInSeconds", -1)
-        return e.get("EventType") == "Freeze" and d is not None and 0 <= d < 9
+        return short_freeze(e.get("EventType"), e.get("DurationInSeconds", -1))
+
+    # An event may become no-drain (a PATCH of its DurationInSeconds or EventType): hooks that
+    # started before, while it needed a drain, ran legitimately. ev -> since when (wall).
+    no_drain_since, kind_now = {}, {}
+    for t in tl:
+        ev = t.get("event")
+        if t["kind"] == "created":
+            kind_now[ev] = [t.get("event_type"), t.get("duration", -1)]
+        elif t["kind"] == "updated" and ev in kind_now:
+            kind_now[ev] = [t.get("event_type", kind_now[ev][0]),
+                            t.get("duration", kind_now[ev][1])]
+        else:
+            continue
+        if not short_freeze(*kind_now[ev]):
+            no_drain_since.pop(ev, None)
+        else:
+            no_drain_since.setdefault(ev, t["wall"])
 
     def evict(ev):
         return events.get(ev, {}).get("EventType") in ("Preempt", "Terminate")
@@ -73,18 +99,19 @@ def main():
     def user(ev):
         return events.get(ev, {}).get("EventSource") == "User"
 
-    # hooks: (phase, vm, event) -> [start, end]
+    # hooks: (phase, vm, event, attempt) -> [start, end]
     win = collections.defaultdict(lambda: [None, None])
     runs = collections.Counter()
     for n_line, line in enumerate(open(a.hooks), 1):
         p = line.split()
-        if len(p) != 5 or p[0] not in ("start", "end") or p[1] not in ("prepare", "recover"):
+        if len(p) not in (5, 6) or p[0] not in ("start", "end") or \
+                p[1] not in ("prepare", "recover") or (len(p) == 6 and not p[5].isdigit()):
             # a hook that ran without its event id or phase would otherwise go unseen
-            bad.append(f"hook log line {n_line} is not 'start|end PHASE VM EVENT TIME': "
-                       f"{line.strip()!r}")
+            bad.append(f"hook log line {n_line} is not 'start|end PHASE VM EVENT TIME "
+                       f"[ATTEMPT]': {line.strip()!r}")
             continue
-        what, phase, vm, ev, t = p
-        key = (phase, vm, ev)
+        what, phase, vm, ev, t = p[:5]
+        key = (phase, vm, ev, int(p[5]) if len(p) == 6 else 1)
         if what == "start":
             runs[key] += 1
             win[key][0] = float(t)
@@ -121,32 +148,56 @@ def main():
             if i in approved_at and t["wall"] > approved_at[i]:
                 bad.append(f"event {i}: POST again after it was approved ({t.get('status')})")
 
-    # 2. approval after every prepare of its Resources
+    def attempts(phase, vm, ev):
+        return sorted(k[3] for k in win if k[:3] == (phase, vm, ev))
+
+    def drain_at(vm, ev, when):
+        """The VM's last prepare started before `when`: (attempt, start, end), or None."""
+        ks = [k for k in attempts("prepare", vm, ev)
+              if (win[("prepare", vm, ev, k)][0] or float("inf")) < when]
+        return (ks[-1], *win[("prepare", vm, ev, ks[-1])]) if ks else None
+
+    def rolled_back_by(vm, ev, k, when):
+        """The recover of attempt k started before `when` (its drain was undone by then)."""
+        r = win.get(("recover", vm, ev, k))
+        return r is not None and r[0] is not None and r[0] < when
+
+    # 2. approval after every prepare of its Resources (the VM's last attempt before it)
     undrained_ok = set()  # (vm, ev): approved undrained, legitimately
     for t in posts:
         for ev in t.get("events", []):
-            if no_drain(ev):
+            if no_drain(ev) and t["wall"] >= no_drain_since.get(ev, float("-inf")):
                 continue
             for vm in resources.get(ev, []):
-                s, e = win.get(("prepare", vm, ev), (None, None))
-                if (e is None or e > t["wall"]) and user(ev) and a.user_deadline is not None \
-                        and ev in created and t["wall"] >= created[ev] + a.user_deadline - 0.2:
+                k, s, e = drain_at(vm, ev, t["wall"]) or (None, None, None)
+                undone = k is not None and rolled_back_by(vm, ev, k, t["wall"])
+                if (undone or e is None or e > t["wall"]) and user(ev) and \
+                        a.user_deadline is not None and ev in created and \
+                        t["wall"] >= created[ev] + a.user_deadline - 0.2:
                     undrained_ok.add((vm, ev))  # User event at its deadline
+                elif undone:
+                    bad.append(f"event {ev} approved at {t['wall']:.3f} after {vm}'s attempt "
+                               f"{k} was rolled back")
                 elif e is None:
                     bad.append(f"event {ev} approved but {vm} never finished preparing")
                 elif e > t["wall"]:
                     bad.append(f"event {ev} approved at {t['wall']:.3f} before {vm} finished "
                                f"preparing at {e:.3f}")
-    for (phase, vm, ev) in win:
-        if no_drain(ev):
+    for (phase, vm, ev, k), (s, _) in win.items():
+        if not no_drain(ev):
+            continue
+        if phase == "prepare" and (s is None or s >= no_drain_since.get(ev, float("-inf"))):
             bad.append(f"{phase} hook ran on {vm} for {ev}, a short Freeze (no drain)")
+        elif phase == "recover" and ("prepare", vm, ev, k) not in win:
+            bad.append(f"{phase} hook ran on {vm} for {ev}, a short Freeze (no drain), "
+                       f"without a prepare")
 
     # 3. windows of different fault domains never overlap
     spans = []
-    for (phase, vm, ev), (s, e) in win.items():
+    for (phase, vm, ev, k), (s, e) in win.items():
         if phase != "prepare" or s is None or evict(ev):
             continue  # Preempt/Terminate drain at once, whatever else happens
-        r = win.get(("recover", vm, ev), (None, None))[1]
+        r = win.get(("recover", vm, ev, k), (None, None))[1]
         spans.append((s, r if r is not None else float("inf"), fd(vm), vm, ev))
     spans.sort()
     for i, x in enumerate(spans):
@@ -157,20 +208,24 @@ def main():
                 bad.append(f"overlap: {x[3]} (FD {x[2]}) {x[0]:.3f}..{x[1]:.3f} and "
                            f"{y[3]} (FD {y[2]}) {y[0]:.3f}..{y[1]:.3f}")
 
-    # 3b. a VM impacted without a prepare (forced event, User event at its deadline): no
-    # prepare of another fault domain starts until its event is over (and it is recovered)
+    # 3b. a VM impacted without a prepare (forced event, User event at its deadline, an event
+    # left to Azure after its drain was rolled back): no prepare of another fault domain starts
+    # until its event is over (and it is recovered)
     completed = {t["event"]: t["wall"] for t in tl if t["kind"] == "completed"}
     for ev, vms in resources.items():
         if ev not in started_at or no_drain(ev) or evict(ev):
             continue
         for vm in vms:
-            if ("prepare", vm, ev) in win:
-                continue
+            d = drain_at(vm, ev, started_at[ev])
+            if d and not rolled_back_by(vm, ev, d[0], started_at[ev]):
+                continue  # drained when it started
             if started_how.get(ev) == "approved" and (vm, ev) not in undrained_ok:
                 continue  # reported by rule 2
-            r = win.get(("recover", vm, ev), (None, None))[1]
-            end = r if r is not None else completed.get(ev, float("inf"))
-            for (phase, vm2, ev2), (s2, _) in win.items():
+            after = [e for k in attempts("recover", vm, ev)
+                     for (s, e) in [win[("recover", vm, ev, k)]]
+                     if s is not None and s >= started_at[ev] and e is not None]
+            end = min(after) if after else completed.get(ev, float("inf"))
+            for (phase, vm2, ev2, _), (s2, _) in win.items():
                 if phase == "prepare" and s2 is not None and not evict(ev2) and \
                         fd(vm2) != fd(vm) and started_at[ev] < s2 < end:
                     bad.append(f"{vm2} (FD {fd(vm2)}) started preparing for {ev2} at {s2:.3f} "
@@ -180,36 +235,39 @@ def main():
     # 3c. a User event approved undrained (at its deadline): no other fault domain was out
     # (prepare started, recover not ended) when it was approved
     for (vm, ev) in sorted(undrained_ok):
-        for (phase, vm2, ev2), (s2, _) in win.items():
+        for (phase, vm2, ev2, k2), (s2, _) in list(win.items()):
             if phase != "prepare" or s2 is None or evict(ev2) or fd(vm2) == fd(vm):
                 continue
-            r2 = win.get(("recover", vm2, ev2), (None, None))[1]
+            r2 = win.get(("recover", vm2, ev2, k2), (None, None))[1]
             if s2 <= approved_at[ev] < (r2 if r2 is not None else float("inf")):
                 bad.append(f"User event {ev} approved undrained at {approved_at[ev]:.3f} while "
                            f"{vm2} (FD {fd(vm2)}) was out for {ev2} ({s2:.3f}..{r2})")
 
-    # 4. every prepared VM recovered, after its event completed (or was cancelled); a
-    # Preempt/Terminate VM is gone instead
+    # 4. every prepared VM recovered (in the same attempt), after its event completed (or was
+    # cancelled) or, a rollback, while it was Scheduled and unapproved; a Preempt/Terminate VM
+    # is gone instead
     for ev, e in events.items():
         if ev not in completed and ev not in cancelled:
             bad.append(f"event {ev} did not complete")
-    for (phase, vm, ev), (s, e) in win.items():
+    for (phase, vm, ev, k), (s, e) in win.items():
         if phase != "prepare":
             continue
-        r = win.get(("recover", vm, ev))
+        r = win.get(("recover", vm, ev, k))
         over = completed.get(ev, cancelled.get(ev))
+        rollback = r is not None and r[0] is not None and \
+            r[0] < min(started_at.get(ev, float("inf")), approved_at.get(ev, float("inf")))
         if evict(ev) and ev in completed:
             if r:
                 bad.append(f"{vm} recovered after {events[ev].get('EventType')} {ev}: it is gone")
         elif not r or r[1] is None:
-            bad.append(f"{vm} prepared for {ev} but never recovered")
-        elif over is not None and r[0] < over:
-            bad.append(f"{vm} recovered for {ev} before the event was over")
+            bad.append(f"{vm} prepared for {ev} (attempt {k}) but never recovered")
+        elif over is not None and r[0] < over and not rollback:
+            bad.append(f"{vm} recovered for {ev} (attempt {k}) before the event was over")
     for ev, vms in resources.items():
         if started_how.get(ev) != "approved" or no_drain(ev):
             continue
         for vm in vms:
-            if ("prepare", vm, ev) not in win and (vm, ev) not in undrained_ok:
+            if not attempts("prepare", vm, ev) and (vm, ev) not in undrained_ok:
                 bad.append(f"{vm} in Resources of {ev} was never prepared")
 
     # 5. started by our approval
@@ -220,7 +278,7 @@ def main():
 
     for b in bad[:40]:
         print("VIOLATION:", b)
-    n_fd = len({fd(vm) for (_, vm, _) in win})
+    n_fd = len({fd(vm) for (_, vm, _, _) in win})
     print(f"checked: {len(events)} events, {len(posts)} approval POSTs, "
           f"{len(failed)} failed and retried, "
           f"{sum(1 for k in win if k[0] == 'prepare')} prepares over {n_fd} fault domains, "

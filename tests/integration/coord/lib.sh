@@ -2,8 +2,8 @@
 #
 # One availability set on loopback: imds-sim (ephemeral port), N agents (--insecure, or CURVE
 # keys after keys_make; each with a prepare and a recover hook that log "start|end PHASE VM
-# EVENT TIME" to hooks.log and sleep a little), one coordinator (member vm_0). Everything is
-# killed on exit; a daemon that exits non-zero (ASan, leaks) fails the test.
+# EVENT TIME ATTEMPT" to hooks.log and sleep a little), one coordinator (member vm_0).
+# Everything is killed on exit; a daemon that exits non-zero (ASan, leaks) fails the test.
 . "$(dirname "${BASH_SOURCE[0]}")/../../lib/common.sh"
 # Leaks of a process killed by a signal are not worth reporting; a clean exit must be clean.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
@@ -26,17 +26,18 @@ wait_for() { sc_wait_until "$@" 2>/dev/null; }
 # sim_start ARGS... (after --listen): sets PORT, B
 sim_start() { sc_sim_start --timeline "$TL" "$@"; }
 
-# write_hook I SLEEP [FAIL_PHASE] [PREPARE_LAST]: vm_I's hook logs to hooks.log, sleeps SLEEP s,
-# and exits 1 in FAIL_PHASE (prepare or recover; "none"); a prepare runs the shell command
-# PREPARE_LAST just before its end line. Read at each run: may be rewritten while agents run.
+# write_hook I SLEEP [FAIL_PHASE] [PREPARE_LAST]: vm_I's hook logs to hooks.log (with the drain
+# attempt after the time), sleeps SLEEP s, and exits 1 in FAIL_PHASE (prepare or recover;
+# "none"; PHASE@N: only in attempt N); a prepare runs the shell command PREPARE_LAST just
+# before its end line. Read at each run: may be rewritten while agents run.
 write_hook() {
     cat >"$TMP/agent_$1/hook.new" <<HOOK
 #!/bin/sh
-echo "start \$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID \$(date +%s.%N)" >>"$HOOKLOG"
+echo "start \$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID \$(date +%s.%N) \$SCHEDCOORD_ATTEMPT" >>"$HOOKLOG"
 sleep $2
 [ "\$SCHEDCOORD_PHASE" != prepare ] || ${4:-true}
-echo "end \$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID \$(date +%s.%N)" >>"$HOOKLOG"
-[ "\$SCHEDCOORD_PHASE" != "${3:-none}" ] || exit 1
+echo "end \$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID \$(date +%s.%N) \$SCHEDCOORD_ATTEMPT" >>"$HOOKLOG"
+case "\$SCHEDCOORD_PHASE@\$SCHEDCOORD_ATTEMPT" in ${3:-none} | ${3:-none}@*) exit 1 ;; esac
 HOOK
     chmod +x "$TMP/agent_$1/hook.new"
     mv "$TMP/agent_$1/hook.new" "$TMP/agent_$1/hook"
@@ -161,3 +162,31 @@ check() {
     python3 "$SC_SRC/tests/integration/coord/check.py" --timeline "$TL" --hooks "$HOOKLOG" \
         --state "$TMP/state.json" --fault-domains "$1" "${@:2}" || fail "safety check failed"
 }
+
+# hook_at WHAT PHASE VM EVENT ATTEMPT: the time of that hook line (start|end) of that drain
+# attempt (write_hook's lines), empty if none
+hook_at() {
+    awk -v w="$1" -v p="$2" -v v="$3" -v e="$4" -v n="$5" \
+        '$1 == w && $2 == p && $3 == v && $4 == e && $6 == n { print $5; exit }' "$HOOKLOG"
+}
+# in_order T...: every time (unix seconds) is given and earlier than the next
+in_order() {
+    python3 -c 'import sys; t = [float(x) for x in sys.argv[1:]]; sys.exit(any(a >= b for a, b in zip(t, t[1:])))' "$@" 2>/dev/null
+}
+# tl_wall FILTER: the time (wall) of the first timeline fact matching a jq boolean FILTER
+tl_wall() { jq -r "select($1) | .wall" "$TL" | head -1; }
+# drain_is EVENT VM STATE: the coordinator shows VM's drain for EVENT in STATE (rolled_back...)
+drain_is() {
+    [ "$(ctl events --json | jq -r ".events[] | select(.EventId == \"$1\") | .drains.$2")" = "$3" ]
+}
+# ev_closed ID: the coordinator closed the event (every VM recovered, forgotten by the
+# planner): events --json shows it no longer, or without waiting_for (as ended history)
+ev_closed() {
+    ctl events --json | jq -e --arg id "$1" '[.events[] | select(.EventId == $id and .waiting_for != null)] | length == 0' >/dev/null
+}
+# started_how EVENT: how the simulator started it (approved, not_before, host_failure), empty
+# while it has not started
+started_how() { jq -r "select(.kind == \"started\" and .event == \"$1\") | .how" "$TL"; }
+# hooks_idle: every hook that started has ended (recovers may outnumber prepares: a VM impacted
+# undrained may be recovered without one)
+hooks_idle() { [ "$(grep -c '^start ' "$HOOKLOG" || true)" -eq "$(grep -c '^end ' "$HOOKLOG" || true)" ]; }
