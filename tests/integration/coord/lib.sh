@@ -161,3 +161,29 @@ check() {
     python3 "$SC_SRC/tests/integration/coord/check.py" --timeline "$TL" --hooks "$HOOKLOG" \
         --state "$TMP/state.json" --fault-domains "$1" "${@:2}" || fail "safety check failed"
 }
+
+# coord_crash: kill -9 the coordinator (no clean exit, its store as the crash left it)
+coord_crash() {
+    kill -9 "$COORD_PID"
+    wait "$COORD_PID" 2>/dev/null || true
+    COORD_PID=""
+}
+
+# ev_patch ID JSON: changes a Scheduled event in the simulator (PATCH /control/events/ID)
+ev_patch() { curl -sS -f -X PATCH -d "$2" "$B/control/events/$1" >/dev/null || fail "PATCH $1 $2 refused"; }
+
+# agent_freeze I / agent_thaw I: SIGSTOP / SIGCONT vm_I's agent (silent, its sockets still
+# open). A frozen agent would never act on the exit's SIGTERM: the exit thaws every agent first.
+agent_freeze() {
+    kill -STOP "${AGENT_PIDS[$1]}"
+    trap 'kill -CONT "${AGENT_PIDS[@]}" 2>/dev/null; sc_cleanup' EXIT
+}
+agent_thaw() { kill -CONT "${AGENT_PIDS[$1]}"; }
+
+# prepare_hold I: vm_I's prepare hook does not end before prepare_release I (the test decides
+# how long the VM is draining); otherwise as write_hook's, HOOK_SLEEP (0.3 s) long
+prepare_hold() {
+    rm -f "$TMP/agent_$1/release"
+    write_hook "$1" "${HOOK_SLEEP:-0.3}" none "while [ ! -e '$TMP/agent_$1/release' ]; do sleep 0.1; done"
+}
+prepare_release() { : >"$TMP/agent_$1/release"; }
