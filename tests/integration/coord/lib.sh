@@ -187,3 +187,15 @@ prepare_hold() {
     write_hook "$1" "${HOOK_SLEEP:-0.3}" none "while [ ! -e '$TMP/agent_$1/release' ]; do sleep 0.1; done"
 }
 prepare_release() { : >"$TMP/agent_$1/release"; }
+
+# agent_start I [STATE_DIR]: starts vm_I's agent as set_start does (hooks $TMP/agent_I/hook)
+# with its state in STATE_DIR (default $TMP/agent_I) -> AGENT_PIDS[I]
+agent_start() {
+    # shellcheck disable=SC2046 # sec_args prints separate words
+    "$SC_BIN/schedcoord-agent" --name "vm_$1" --imds-url "$B/vm_$1" --members "$MEMBERS" \
+        --state-dir "${2:-$TMP/agent_$1}" --prepare-hook "$TMP/agent_$1/hook" \
+        --recover-hook "$TMP/agent_$1/hook" $(sec_args "vm_$1") --poll-interval "${POLL:-0.5}" \
+        --standalone-after 600 --hook-timeout 30 --log-level warn \
+        >>"$TMP/agent_$1.out" 2>>"$TMP/agent_$1.err" &
+    AGENT_PIDS[$1]=$!
+}
