@@ -803,6 +803,13 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
         break;
     case SC_MSG_HEARTBEAT: rc = s_on_heartbeat(c, m, &msg->heartbeat, now); break;
     case SC_MSG_DOCUMENT:
+        /* Gone: its VM was deleted. An agent still running there only re-sends its last
+         * document, whose events are over: after our restart it would bring the ended
+         * Preempt back as new. A re-created VM's new agent says hello first (s_on_hello). */
+        if (m->gone) {
+            sc_log_debug("document of a gone member ignored", "member=%s", m->name);
+            break;
+        }
         m->have_doc = true;
         rc = sc_registry_apply_doc(c->reg, m->name, m->boot_id[0] ? m->boot_id : NULL,
                                    msg->document.document, msg->document.observed_at_ms, m->blind,

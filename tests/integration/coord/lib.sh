@@ -190,3 +190,40 @@ started_how() { jq -r "select(.kind == \"started\" and .event == \"$1\") | .how"
 # hooks_idle: every hook that started has ended (recovers may outnumber prepares: a VM impacted
 # undrained may be recovered without one)
 hooks_idle() { [ "$(grep -c '^start ' "$HOOKLOG" || true)" -eq "$(grep -c '^end ' "$HOOKLOG" || true)" ]; }
+# coord_crash: kill -9 the coordinator (no clean exit, its store as the crash left it)
+coord_crash() {
+    kill -9 "$COORD_PID"
+    wait "$COORD_PID" 2>/dev/null || true
+    COORD_PID=""
+}
+
+# ev_patch ID JSON: changes a Scheduled event in the simulator (PATCH /control/events/ID)
+ev_patch() { curl -sS -f -X PATCH -d "$2" "$B/control/events/$1" >/dev/null || fail "PATCH $1 $2 refused"; }
+
+# agent_freeze I / agent_thaw I: SIGSTOP / SIGCONT vm_I's agent (silent, its sockets still
+# open). A frozen agent would never act on the exit's SIGTERM: the exit thaws every agent first.
+agent_freeze() {
+    kill -STOP "${AGENT_PIDS[$1]}"
+    trap 'kill -CONT "${AGENT_PIDS[@]}" 2>/dev/null; sc_cleanup' EXIT
+}
+agent_thaw() { kill -CONT "${AGENT_PIDS[$1]}"; }
+
+# prepare_hold I: vm_I's prepare hook does not end before prepare_release I (the test decides
+# how long the VM is draining); otherwise as write_hook's, HOOK_SLEEP (0.3 s) long
+prepare_hold() {
+    rm -f "$TMP/agent_$1/release"
+    write_hook "$1" "${HOOK_SLEEP:-0.3}" none "while [ ! -e '$TMP/agent_$1/release' ]; do sleep 0.1; done"
+}
+prepare_release() { : >"$TMP/agent_$1/release"; }
+
+# agent_start I [STATE_DIR]: starts vm_I's agent as set_start does (hooks $TMP/agent_I/hook)
+# with its state in STATE_DIR (default $TMP/agent_I) -> AGENT_PIDS[I]
+agent_start() {
+    # shellcheck disable=SC2046 # sec_args prints separate words
+    "$SC_BIN/schedcoord-agent" --name "vm_$1" --imds-url "$B/vm_$1" --members "$MEMBERS" \
+        --state-dir "${2:-$TMP/agent_$1}" --prepare-hook "$TMP/agent_$1/hook" \
+        --recover-hook "$TMP/agent_$1/hook" $(sec_args "vm_$1") --poll-interval "${POLL:-0.5}" \
+        --standalone-after 600 --hook-timeout 30 --log-level warn \
+        >>"$TMP/agent_$1.out" 2>>"$TMP/agent_$1.err" &
+    AGENT_PIDS[$1]=$!
+}
