@@ -17,6 +17,10 @@ TL="$TMP/timeline.jsonl"
 sc_on_fail() {
     echo "--- coordinator log (tail)"
     tail -30 "$TMP/coord.err" 2>/dev/null || true
+    if [ -s "$TMP/gate.err" ]; then
+        echo "--- hook gates that never opened"
+        cat "$TMP/gate.err"
+    fi
 }
 sc_on_exit() { sc_kill "${AGENT_PIDS[@]}" "$COORD_PID"; }
 
@@ -41,6 +45,44 @@ HOOK
     chmod +x "$TMP/agent_$1/hook.new"
     mv "$TMP/agent_$1/hook.new" "$TMP/agent_$1/hook"
 }
+
+# Hook gates: a prepare that waits for what the test needs to have happened first, so that the
+# test decides the order of things instead of sleeping and hoping. gate WHAT... prints a shell
+# command for write_hook's PREPARE_LAST that waits until
+#   gate release NAME    the test called release NAME;
+#   gate fetched VM      VM's agent fetched a document that holds the hook's event: the timeline
+#                        has a 200 GET of VM's scheduled events after the event's creation (the
+#                        agent sends that document to the coordinator before it handles the end
+#                        of its own hooks);
+# after 25 s (within the agents' --hook-timeout 30) the hook fails, named in gate.err.
+gate() {
+    [ -x "$TMP/gate.sh" ] || {
+        cat >"$TMP/gate.sh" <<'GATE'
+#!/bin/sh
+dir=$(dirname "$0")
+i=0
+until case $1 in
+    release) [ -e "$dir/release.$2" ] ;;
+    fetched) jq -es --arg vm "$2" --arg ev "$SCHEDCOORD_EVENT_ID" '
+        (map(select(.kind == "created" and .event == $ev)) | first | .seq) as $c
+        | $c != null and any(.[]; .kind == "get" and .vm == $vm and .status == 200
+            and .path == null and .seq > $c)' "$dir/timeline.jsonl" >/dev/null 2>&1 ;;
+    *) false ;;
+    esac; do
+    i=$((i + 1))
+    if [ "$i" -ge 250 ]; then
+        echo "gate $* ($SCHEDCOORD_PHASE $SCHEDCOORD_VM $SCHEDCOORD_EVENT_ID): not open after 25 s" >>"$dir/gate.err"
+        exit 1
+    fi
+    sleep 0.1
+done
+GATE
+        chmod +x "$TMP/gate.sh"
+    }
+    echo "$TMP/gate.sh $* || exit 1"
+}
+# release NAME: opens the hooks' gate release NAME
+release() { : >"$TMP/release.$1"; }
 
 # sec_args NAME: --insecure, or NAME's CURVE key and the keyring when KEYDIR is set (made by
 # keys_make)
