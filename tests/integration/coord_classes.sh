@@ -9,8 +9,11 @@
 
 DEADLINE=2
 sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
-# hooks of 2.5 s: FD 0 is out for several seconds, far longer than the bounds below
-HOOK_SLEEP=2.5 set_start 6
+set_start 6
+# FD 0 stays in its drain until the test has seen both events start: the Freeze is approved
+# while FD 0 drains and the User event meets its deadline behind it (once FD 0 was back, it
+# would be drained in its turn instead, before its deadline, correctly too).
+for i in 0 3; do write_hook $i 0.3 none "$(gate release classes)"; done
 coord_start --user-event-deadline-s "$DEADLINE"
 wait_for 20 all_members_seen 6 || fail "members not all seen"
 
@@ -38,6 +41,8 @@ r0_back=$(awk -v e="$R0" '$1 == "end" && $2 == "recover" && $4 == e { print $5 }
     fail "User event waited for the platform work (approved $u_app, FD 0 back $r0_back)"
 hist_has ".kind == \"alert\" and .data.alert == \"user_deadline\" and .data.event_id == \"$U\"" ||
     fail "no user_deadline alert"
+grep -q "^end prepare vm_[03] $R0 " "$HOOKLOG" && fail "FD 0 drained before both events started"
+release classes
 ok "User Reboot approved at its ${DEADLINE} s deadline, not behind the rollout"
 
 wait_for 60 completed_ge 5 || fail "not all events completed: $(ctl events)"
