@@ -12,7 +12,9 @@ set_start 6
 for i in 1 4; do write_hook $i 0.3 none "$(gate release killed)"; done
 coord_start
 wait_for 20 all_members_seen 6 || fail "members not all seen"
-curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":3000,"DurationInSeconds":30}' \
+# 30000 simulated s of notice (300 s, more than the test lasts): every event is ours to
+# approve (--all-approved), however long the restart and the members' return take
+curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":30000,"DurationInSeconds":30}' \
     "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
 
 # Kill -9 while the second fault domain's prepare hooks run.
