@@ -186,11 +186,12 @@ member_is() { [ "$(ctl status --json | jq -r ".members[] | select(.name == \"$1\
 # first_hook WHAT PHASE VM EVENT: the time of that hook line (start|end), empty if none
 first_hook() { awk -v w="$1" -v p="$2" -v v="$3" -v e="$4" '$1 == w && $2 == p && $3 == v && $4 == e { print $5; exit }' "$HOOKLOG"; }
 
-# rollout_checked EVENTS SECONDS: a platform Reboot rollout over the 3 fault domains (3000 s of
-# notice, 30 s of impact); waits (SECONDS) until EVENTS events completed and the hooks
-# settled, then checks the safety properties (check 3 --events EVENTS --all-approved)
+# rollout_checked EVENTS SECONDS: a platform Reboot rollout over the 3 fault domains (30000 s
+# of notice, 300 s at x100, more than a test lasts: every event is ours to approve; 30 s of
+# impact); waits (SECONDS) until EVENTS events completed and the hooks settled, then checks the
+# safety properties (check 3 --events EVENTS --all-approved)
 rollout_checked() {
-    curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":3000,"DurationInSeconds":30}' \
+    curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":30000,"DurationInSeconds":30}' \
         "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
     wait_for "$2" completed_ge "$1" || fail "rollout not complete: $(ctl status)"
     wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
