@@ -106,13 +106,13 @@ keys_make() {
     done
 }
 
-# set_start N: MEMBERS for N VMs (vm_0 .. vm_{N-1}), hooks, N agents
+# set_start N: MEMBERS for N VMs (vm_0 .. vm_{N-1}, on the test's own SC_LO), hooks, N agents
 set_start() {
     local n=$1 i ports
-    read -r -a ports <<<"$(free_ports "$n")"
+    read -r -a ports <<<"$(free_ports "$n" "$SC_LO")"
     MEMBERS=""
     for ((i = 0; i < n; i++)); do
-        MEMBERS+="${MEMBERS:+,}vm_$i=127.0.0.1:${ports[$i]}"
+        MEMBERS+="${MEMBERS:+,}vm_$i=$SC_LO:${ports[$i]}"
     done
     for ((i = 0; i < n; i++)); do
         mkdir -p "$TMP/agent_$i"
