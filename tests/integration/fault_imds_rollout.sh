@@ -64,6 +64,11 @@ fault vm_0 reset 2
 wait_for 15 grep -Eq 'reset|Empty reply|closed|SC_E_NET' "$TMP/agent_0.err" || fail "vm_0's agent never met the reset"
 fault vm_0 500 2
 wait_for 15 grep -Eq 'HTTP 5|http=500' "$TMP/agent_0.err" || fail "vm_0's agent never met the 500"
+# vm_4's agent sends no heartbeat while its poll hangs (5 s, the IMDS client's timeout): the
+# coordinator may count it dead meanwhile (--dead-after 5), and a dead member is skipped, not
+# drained. The rollout starts once it gave up and every member is alive again.
+wait_for 15 grep -Eq 'timed out|TIMEOUT' "$TMP/agent_4.err" || fail "vm_4's agent never met the timeout"
+wait_for 20 all_members_seen 6 || fail "members not all alive again: $(ctl status)"
 # 30000 simulated s of notice = 300 s (each fault domain's event is created when the previous
 # one completes; its drain waits for the previous fault domain's recover, which waits for the
 # end of the event in every faulted VM's document, after its agent's backoff); 30 s of
