@@ -3,8 +3,9 @@
 # whose NotBefore is closer than hook-timeout + safety-margin is prepared locally, and
 # recovered once it has gone from IMDS; no approval without --standalone-approve. When a
 # leader comes back, the standalone prepare is reported to it and the recover is left to it.
-# The near events have 30 s of notice (hook-timeout 5 + safety-margin 30 puts them in reach at
-# once) so that the test cancels them long before their NotBefore however slow the machine;
+# The near events have 1800 s of notice, in reach at once (hook-timeout 5 + safety-margin 3600),
+# FAR 86400 s: no NotBefore passes while the test runs, so every cancel lands on a Scheduled
+# event however slow the machine (a late one would meet an event Azure started, another path).
 # --standalone-after 4 lets the returning leader's 1 s beats stall for 3 s before the agent
 # would go standalone again.
 source "${SC_SRC:-.}/tests/peer/agent_testlib.sh"
@@ -13,14 +14,14 @@ sim_start --vms 2 --fault-domains 2
 peer_start vm_1 "tcp://127.0.0.1:*" --insecure
 make_hook
 agent_start vm_0 --members "vm_1=127.0.0.1:$PEER_PORT" --insecure --standalone-after 4 \
-    --hook-timeout 5 --safety-margin 30
+    --hook-timeout 5 --safety-margin 3600
 M='.msg.from == "vm_0"'
 wait_for 20 "$M and .msg.type == \"heartbeat\" and .msg.standalone == true"
 ok "no leader: safety net armed"
 
-FAR=$(sim_event '{"EventType":"Reboot","Resources":["vm_0"],"NoticeSeconds":900}')
-OTHER=$(sim_event '{"EventType":"Reboot","Resources":["vm_1"],"NoticeSeconds":30}')
-EV=$(sim_event '{"EventType":"Reboot","Resources":["vm_0"],"NoticeSeconds":30}')
+FAR=$(sim_event '{"EventType":"Reboot","Resources":["vm_0"],"NoticeSeconds":86400}')
+OTHER=$(sim_event '{"EventType":"Reboot","Resources":["vm_1"],"NoticeSeconds":1800}')
+EV=$(sim_event '{"EventType":"Reboot","Resources":["vm_0"],"NoticeSeconds":1800}')
 wait_for 10 "$M and .msg.type == \"hook_progress\" and .msg.origin == \"standalone\" and .msg.phase == \"prepare\" and .msg.state == \"done\" and .msg.event == \"$EV\""
 grep -q "^prepare $EV standalone vm=vm_0 type=Reboot" "$TMP/hooks.log" || fail "hook env: $(cat "$TMP/hooks.log")"
 grep -q "$FAR\|$OTHER" "$TMP/hooks.log" && fail "prepared an event that is far away or not ours"
@@ -34,7 +35,7 @@ ok "recovered locally once the event disappeared"
 curl -sS "$B/control/state" | jq -e '[.. | objects | select(has("approvals")) | .approvals | length] | add == 0' >/dev/null || fail "an approval was posted without --standalone-approve"
 ok "no approval without --standalone-approve"
 
-EV3=$(sim_event '{"EventType":"Reboot","Resources":["vm_0"],"NoticeSeconds":30}')
+EV3=$(sim_event '{"EventType":"Reboot","Resources":["vm_0"],"NoticeSeconds":1800}')
 wait_for 10 "$M and .msg.type == \"hook_progress\" and .msg.origin == \"standalone\" and .msg.phase == \"prepare\" and .msg.state == \"done\" and .msg.event == \"$EV3\""
 cmd beat 4
 wait_for 10 "$M and .msg.type == \"heartbeat\" and .msg.standalone == false"

@@ -43,15 +43,16 @@ ok "vm_2 is a witness again once its IMDS answers"
 
 # Our own IMDS goes silent (vm_0: the leader's) after it showed the next event: the leader
 # cannot POST through it, so a member whose IMDS answers approves (approve_via), instead of
-# our POSTs failing until Azure starts the event at NotBefore. vm_2's prepare takes 5 s, so
-# vm_0 is blind before the approval is due.
-write_hook 2 5
+# our POSTs failing until Azure starts the event at NotBefore. vm_2's prepare ends only once the
+# coordinator declared vm_0 blind, so the approval is due while vm_0 is blind.
+write_hook 2 0.3 none "$(gate release blind)"
 C=$(new_event '{"EventType":"Reboot","Resources":["vm_2"],"NoticeSeconds":3000,"DurationInSeconds":30}')
 inc=$(curl -sS "$B/control/state" | jq '.vms[] | select(.name == "vm_0") | .incarnation')
 wait_for 10 sh -c "[ \$(jq -c 'select(.kind == \"get\" and .vm == \"vm_0\" and .status == 200 and .incarnation >= $inc)' '$TL' | wc -l) -ge 1 ]" ||
     fail "vm_0 never read the event"
 curl -sS -f -d '{"vm":"vm_0","answer":500,"count":1000000}' "$B/control/faults" >/dev/null || fail "fault"
 wait_for 10 grep -q "IMDS silent.*member=vm_0" "$TMP/coord.err" || fail "vm_0 never declared blind"
+release blind
 wait_for 20 ev_over "$C" || fail "not approved in time (NotBefore is 30 s away): $(ctl events)"
 [ "$(curl -sS "$B/control/events/$C" | jq -r .started_how)" = approved ] ||
     fail "the event was not started by an approval: $(curl -sS "$B/control/events/$C" | jq -c '{started_how, approvals}')"

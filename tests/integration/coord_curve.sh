@@ -12,8 +12,8 @@ keys_make 6
 cat "$KEYDIR/keyring" "$KEYDIR/vm_6.line" >"$KEYDIR/keyring-vm_6" # what the stranger believes
 [ "$(wc -l <"$KEYDIR/keyring")" -eq 6 ] || fail "keyring: $(cat "$KEYDIR/keyring")"
 set_start 6
-read -r p6 <<<"$(free_ports 1)"
-MEMBERS+=",vm_6=127.0.0.1:$p6"
+read -r p6 <<<"$(free_ports 1 "$SC_LO")"
+MEMBERS+=",vm_6=$SC_LO:$p6"
 mkdir -p "$TMP/agent_6"
 write_hook 6 0.3
 "$SC_BIN/schedcoord-agent" --name vm_6 --imds-url "$B/vm_5" --members "$MEMBERS" \

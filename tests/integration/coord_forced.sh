@@ -10,21 +10,26 @@
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 
 sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
-HOOK_SLEEP=1 set_start 6
+set_start 6
 coord_start
 wait_for 20 all_members_seen 6 || fail "members not all seen"
 
 # --- 1. host failure in FD 2 while FD 1 is drained
+# FD 1's prepares end only once the coordinator has seen the host failure: it comes while FD 1
+# drains, not after FD 1's event was approved.
+for i in 1 4; do write_hook $i 0.3 none "$(gate release hostfail)"; done
 A=$(new_event '{"EventType":"Reboot","Resources":["vm_1","vm_4"],"NoticeSeconds":3000,"DurationInSeconds":30}')
 C=$(new_event '{"EventType":"Reboot","Resources":["vm_0","vm_3"],"NoticeSeconds":3100,"DurationInSeconds":30}')
 # Both of FD 1's prepares running before the host failure: a prepare ordered before it but
-# started after it (the hooks run 1 s) would count as a new drain during it (check.py rule 3b).
+# started after it would count as a new drain during it (check.py rule 3b).
 wait_for 10 sh -c "grep -q '^start prepare vm_1 $A ' '$HOOKLOG' && grep -q '^start prepare vm_4 $A ' '$HOOKLOG'" ||
     fail "FD 1 drain did not start"
 H=$(new_event '{"EventType":"Reboot","Resources":["vm_2"],"Status":"Started","DurationInSeconds":400}')
 wait_for 5 member_is vm_2 impacted ||
     fail "vm_2 not impacted: $(ctl status)"
-ok "host failure seen: vm_2 impacted"
+grep -q "^end prepare vm_[14] $A " "$HOOKLOG" && fail "FD 1 drained before the host failure was seen"
+release hostfail
+ok "host failure seen while FD 1 drains: vm_2 impacted"
 wait_for 40 ev_over "$A" "$C" "$H" || fail "events not over: $(ctl events)"
 wait_for 10 sh -c "[ \$(grep -c '^end recover' '$HOOKLOG') -eq 4 ]" || fail "recovers: $(grep recover "$HOOKLOG")"
 [ "$(tl_count ".kind == \"started\" and .event == \"$H\" and .how == \"host_failure\"")" -eq 1 ] ||
@@ -50,14 +55,16 @@ wait_for 5 hist_has ".kind == \"hook_progress\" and .data.event_id == \"$H\" and
 ! grep -q " $H " "$HOOKLOG" || fail "a hook ran for the host failure: $(grep " $H " "$HOOKLOG")"
 ok "host failure: forced, no POST, FD 1 still approved, FD 0 waited for both, vm_2 recovered"
 
-# --- 2. cancelled while vm_1 is drained and vm_4 still preparing
-write_hook 4 5
+# --- 2. cancelled while vm_1 is drained and vm_4 still preparing (its prepare ends only once
+#     the cancel was accepted)
+write_hook 4 0.3 none "$(gate release cancelled)"
 D=$(new_event '{"EventType":"Reboot","Resources":["vm_1","vm_4"],"NoticeSeconds":3000,"DurationInSeconds":30}')
 wait_for 10 sh -c "grep -q '^end prepare vm_1 $D ' '$HOOKLOG' && grep -q '^start prepare vm_4 $D ' '$HOOKLOG'" ||
     fail "vm_1 not drained, or vm_4 not preparing, for $D: $(grep " $D " "$HOOKLOG")"
 grep -q "^start prepare vm_4 $D " "$HOOKLOG" && ! grep -q "^end prepare vm_4 $D " "$HOOKLOG" ||
     fail "vm_4 not preparing when the event is cancelled"
 curl -sS -f -X DELETE "$B/control/events/$D" >/dev/null || fail "cancel refused"
+release cancelled
 wait_for 10 sh -c "grep -q '^end recover vm_1 $D ' '$HOOKLOG' && grep -q '^end recover vm_4 $D ' '$HOOKLOG'" ||
     fail "cancelled event's VMs not recovered: $(grep " $D " "$HOOKLOG")"
 hist_has ".kind == \"event_ended\" and .data.event_id == \"$D\" and .data.how == \"cancelled\"" ||

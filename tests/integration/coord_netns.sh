@@ -122,7 +122,8 @@ for ((i = 1; i < N; i++)); do
 done
 ok "over CURVE across the bridge: vm_0 leads, vm_1 and vm_2 follow, every agent reports"
 
-curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":3000,"DurationInSeconds":30}' \
+# 30000 simulated s of notice (300 s, more than the test lasts): every event is ours to approve
+curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":30000,"DurationInSeconds":30}' \
     "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
 done3() { [ "$(grep -c '"kind": *"completed"' "$TL" 2>/dev/null || true)" -ge 3 ]; }
 sc_wait_until 90 done3 || fail "rollout not complete: $(ctl status)"

@@ -8,10 +8,13 @@
 
 sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100 \
     --own-events-only vm_0,vm_1,vm_2,vm_3,vm_4,vm_5
-# hooks of 2 s: by the time vm_0 and vm_3 are drained, vm_0's own agent has seen their event
-# (it polls every 0.5 s), so the leader can POST it itself; with 0.3 s hooks a loaded machine
-# once had only vm_3 seeing it yet, and the approval went (correctly) through vm_3
-HOOK_SLEEP=2 set_start 6
+set_start 6
+# The leader POSTs an event itself only once its own agent has reported it; until then it
+# delegates, correctly too, to a member that sees it (vm_3 for vm_0 and vm_3's event). vm_0's
+# prepare ends only after its agent fetched a document holding the event, which that agent
+# sends to the coordinator before the end of its prepare: the approval, after both prepares,
+# finds vm_0 among the members that see it.
+write_hook 0 0.3 none "$(gate fetched vm_0)"
 coord_start
 wait_for 20 all_members_seen 6 || fail "members not all seen"
 

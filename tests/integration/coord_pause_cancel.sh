@@ -7,14 +7,18 @@
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 
 sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
-# Hooks of 2 s: the pause below must land before both prepares end (it would be approved).
-HOOK_SLEEP=2 set_start 6
+set_start 6
+# The pause below must land while D drains: once both prepares ended, D would be approved (and
+# could no longer be cancelled). vm_1's and vm_4's prepares end only once the pause is in place.
+for i in 1 4; do write_hook $i 0.3 none "$(gate release paused)"; done
 coord_start
 wait_for 20 all_members_seen 6 || fail "members not all seen"
 
 D=$(new_event '{"EventType":"Reboot","Resources":["vm_1","vm_4"],"NoticeSeconds":3000,"DurationInSeconds":30}')
-wait_for 10 grep -q "^start prepare vm_1 $D " "$HOOKLOG" || fail "no drain"
+wait_for 10 sh -c "grep -q '^start prepare vm_1 $D ' '$HOOKLOG' && grep -q '^start prepare vm_4 $D ' '$HOOKLOG'" ||
+    fail "no drain: $(cat "$HOOKLOG")"
 ctl pause >/dev/null
+release paused
 wait_for 10 sh -c "[ \$(grep -c '^end prepare' '$HOOKLOG') -eq 2 ]" || fail "not drained"
 paused() { ctl events >"$TMP/events.txt" && grep -qF "waiting for: paused: no approval" "$TMP/events.txt"; }
 wait_for 5 paused || fail "events does not say paused: $(cat "$TMP/events.txt")"

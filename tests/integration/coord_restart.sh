@@ -6,11 +6,15 @@
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 
 sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
-# hooks of 3 s: the kill below must land while a prepare of the second fault domain runs
-HOOK_SLEEP=3 set_start 6
+set_start 6
+# The kill below must land while a prepare of the second fault domain (vm_1, vm_4) runs: their
+# prepares end only once the coordinator was killed, and report to the restarted one.
+for i in 1 4; do write_hook $i 0.3 none "$(gate release killed)"; done
 coord_start
 wait_for 20 all_members_seen 6 || fail "members not all seen"
-curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":3000,"DurationInSeconds":30}' \
+# 30000 simulated s of notice (300 s, more than the test lasts): every event is ours to
+# approve (--all-approved), however long the restart and the members' return take
+curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":30000,"DurationInSeconds":30}' \
     "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
 
 # Kill -9 while the second fault domain's prepare hooks run.
@@ -22,6 +26,7 @@ COORD_PID=""
 [ "$(grep -c '^start prepare' "$HOOKLOG")" -gt "$(grep -c '^end prepare' "$HOOKLOG" || true)" ] ||
     fail "no prepare hook was running: $(cat "$HOOKLOG")"
 [ "$(grep -c '^end prepare' "$HOOKLOG")" -lt 4 ] || fail "killed too late: the drain had finished"
+release killed
 ok "coordinator killed (SIGKILL) in the middle of a drain"
 sleep 1
 coord_start

@@ -11,8 +11,8 @@ hard=$(ulimit -Hn)
 ulimit -Sn 512
 
 sim_start --vms 2 --fault-domains 2
-read -r -a ports <<<"$(free_ports 2)"
-MEMBERS="vm_0=127.0.0.1:${ports[0]},vm_1=127.0.0.1:${ports[1]}"
+read -r -a ports <<<"$(free_ports 2 "$SC_LO")"
+MEMBERS="vm_0=$SC_LO:${ports[0]},vm_1=$SC_LO:${ports[1]}"
 for ((i = 2; i < 600; i++)); do MEMBERS+=",vm_$i=127.0.0.1:9"; done # never started
 coord_start --log-level warn
 mkdir -p "$TMP/agent_1"

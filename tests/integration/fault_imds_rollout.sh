@@ -7,11 +7,26 @@
 # problem it met; the coordinator's failed approval POSTs were retried with backoff and each
 # event got exactly one successful POST after its prepares (check.py), fault domains never
 # overlapped, every prepared VM recovered, every event approved by us.
+#
+# The setup makes vm_0 POST every approval itself, through its own IMDS, as the faults need:
+# the coordinator POSTs itself when its own member sees the event and is not blind, and hands
+# the approval to another member otherwise (approve_via, docs/planner.md), correctly too.
+#  - Never blind: vm_0's faults also meet its agent's polls, and each failed poll doubles the
+#    agent's backoff (up to 30 s), so its heartbeat's imds_down_ms could pass the default
+#    --imds-stale of 15 s. --imds-stale 3600 is longer than the whole test.
+#  - Sees each event before its approval: FD 0's prepare hooks wait until vm_0's agent fetched
+#    a document holding the event (gate fetched vm_0); vm_0's agent sends it to the coordinator
+#    before the end of its own prepare. Each next fault domain's event appears in the same
+#    simulator tick as the previous one completes, and the previous one ends for the
+#    coordinator only once vm_0 (alive, never blind) reported a document without it, which
+#    holds the next one: seen before its drain can start. (The gate is in every prepare hook.)
+#  - The approvals are ours, never Azure's: 30000 simulated s of notice (300 s) is more than
+#    the test lasts, so no NotBefore passes while faulted agents back off.
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 
 sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100 --fault-timeout 7
 set_start 6
-coord_start
+coord_start --imds-stale 3600
 wait_for 20 all_members_seen 6 || fail "members not all seen"
 
 fault() { # VM ANSWER COUNT
@@ -24,11 +39,11 @@ created() { grep -c '"kind": *"created"' "$TL" || true; }
 
 # Faults on vm_0 hit its agent's polls too (one IMDS per VM, polled every 0.5 s), so they must
 # be injected just before the approval POST: by the prepare hooks of each fault domain's two
-# VMs, as their last act (the POST follows the last prepare's report within milliseconds;
-# vm_0's agent would need 3 polls, 1.5 s, to use the fault up first). FD 0: 500; FD 1: reset;
-# FD 2: 429.
+# VMs, as their last act, once vm_0 has the event (above) (the POST follows the last prepare's
+# report within milliseconds; vm_0's agent, backing off 1 s then 2 s after a failed poll, would
+# need over 3 s to use the 3 faults up first). FD 0: 500; FD 1: reset; FD 2: 429.
 vm0_fault_hook() { # I ANSWER: vm_I's hook, which sets vm_0's fault at the end of a prepare
-    write_hook "$1" 0.3 none "curl -sS -f -d '{\"vm\":\"vm_0\",\"answer\":$2,\"count\":3}' $B/control/faults >/dev/null"
+    write_hook "$1" 0.3 none "{ $(gate fetched vm_0); curl -sS -f -d '{\"vm\":\"vm_0\",\"answer\":$2,\"count\":3}' $B/control/faults >/dev/null; }"
 }
 for i in 0 3; do vm0_fault_hook $i 500; done
 for i in 1 4; do vm0_fault_hook $i '"reset"'; done
@@ -49,11 +64,16 @@ fault vm_0 reset 2
 wait_for 15 grep -Eq 'reset|Empty reply|closed|SC_E_NET' "$TMP/agent_0.err" || fail "vm_0's agent never met the reset"
 fault vm_0 500 2
 wait_for 15 grep -Eq 'HTTP 5|http=500' "$TMP/agent_0.err" || fail "vm_0's agent never met the 500"
-# 3000 simulated s of notice = 30 s (each fault domain's event is created when the previous
+# vm_4's agent sends no heartbeat while its poll hangs (5 s, the IMDS client's timeout): the
+# coordinator may count it dead meanwhile (--dead-after 5), and a dead member is skipped, not
+# drained. The rollout starts once it gave up and every member is alive again.
+wait_for 15 grep -Eq 'timed out|TIMEOUT' "$TMP/agent_4.err" || fail "vm_4's agent never met the timeout"
+wait_for 20 all_members_seen 6 || fail "members not all alive again: $(ctl status)"
+# 30000 simulated s of notice = 300 s (each fault domain's event is created when the previous
 # one completes; its drain waits for the previous fault domain's recover, which waits for the
-# end of the event in every faulted VM's document, after its agent's backoff: 9 s of notice
-# were once too few on a loaded machine); 30 s of impact = 0.3 s
-curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":3000,"DurationInSeconds":30}' \
+# end of the event in every faulted VM's document, after its agent's backoff); 30 s of
+# impact = 0.3 s
+curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":30000,"DurationInSeconds":30}' \
     "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
 # FD 1 (vm_1, vm_4): resets and 500s; vm_0 resets when its approval is due (hooks)
 wait_for 30 ordered 3 || fail "second drain never ordered: $(ctl status)"

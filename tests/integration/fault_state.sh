@@ -19,9 +19,9 @@ refused() {
 }
 
 sc_sim_start --vms 2 --fault-domains 1
-CP=$(free_ports 1)
-CO=(--name vm_0 --imds-url "$B/vm_0" --members "vm_0=127.0.0.1:$CP" --insecure)
-AG=(--name vm_1 --imds-url "$B/vm_1" --members "vm_0=127.0.0.1:$CP" --insecure
+CP=$(free_ports 1 "$SC_LO")
+CO=(--name vm_0 --imds-url "$B/vm_0" --members "vm_0=$SC_LO:$CP" --insecure)
+AG=(--name vm_1 --imds-url "$B/vm_1" --members "vm_0=$SC_LO:$CP" --insecure
     --prepare-hook /bin/true --recover-hook /bin/true --standalone-after 600)
 
 for who in coordinator agent; do
@@ -89,7 +89,7 @@ C1=$!
 PIDS+=($C1)
 for _ in $(seq 100); do "$BIN/schedcoordctl" --state-dir "$TMP/c1" status >/dev/null 2>&1 && break; sleep 0.1; done
 term1=$("$BIN/schedcoordctl" --state-dir "$TMP/c1" status --json | jq .term)
-CO2=(--name vm_0 --imds-url "$B/vm_0" --members "vm_0=127.0.0.1:$(free_ports 1)" --insecure)
+CO2=(--name vm_0 --imds-url "$B/vm_0" --members "vm_0=$SC_LO:$(free_ports 1 "$SC_LO")" --insecure)
 refused "second coordinator" "c1 is in use by another process \(pid $C1," \
     "$BIN/schedcoord-coordinator" "${CO2[@]}" --state-dir "$TMP/c1"
 kill -0 $C1 || fail "first coordinator died"

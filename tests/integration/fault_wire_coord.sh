@@ -18,9 +18,10 @@ sim_start --vms 3 --fault-domains 3 --time-scale 100 --complete-after 100
 set_start 3
 coord_start --log-level info
 wait_for 20 all_members_seen 3 || fail "members not all seen"
-# an event in progress before the barrage: a Reboot of vm_2, notice 600 s = 6 s real... long
-# enough to be Scheduled during the barrage (the coordinator drains vm_2 then approves)
-EV=$(curl -sS -f -d '{"EventType":"Reboot","Resources":["vm_2"],"NoticeSeconds":3000}' \
+# an event in progress before the barrage: a Reboot of vm_2 (the coordinator drains vm_2 then
+# approves), notice 30000 simulated s = 300 s, more than the test lasts: rollout_checked's
+# --all-approved below counts it too, and it must be ours to approve however slow the barrage
+EV=$(curl -sS -f -d '{"EventType":"Reboot","Resources":["vm_2"],"NoticeSeconds":30000}' \
     "$B/control/events" | jq -r .EventId)
 wait_for 10 sh -c "$SC_BIN/schedcoordctl --state-dir $TMP/coord status --json | jq -e '.events[] | select(.EventId == \"$EV\")' >/dev/null" ||
     fail "event not registered"

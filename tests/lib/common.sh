@@ -75,13 +75,21 @@ sc_wait_until() {
     done
 }
 
-# free_ports N -> N free TCP ports on loopback
+# SC_LO: this test's own loopback address (127.X.Y.Z, random), for endpoints that another
+# program may connect to before, or without, anything of this test listening there: the
+# members' coordinator endpoints (agents connect to every member, started or not). Chosen on
+# 127.0.0.1, a free port of this test is free for every test running at the same time (ctest
+# -j2, a second copy of the suite), which may pick it for a coordinator of its own and then
+# get this test's agents (--insecure, the same member names) as its members.
+SC_LO="127.$((RANDOM % 254 + 1)).$((RANDOM % 256)).$((RANDOM % 254 + 1))"
+
+# free_ports N [ADDR] -> N free TCP ports on ADDR (default 127.0.0.1)
 free_ports() {
-    python3 - "$1" <<'PY'
+    python3 - "$1" "${2:-127.0.0.1}" <<'PY'
 import socket, sys
 socks = []
 for _ in range(int(sys.argv[1])):
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
+    s = socket.socket(); s.bind((sys.argv[2], 0)); socks.append(s)
 print(" ".join(str(s.getsockname()[1]) for s in socks))
 PY
 }

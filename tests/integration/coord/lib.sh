@@ -17,6 +17,10 @@ TL="$TMP/timeline.jsonl"
 sc_on_fail() {
     echo "--- coordinator log (tail)"
     tail -30 "$TMP/coord.err" 2>/dev/null || true
+    if [ -s "$TMP/gate.err" ]; then
+        echo "--- hook gates that never opened"
+        cat "$TMP/gate.err"
+    fi
 }
 sc_on_exit() { sc_kill "${AGENT_PIDS[@]}" "$COORD_PID"; }
 
@@ -43,6 +47,44 @@ HOOK
     mv "$TMP/agent_$1/hook.new" "$TMP/agent_$1/hook"
 }
 
+# Hook gates: a prepare that waits for what the test needs to have happened first, so that the
+# test decides the order of things instead of sleeping and hoping. gate WHAT... prints a shell
+# command for write_hook's PREPARE_LAST that waits until
+#   gate release NAME    the test called release NAME;
+#   gate fetched VM      VM's agent fetched a document that holds the hook's event: the timeline
+#                        has a 200 GET of VM's scheduled events after the event's creation (the
+#                        agent sends that document to the coordinator before it handles the end
+#                        of its own hooks);
+# after 25 s (within the agents' --hook-timeout 30) the hook fails, named in gate.err.
+gate() {
+    [ -x "$TMP/gate.sh" ] || {
+        cat >"$TMP/gate.sh" <<'GATE'
+#!/bin/sh
+dir=$(dirname "$0")
+i=0
+until case $1 in
+    release) [ -e "$dir/release.$2" ] ;;
+    fetched) jq -es --arg vm "$2" --arg ev "$SCHEDCOORD_EVENT_ID" '
+        (map(select(.kind == "created" and .event == $ev)) | first | .seq) as $c
+        | $c != null and any(.[]; .kind == "get" and .vm == $vm and .status == 200
+            and .path == null and .seq > $c)' "$dir/timeline.jsonl" >/dev/null 2>&1 ;;
+    *) false ;;
+    esac; do
+    i=$((i + 1))
+    if [ "$i" -ge 250 ]; then
+        echo "gate $* ($SCHEDCOORD_PHASE $SCHEDCOORD_VM $SCHEDCOORD_EVENT_ID): not open after 25 s" >>"$dir/gate.err"
+        exit 1
+    fi
+    sleep 0.1
+done
+GATE
+        chmod +x "$TMP/gate.sh"
+    }
+    echo "$TMP/gate.sh $* || exit 1"
+}
+# release NAME: opens the hooks' gate release NAME
+release() { : >"$TMP/release.$1"; }
+
 # sec_args NAME: --insecure, or NAME's CURVE key and the keyring when KEYDIR is set (made by
 # keys_make)
 sec_args() {
@@ -65,13 +107,13 @@ keys_make() {
     done
 }
 
-# set_start N: MEMBERS for N VMs (vm_0 .. vm_{N-1}), hooks, N agents
+# set_start N: MEMBERS for N VMs (vm_0 .. vm_{N-1}, on the test's own SC_LO), hooks, N agents
 set_start() {
     local n=$1 i ports
-    read -r -a ports <<<"$(free_ports "$n")"
+    read -r -a ports <<<"$(free_ports "$n" "$SC_LO")"
     MEMBERS=""
     for ((i = 0; i < n; i++)); do
-        MEMBERS+="${MEMBERS:+,}vm_$i=127.0.0.1:${ports[$i]}"
+        MEMBERS+="${MEMBERS:+,}vm_$i=$SC_LO:${ports[$i]}"
     done
     for ((i = 0; i < n; i++)); do
         mkdir -p "$TMP/agent_$i"
@@ -145,11 +187,12 @@ member_is() { [ "$(ctl status --json | jq -r ".members[] | select(.name == \"$1\
 # first_hook WHAT PHASE VM EVENT: the time of that hook line (start|end), empty if none
 first_hook() { awk -v w="$1" -v p="$2" -v v="$3" -v e="$4" '$1 == w && $2 == p && $3 == v && $4 == e { print $5; exit }' "$HOOKLOG"; }
 
-# rollout_checked EVENTS SECONDS: a platform Reboot rollout over the 3 fault domains (3000 s of
-# notice, 30 s of impact); waits (SECONDS) until EVENTS events completed and the hooks
-# settled, then checks the safety properties (check 3 --events EVENTS --all-approved)
+# rollout_checked EVENTS SECONDS: a platform Reboot rollout over the 3 fault domains (30000 s
+# of notice, 300 s at x100, more than a test lasts: every event is ours to approve; 30 s of
+# impact); waits (SECONDS) until EVENTS events completed and the hooks settled, then checks the
+# safety properties (check 3 --events EVENTS --all-approved)
 rollout_checked() {
-    curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":3000,"DurationInSeconds":30}' \
+    curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":30000,"DurationInSeconds":30}' \
         "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
     wait_for "$2" completed_ge "$1" || fail "rollout not complete: $(ctl status)"
     wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
