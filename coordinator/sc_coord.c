@@ -403,7 +403,8 @@ static int s_send(sc_coord_t *c, s_member_t *m, sc_msg_t *msg)
     return rc;
 }
 
-static int s_send_order(sc_coord_t *c, size_t mi, const char *id, sc_msg_phase_t phase)
+/* Sends member mi an order: run phase for event id, drain attempt (1..SC_MSG_ATTEMPT_MAX). */
+static int s_send_order(sc_coord_t *c, size_t mi, const char *id, sc_msg_phase_t phase, int attempt)
 {
     const sc_reg_event_t *re = sc_registry_find(c->reg, id);
     sc_msg_t *msg = NULL;
@@ -414,6 +415,7 @@ static int s_send_order(sc_coord_t *c, size_t mi, const char *id, sc_msg_phase_t
     if ((rc = sc_msg_new(SC_MSG_ORDER, c->name, (uint64_t)c->term, ++c->seq, &msg)) < 0)
         return rc;
     msg->order.action = phase;
+    msg->order.attempt = attempt;
     snprintf(msg->order.event, sizeof(msg->order.event), "%s", id);
     if (re)
         msg->order.event_doc = s_event_doc(&re->ev);
@@ -952,7 +954,7 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
         c->count.orders[prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER]++;
         sc_log_notice(prep ? "prepare ordered" : "recover ordered", "event=%s vm=%s why=\"%s\"",
                       e->id, m->name, sc_log_q(a->reason));
-        s_send_order(c, a->member, e->id, prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER);
+        s_send_order(c, a->member, e->id, prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER, 1);
         return 0;
     }
     case SC_ACT_APPROVE:
@@ -1216,7 +1218,8 @@ static int s_timers(sc_coord_t *c)
                     sc_log_debug("order sent again", "event=%s vm=%s", e->id, c->members[k].name);
                     s_send_order(c, k, e->id,
                                  d == SC_DRAIN_PREPARE_ORDERED ? SC_MSG_PHASE_PREPARE
-                                                               : SC_MSG_PHASE_RECOVER);
+                                                               : SC_MSG_PHASE_RECOVER,
+                                 1);
                 }
             }
         }

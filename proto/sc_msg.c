@@ -47,11 +47,11 @@ static const char *const s_body_keys[SC_MSG_TYPE_MAX][11] = {
     [SC_MSG_HELLO] = {"name", "fault_domain", "update_domain", "agent_version", "proto_min",
                       "proto_max", "capabilities", "boot_id", "incarnation"},
     [SC_MSG_HEARTBEAT] = {"incarnation", "running_hooks", "standalone", "imds_down_ms"},
-    [SC_MSG_DOCUMENT] = {"incarnation", "observed_at_ms", "document"},
+    [SC_MSG_DOCUMENT] = {"incarnation", "observed_at_ms", "document", "malformed"},
     [SC_MSG_DOC_REQUEST] = {NULL},
     [SC_MSG_HOOK_PROGRESS] = {"event", "phase", "state", "exit_status", "origin", "order_term",
-                              "detail"},
-    [SC_MSG_ORDER] = {"action", "event", "event_doc"},
+                              "detail", "attempt"},
+    [SC_MSG_ORDER] = {"action", "event", "event_doc", "attempt"},
     [SC_MSG_APPROVE_VIA] = {"events"},
     [SC_MSG_APPROVE_RESULT] = {"events", "http_status", "result", "message"},
     [SC_MSG_LEADER] = {"leader", "lease_ms", "members_hash"},
@@ -242,7 +242,8 @@ bool sc_msg_name_valid(const char *s)
     return n >= 1 && n <= SC_NAME_MAX && s_chars_ok(s, n, s_is_name_char);
 }
 
-int sc_msg_set_text(char **field, const char *s, size_t len, bool keep_tail)
+/* sc_msg_set_text with a limit of max bytes. */
+static int s_set_text(char **field, const char *s, size_t len, bool keep_tail, size_t max)
 {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
     size_t start = 0, end, o = 0;
@@ -251,15 +252,15 @@ int sc_msg_set_text(char **field, const char *s, size_t len, bool keep_tail)
     if (!s)
         len = 0;
     end = len;
-    /* Keep at most SC_MSG_MAX_TEXT input bytes; an invalid byte becomes one '?', so the
-     * output is never longer than the input. Cut on a character boundary. */
-    if (len > SC_MSG_MAX_TEXT) {
+    /* Keep at most max input bytes; an invalid byte becomes one '?', so the output is never
+     * longer than the input. Cut on a character boundary. */
+    if (len > max) {
         if (keep_tail) {
-            start = len - SC_MSG_MAX_TEXT;
+            start = len - max;
             while (start < len && (p[start] & 0xc0) == 0x80)
                 start++;
         } else {
-            end = SC_MSG_MAX_TEXT;
+            end = max;
             while (end > 0 && (p[end] & 0xc0) == 0x80)
                 end--;
         }
@@ -284,12 +285,20 @@ int sc_msg_set_text(char **field, const char *s, size_t len, bool keep_tail)
     return 0;
 }
 
+int sc_msg_set_text(char **field, const char *s, size_t len, bool keep_tail)
+{
+    return s_set_text(field, s, len, keep_tail, SC_MSG_MAX_TEXT);
+}
+
 /* ---------------------------------------------------------------- life cycle */
 
 static void s_body_release(sc_msg_t *m)
 {
     switch (m->type) {
-    case SC_MSG_DOCUMENT: sc_doc_destroy(&m->document.document); break;
+    case SC_MSG_DOCUMENT:
+        sc_doc_destroy(&m->document.document);
+        sc_strv_free(m->document.malformed, m->document.n_malformed);
+        break;
     case SC_MSG_HOOK_PROGRESS: free(m->hook_progress.detail); break;
     case SC_MSG_ORDER: sc_doc_destroy(&m->order.event_doc); break;
     case SC_MSG_APPROVE_VIA: free(m->approve_via.events); break;
@@ -338,7 +347,11 @@ static sc_msg_t *s_alloc(sc_msg_type_t type)
         m->heartbeat.imds_down_ms = -1;
         break;
     case SC_MSG_DOCUMENT: m->document.incarnation = -1; break;
-    case SC_MSG_HOOK_PROGRESS: m->hook_progress.exit_status = -1; break;
+    case SC_MSG_HOOK_PROGRESS:
+        m->hook_progress.exit_status = -1;
+        m->hook_progress.attempt = 1;
+        break;
+    case SC_MSG_ORDER: m->order.attempt = 1; break;
     default: break;
     }
     return m;
@@ -398,6 +411,28 @@ int sc_msg_add_event(sc_msg_t *msg, const char *event_id)
         return -ENOMEM;
     *events = grown;
     snprintf(grown[(*n)++], sizeof(*grown), "%s", event_id);
+    return 0;
+}
+
+int sc_msg_add_malformed(sc_msg_t *msg, const char *reason)
+{
+    sc_msg_document_t *d;
+    char **grown, *text = NULL;
+    int rc;
+
+    if (!msg || msg->type != SC_MSG_DOCUMENT || !reason || !*reason)
+        return -EINVAL;
+    d = &msg->document;
+    if (d->n_malformed >= SC_MSG_MAX_MALFORMED)
+        return SC_E_TOO_BIG;
+    if ((rc = s_set_text(&text, reason, strlen(reason), false, SC_MSG_MALFORMED_MAX)) < 0)
+        return rc;
+    if (!(grown = realloc(d->malformed, (d->n_malformed + 1) * sizeof(*grown)))) {
+        free(text);
+        return -ENOMEM;
+    }
+    d->malformed = grown;
+    grown[d->n_malformed++] = text;
     return 0;
 }
 
@@ -772,6 +807,55 @@ static int s_dec_hello(s_dec_t *d, json_object *o, sc_msg_t *m)
     return 0;
 }
 
+/* The optional "attempt" of an order or a hook_progress: 1 when absent. */
+static int s_get_attempt(s_dec_t *d, json_object *o, int *ret)
+{
+    json_object *v = NULL;
+    int64_t a = 1;
+    int rc;
+
+    if ((rc = s_field(d, o, "attempt", json_type_int, true, &v)) < 0 ||
+        (v && (rc = s_int_value(d, v, "attempt", 1, SC_MSG_ATTEMPT_MAX, &a)) < 0))
+        return rc;
+    *ret = (int)a;
+    return 0;
+}
+
+/* The optional "malformed" of a document: 1..SC_MSG_MAX_MALFORMED texts. */
+static int s_dec_malformed(s_dec_t *d, json_object *o, sc_msg_document_t *doc)
+{
+    json_object *arr = NULL;
+    size_t n;
+    int rc;
+
+    if ((rc = s_field(d, o, "malformed", json_type_array, true, &arr)) < 0 || !arr)
+        return rc;
+    n = json_object_array_length(arr);
+    if (n == 0)
+        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO, "document.malformed: empty (omit it)");
+    if (n > SC_MSG_MAX_MALFORMED)
+        return s_fail(d, SC_MSG_REJ_TOO_BIG, SC_E_TOO_BIG,
+                      "document.malformed: %zu items, more than %d", n, SC_MSG_MAX_MALFORMED);
+    /* Owned by the message at once, so that a failure below frees it with the message. */
+    if (!(doc->malformed = calloc(n, sizeof(*doc->malformed))))
+        return s_fail(d, SC_MSG_REJ_NOMEM, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        json_object *v = json_object_array_get_idx(arr, i);
+        char what[48];
+
+        snprintf(what, sizeof(what), "malformed[%zu]", i);
+        if (!json_object_is_type(v, json_type_string))
+            return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO, "document.%s: must be a string, not %s",
+                          what, s_jtype(v));
+        if ((rc = s_str_value(d, v, what, 1, SC_MSG_MALFORMED_MAX, NULL, NULL)) < 0)
+            return rc;
+        if (!(doc->malformed[i] = strdup(json_object_get_string(v))))
+            return s_fail(d, SC_MSG_REJ_NOMEM, -ENOMEM, "out of memory");
+        doc->n_malformed = i + 1;
+    }
+    return 0;
+}
+
 static int s_dec_heartbeat(s_dec_t *d, json_object *o, sc_msg_t *m)
 {
     json_object *v = NULL;
@@ -810,7 +894,7 @@ static int s_dec_document(s_dec_t *d, json_object *o, sc_msg_t *m)
         return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO,
                       "document.incarnation: %" PRId64 " differs from DocumentIncarnation %" PRId64,
                       doc->incarnation, doc->document->incarnation);
-    return 0;
+    return s_dec_malformed(d, o, doc);
 }
 
 static int s_dec_hook_progress(s_dec_t *d, json_object *o, sc_msg_t *m)
@@ -826,7 +910,8 @@ static int s_dec_hook_progress(s_dec_t *d, json_object *o, sc_msg_t *m)
         (rc = s_get_int(d, o, "exit_status", -1, 255, &h->exit_status)) < 0 ||
         (rc = s_get_enum(d, o, "origin", s_origin_names, SC_MSG_ORIGIN_MAX, &origin)) < 0 ||
         (rc = s_get_u64(d, o, "order_term", &h->order_term)) < 0 ||
-        (rc = s_get_text(d, o, "detail", &h->detail)) < 0)
+        (rc = s_get_text(d, o, "detail", &h->detail)) < 0 ||
+        (rc = s_get_attempt(d, o, &h->attempt)) < 0)
         return rc;
     h->phase = (sc_msg_phase_t)phase;
     h->state = (sc_msg_hook_state_t)state;
@@ -847,6 +932,7 @@ static int s_dec_order(s_dec_t *d, json_object *o, sc_msg_t *m)
     if ((rc = s_get_enum(d, o, "action", s_phase_names, SC_MSG_PHASE_MAX, &action)) < 0 ||
         (rc = s_field(d, o, "event", json_type_string, false, &v)) < 0 ||
         (rc = s_get_event_id(d, v, "event", ord->event)) < 0 ||
+        (rc = s_get_attempt(d, o, &ord->attempt)) < 0 ||
         (rc = s_field(d, o, "event_doc", json_type_object, true, &v)) < 0)
         return rc;
     ord->action = (sc_msg_phase_t)action;
@@ -1281,6 +1367,29 @@ static void s_put_events(s_enc_t *e, json_object *p, char (*ev)[SC_EVENT_ID_MAX 
     s_put(e, p, "events", arr);
 }
 
+/* "attempt", left out when 1 (its meaning when absent): what older peers know. */
+static void s_put_attempt(s_enc_t *e, json_object *p, int attempt)
+{
+    if (attempt != 1)
+        s_put_i64(e, p, "attempt", attempt);
+}
+
+static void s_put_strings(s_enc_t *e, json_object *p, const char *key, const char *const *v,
+                          size_t n)
+{
+    json_object *arr = json_object_new_array();
+
+    for (size_t i = 0; arr && i < n; i++) {
+        json_object *s = json_object_new_string(v[i] ? v[i] : "");
+
+        if (!s || json_object_array_add(arr, s) < 0) {
+            json_object_put(s);
+            e->failed = e->nomem = true;
+        }
+    }
+    s_put(e, p, key, arr);
+}
+
 /* The JSON of a document (sc_doc_to_json reparsed), or NULL with e->failed. */
 static json_object *s_doc_json(s_enc_t *e, const sc_doc_t *doc, const char *what)
 {
@@ -1347,6 +1456,9 @@ static void s_enc_body(s_enc_t *e, const sc_msg_t *m)
         s_put_i64(e, o, "observed_at_ms", m->document.observed_at_ms);
         if ((doc = s_doc_json(e, m->document.document, "document.document")))
             s_put(e, o, "document", doc);
+        if (m->document.n_malformed) /* absent when none: what older coordinators know */
+            s_put_strings(e, o, "malformed", (const char *const *)m->document.malformed,
+                          m->document.n_malformed);
         break;
     case SC_MSG_DOC_REQUEST: break;
     case SC_MSG_HOOK_PROGRESS:
@@ -1357,10 +1469,12 @@ static void s_enc_body(s_enc_t *e, const sc_msg_t *m)
         s_put_text(e, o, "origin", sc_msg_origin_name(m->hook_progress.origin));
         s_put_u64(e, o, "order_term", m->hook_progress.order_term);
         s_put_text(e, o, "detail", m->hook_progress.detail);
+        s_put_attempt(e, o, m->hook_progress.attempt);
         break;
     case SC_MSG_ORDER:
         s_put_text(e, o, "action", sc_msg_phase_name(m->order.action));
         s_put_fixed(e, o, "event", m->order.event, sizeof(m->order.event));
+        s_put_attempt(e, o, m->order.attempt);
         if (m->order.event_doc) {
             if (m->order.event_doc->n_events != 1) {
                 e->failed = true;
@@ -1550,6 +1664,16 @@ static bool s_doc_eq(const sc_doc_t *a, const sc_doc_t *b, bool incarnation)
     return true;
 }
 
+static bool s_strv_eq(char **a, size_t na, char **b, size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++)
+        if (!s_text_eq(a[i], b[i]))
+            return false;
+    return true;
+}
+
 static bool s_events_eq(char (*a)[SC_EVENT_ID_MAX + 1], size_t na, char (*b)[SC_EVENT_ID_MAX + 1],
                         size_t nb)
 {
@@ -1591,17 +1715,21 @@ bool sc_msg_equal(const sc_msg_t *a, const sc_msg_t *b)
     case SC_MSG_DOCUMENT:
         return a->document.incarnation == b->document.incarnation &&
                a->document.observed_at_ms == b->document.observed_at_ms &&
-               s_doc_eq(a->document.document, b->document.document, true);
+               s_doc_eq(a->document.document, b->document.document, true) &&
+               s_strv_eq(a->document.malformed, a->document.n_malformed, b->document.malformed,
+                         b->document.n_malformed);
     case SC_MSG_DOC_REQUEST: return true;
     case SC_MSG_HOOK_PROGRESS: {
         const sc_msg_hook_progress_t *x = &a->hook_progress, *y = &b->hook_progress;
 
         return !strcmp(x->event, y->event) && x->phase == y->phase && x->state == y->state &&
                x->exit_status == y->exit_status && x->origin == y->origin &&
-               x->order_term == y->order_term && s_text_eq(x->detail, y->detail);
+               x->order_term == y->order_term && s_text_eq(x->detail, y->detail) &&
+               x->attempt == y->attempt;
     }
     case SC_MSG_ORDER:
         return a->order.action == b->order.action && !strcmp(a->order.event, b->order.event) &&
+               a->order.attempt == b->order.attempt &&
                s_doc_eq(a->order.event_doc, b->order.event_doc, false);
     case SC_MSG_APPROVE_VIA:
         return s_events_eq(a->approve_via.events, a->approve_via.n_events, b->approve_via.events,

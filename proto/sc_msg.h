@@ -56,6 +56,9 @@
 #define SC_MSG_LEASE_MAX_MS 3600000   /* longest leader.lease_ms (1..this) */
 #define SC_MSG_RUNNING_HOOKS_MAX 1024 /* largest heartbeat.running_hooks */
 #define SC_MSG_PROTO_MAX 65535        /* largest hello.proto_min / proto_max */
+#define SC_MSG_ATTEMPT_MAX 1000       /* largest order / hook_progress attempt (1..this) */
+#define SC_MSG_MAX_MALFORMED 8        /* reasons in document.malformed */
+#define SC_MSG_MALFORMED_MAX 256      /* bytes of one of them (1..this) */
 
 /* Capability names an agent may announce (others are kept, not refused). */
 #define SC_CAP_HOOKS "hooks"             /* runs prepare / recover hooks on orders */
@@ -144,6 +147,9 @@ typedef struct sc_msg_document {
     int64_t incarnation;    /* == document->incarnation (checked) */
     int64_t observed_at_ms; /* wall clock (unix ms) when the agent read it, >= 0 */
     sc_doc_t *document;     /* the IMDS document, owned (required) */
+    char **malformed;       /* optional: why IMDS events were left out of document
+                               (sc_doc_parse_lenient), owned (sc_msg_add_malformed) */
+    size_t n_malformed;     /* entries in malformed, 0..SC_MSG_MAX_MALFORMED (0: absent) */
 } sc_msg_document_t;
 
 typedef struct sc_msg_hook_progress {
@@ -154,15 +160,17 @@ typedef struct sc_msg_hook_progress {
     sc_msg_origin_t origin;          /* order / standalone */
     uint64_t order_term;             /* term of the order it runs for (0 for standalone) */
     char *detail;                    /* output tail or reason, <= SC_MSG_MAX_TEXT, owned */
+    int attempt; /* the run's attempt (the order's), 1..SC_MSG_ATTEMPT_MAX; optional: 1 */
 } sc_msg_hook_progress_t;
 
 typedef struct sc_msg_order {
     sc_msg_phase_t action;           /* prepare / recover */
     char event[SC_EVENT_ID_MAX + 1]; /* EventId */
-    sc_doc_t *event_doc;             /* optional (NULL): a document holding exactly one event, the
-                                        ordered one (its EventId == event), for the hook env; owned.
-                                        On the wire it is the bare IMDS event object, so its incarnation
-                                        is not sent (0 after decoding; sc_msg_equal ignores it). */
+    int attempt; /* drain attempt of the event on this VM, 1..SC_MSG_ATTEMPT_MAX; optional: 1 */
+    sc_doc_t *event_doc; /* optional (NULL): a document holding exactly one event, the
+                            ordered one (its EventId == event), for the hook env; owned.
+                            On the wire it is the bare IMDS event object, so its incarnation
+                            is not sent (0 after decoding; sc_msg_equal ignores it). */
 } sc_msg_order_t;
 
 typedef struct sc_msg_events {
@@ -246,8 +254,8 @@ typedef struct sc_msg {
 
 /* A new message of this type with the envelope filled and a zeroed body whose integer
  * fields hold their "none" values (-1 for domains, incarnations and exit_status; proto_min /
- * proto_max = SC_PROTO_VERSION). from must be sc_msg_name_valid. *ret_msg is the caller's
- * (sc_msg_destroy). 0, -EINVAL or -ENOMEM. */
+ * proto_max = SC_PROTO_VERSION; attempt = 1). from must be sc_msg_name_valid. *ret_msg is the
+ * caller's (sc_msg_destroy). 0, -EINVAL or -ENOMEM. */
 int sc_msg_new(sc_msg_type_t type, const char *from, uint64_t term, uint64_t seq,
                sc_msg_t **ret_msg);
 /* Frees a message and everything it owns; takes NULL and half-built messages; nulls *msg. */
@@ -276,6 +284,10 @@ bool sc_msg_equal(const sc_msg_t *a, const sc_msg_t *b);
  * SC_MSG_MAX_TEXT it keeps the last bytes (keep_tail, for output tails) or the first ones,
  * cut on a character boundary. s may be NULL (empty). 0 or -ENOMEM (field unchanged). */
 int sc_msg_set_text(char **field, const char *s, size_t len, bool keep_tail);
+/* Appends a reason to a document's malformed list, made safe for the wire like
+ * sc_msg_set_text and cut to SC_MSG_MALFORMED_MAX bytes. 0, -EINVAL (not a document, empty
+ * reason), SC_E_TOO_BIG (SC_MSG_MAX_MALFORMED reached) or -ENOMEM. */
+int sc_msg_add_malformed(sc_msg_t *msg, const char *reason);
 /* Appends an EventId to an approve_via or approve_result message. 0, -EINVAL (wrong type,
  * invalid or duplicate id), SC_E_TOO_BIG (SC_MSG_MAX_EVENTS reached) or -ENOMEM. */
 int sc_msg_add_event(sc_msg_t *msg, const char *event_id);

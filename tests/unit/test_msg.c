@@ -158,7 +158,34 @@ SC_TEST(round_trip_document)
     SC_REQUIRE(b->document.document && b->document.document->n_events == 1);
     SC_CHECK_STR(b->document.document->events[0].id, EV1);
     SC_CHECK_INT(b->document.document->events[0].duration_s, 5);
+    SC_CHECK_INT(b->document.n_malformed, 0);
     sc_msg_destroy(&b);
+    /* the events the agent left out: their reasons, cut and made safe; at most 8 */
+    {
+        char long_reason[SC_MSG_MALFORMED_MAX + 40];
+
+        memset(long_reason, 'z', sizeof(long_reason) - 1);
+        long_reason[sizeof(long_reason) - 1] = '\0';
+        SC_CHECK_INT(sc_msg_add_malformed(m, "Events[1].EventId: missing"), 0);
+        SC_CHECK_INT(sc_msg_add_malformed(m, "Events[2]: bad \xff byte"), 0);
+        SC_CHECK_INT(sc_msg_add_malformed(m, long_reason), 0);
+        SC_CHECK_INT(sc_msg_add_malformed(m, ""), -EINVAL);
+        for (int i = 3; i < SC_MSG_MAX_MALFORMED; i++)
+            SC_CHECK_INT(sc_msg_add_malformed(m, "Events[9].NotBefore: bad"), 0);
+        SC_CHECK_INT(sc_msg_add_malformed(m, "one too many"), SC_E_TOO_BIG);
+    }
+    SC_REQUIRE((b = s_round_trip(m)));
+    SC_CHECK_INT(b->document.n_malformed, SC_MSG_MAX_MALFORMED);
+    SC_CHECK_STR(b->document.malformed[0], "Events[1].EventId: missing");
+    SC_CHECK_STR(b->document.malformed[1], "Events[2]: bad ? byte");
+    SC_CHECK_INT(strlen(b->document.malformed[2]), SC_MSG_MALFORMED_MAX);
+    sc_msg_destroy(&b);
+    {
+        sc_msg_t *h = s_new(SC_MSG_HOOK_PROGRESS, 1, 1);
+
+        SC_CHECK_INT(sc_msg_add_malformed(h, "x"), -EINVAL); /* not a document */
+        sc_msg_destroy(&h);
+    }
     /* the envelope's incarnation must be the document's */
     m->document.incarnation = 3;
     SC_CHECK_INT(sc_msg_validate(m, err, sizeof(err)), -EINVAL);
@@ -190,7 +217,16 @@ SC_TEST(round_trip_hook_progress)
     SC_CHECK_INT(b->hook_progress.phase, SC_MSG_PHASE_RECOVER);
     SC_CHECK_INT(b->hook_progress.exit_status, 137);
     SC_CHECK_STR(b->hook_progress.detail, m->hook_progress.detail);
+    SC_CHECK_INT(b->hook_progress.attempt, 1);
     sc_msg_destroy(&b);
+    /* the attempt of the order it answers */
+    m->hook_progress.attempt = SC_MSG_ATTEMPT_MAX;
+    SC_REQUIRE((b = s_round_trip(m)));
+    SC_CHECK_INT(b->hook_progress.attempt, SC_MSG_ATTEMPT_MAX);
+    sc_msg_destroy(&b);
+    m->hook_progress.attempt = 0;
+    SC_CHECK_INT(sc_msg_validate(m, NULL, 0), -EINVAL);
+    m->hook_progress.attempt = 1;
     /* the head is kept when asked, cut before a multi-byte character */
     memset(big, 'y', sizeof(big));
     memcpy(big + SC_MSG_MAX_TEXT - 1, "\xc3\xa9", 2);
@@ -217,9 +253,31 @@ SC_TEST(round_trip_order)
     SC_REQUIRE(text && m);
     m->order.action = SC_MSG_PHASE_PREPARE;
     snprintf(m->order.event, sizeof(m->order.event), "%s", EV1);
+    SC_CHECK_INT(m->order.attempt, 1);
     SC_REQUIRE((b = s_round_trip(m)));
     SC_CHECK(b->order.event_doc == NULL);
+    SC_CHECK_INT(b->order.attempt, 1);
     sc_msg_destroy(&b);
+    /* attempt 1 is left out (what agents older than the field understand), others sent */
+    {
+        char *buf = NULL;
+        size_t blen = 0;
+
+        SC_REQUIRE(sc_msg_encode(m, &buf, &blen) == 0);
+        SC_CHECK(strstr(buf, "attempt") == NULL);
+        free(buf);
+        m->order.attempt = 3;
+        SC_REQUIRE(sc_msg_encode(m, &buf, &blen) == 0);
+        SC_CHECK(strstr(buf, "\"attempt\":3") != NULL);
+        free(buf);
+        SC_REQUIRE((b = s_round_trip(m)));
+        SC_CHECK_INT(b->order.attempt, 3);
+        sc_msg_destroy(&b);
+        m->order.attempt = SC_MSG_ATTEMPT_MAX + 1;
+        SC_CHECK_INT(sc_msg_validate(m, err, sizeof(err)), -EINVAL);
+        SC_CHECK(strstr(err, "order.attempt: 1001 out of range 1..1000") != NULL);
+        m->order.attempt = 1;
+    }
     SC_REQUIRE(sc_doc_parse(text, len, &doc, err, sizeof(err)) == 0);
     m->order.event_doc = doc;
     SC_REQUIRE((b = s_round_trip(m)));
@@ -424,6 +482,28 @@ static const s_bad_t s_bad[] = {
      SC_E_PROTO, SC_MSG_REJ_FIELD, "document.incarnation: 2 differs from DocumentIncarnation 1"},
     {ENV("order", ",\"action\":\"prepare\",\"event\":\"" EV1 "\",\"event_doc\":{\"EventId\":1}"),
      SC_E_PROTO, SC_MSG_REJ_DOCUMENT, "order.event_doc: "},
+    {ENV("order", ",\"action\":\"prepare\",\"event\":\"" EV1 "\",\"attempt\":0"), SC_E_PROTO,
+     SC_MSG_REJ_FIELD, "order.attempt: 0 out of range 1..1000"},
+    {ENV("order", ",\"action\":\"prepare\",\"event\":\"" EV1 "\",\"attempt\":\"2\""), SC_E_PROTO,
+     SC_MSG_REJ_FIELD, "order.attempt: must be an integer, not a string"},
+    {HP(",\"phase\":\"prepare\",\"state\":\"done\"" HP_TAIL ",\"attempt\":1001"), SC_E_PROTO,
+     SC_MSG_REJ_FIELD, "hook_progress.attempt: 1001 out of range 1..1000"},
+    {ENV("document", ",\"incarnation\":1,\"observed_at_ms\":5,\"document\":"
+                     "{\"DocumentIncarnation\":1,\"Events\":[]},\"malformed\":[]"),
+     SC_E_PROTO, SC_MSG_REJ_FIELD, "document.malformed: empty"},
+    {ENV("document", ",\"incarnation\":1,\"observed_at_ms\":5,\"document\":"
+                     "{\"DocumentIncarnation\":1,\"Events\":[]},\"malformed\":\"x\""),
+     SC_E_PROTO, SC_MSG_REJ_FIELD, "document.malformed: must be an array, not a string"},
+    {ENV("document", ",\"incarnation\":1,\"observed_at_ms\":5,\"document\":"
+                     "{\"DocumentIncarnation\":1,\"Events\":[]},\"malformed\":[\"a\",7]"),
+     SC_E_PROTO, SC_MSG_REJ_FIELD, "document.malformed[1]: must be a string, not an integer"},
+    {ENV("document", ",\"incarnation\":1,\"observed_at_ms\":5,\"document\":"
+                     "{\"DocumentIncarnation\":1,\"Events\":[]},\"malformed\":[\"\"]"),
+     SC_E_PROTO, SC_MSG_REJ_FIELD, "document.malformed[0]: empty"},
+    {ENV("document", ",\"incarnation\":1,\"observed_at_ms\":5,\"document\":"
+                     "{\"DocumentIncarnation\":1,\"Events\":[]},\"malformed\":"
+                     "[\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\",\"8\",\"9\"]"),
+     SC_E_TOO_BIG, SC_MSG_REJ_TOO_BIG, "document.malformed: 9 items, more than 8"},
     {"{\"v\":1,\"type\":\"order\",\"from\":\"vm-1\",\"term\":0,\"seq\":1,\"action\":\"prepare\","
      "\"event\":\"" EV1 "\"}",
      SC_E_PROTO, SC_MSG_REJ_FIELD, "order: term 0"},
@@ -579,6 +659,20 @@ SC_TEST(limits)
         SC_CHECK(!sc_msg_name_valid(name));
         name[sizeof(name) - 2] = '\0';
         SC_CHECK(sc_msg_name_valid(name));
+    }
+    /* a malformed reason of 257 bytes */
+    {
+        char reason[SC_MSG_MALFORMED_MAX + 2];
+
+        memset(reason, 'r', sizeof(reason) - 1);
+        reason[sizeof(reason) - 1] = '\0';
+        snprintf(json, big,
+                 ENV("document",
+                     ",\"incarnation\":1,\"observed_at_ms\":5,\"document\":"
+                     "{\"DocumentIncarnation\":1,\"Events\":[]},\"malformed\":[\"%s\"]"),
+                 reason);
+        SC_CHECK_INT(sc_msg_decode(json, strlen(json), &m, err, sizeof(err)), SC_E_PROTO);
+        SC_CHECK(strstr(err, "document.malformed[0]: 257 bytes, longer than 256") != NULL);
     }
 
     /* approve_via: 256 ids fit, 257 do not */
