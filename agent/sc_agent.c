@@ -39,6 +39,7 @@ typedef struct s_conn {
 typedef struct s_job {
     char event[SC_EVENT_ID_MAX + 1]; /* EventId as ordered */
     sc_msg_phase_t phase;            /* prepare / recover */
+    int attempt;                     /* drain attempt (order.attempt), 1.. */
     sc_msg_origin_t origin;          /* order / standalone */
     uint64_t term;                   /* order's term, 0 standalone */
     sc_doc_t *event_doc;             /* one-event document for the env, owned, may be NULL */
@@ -185,20 +186,21 @@ static void s_send_heartbeat(sc_agent_t *self)
     sc_msg_destroy(&msg);
 }
 
-static void s_send_progress(sc_agent_t *self, int member, const char *event, sc_msg_phase_t phase,
-                            sc_msg_hook_state_t st, int exit_status, sc_msg_origin_t origin,
-                            uint64_t term, const char *detail)
+/* hook_progress of job (its event, phase, attempt, origin and term): st, exit status, detail. */
+static void s_send_progress(sc_agent_t *self, int member, const s_job_t *job,
+                            sc_msg_hook_state_t st, int exit_status, const char *detail)
 {
     sc_msg_t *msg = s_msg(self, SC_MSG_HOOK_PROGRESS);
 
     if (!msg)
         return;
-    snprintf(msg->hook_progress.event, sizeof(msg->hook_progress.event), "%s", event);
-    msg->hook_progress.phase = phase;
+    snprintf(msg->hook_progress.event, sizeof(msg->hook_progress.event), "%s", job->event);
+    msg->hook_progress.phase = job->phase;
+    msg->hook_progress.attempt = job->attempt;
     msg->hook_progress.state = st;
     msg->hook_progress.exit_status = exit_status;
-    msg->hook_progress.origin = origin;
-    msg->hook_progress.order_term = term;
+    msg->hook_progress.origin = job->origin;
+    msg->hook_progress.order_term = job->term;
     if (detail && *detail)
         sc_msg_set_text(&msg->hook_progress.detail, detail, strlen(detail), true);
     s_send_to(self, member, msg);
@@ -207,8 +209,10 @@ static void s_send_progress(sc_agent_t *self, int member, const char *event, sc_
 
 static void s_send_run(sc_agent_t *self, int member, const sc_agent_run_t *r)
 {
-    s_send_progress(self, member, r->event, r->phase, r->state, r->exit_status, r->origin, r->term,
-                    r->detail);
+    s_job_t j = {.phase = r->phase, .attempt = r->attempt, .origin = r->origin, .term = r->term};
+
+    snprintf(j.event, sizeof(j.event), "%s", r->event);
+    s_send_progress(self, member, &j, r->state, r->exit_status, r->detail);
 }
 
 static void s_send_nack(sc_agent_t *self, int member, uint64_t ref_seq, const char *reason)
@@ -262,18 +266,41 @@ static sc_doc_t *s_event_doc(const sc_doc_t *doc, const char *event_id)
     return sc_doc_dup(&one, &copy) == 0 ? copy : NULL;
 }
 
-static bool s_job_known(const sc_agent_t *self, const char *event, sc_msg_phase_t phase)
+static bool s_job_is(const s_job_t *j, const char *event, sc_msg_phase_t phase, int attempt)
 {
-    if (self->hook && self->cur.phase == phase && sc_event_id_equal(self->cur.event, event))
+    return j->phase == phase && (!attempt || j->attempt == attempt) &&
+           sc_event_id_equal(j->event, event);
+}
+
+/* Whether a job of (event, phase, attempt) runs or is queued; attempt 0: any attempt. */
+static bool s_job_known(const sc_agent_t *self, const char *event, sc_msg_phase_t phase,
+                        int attempt)
+{
+    if (self->hook && s_job_is(&self->cur, event, phase, attempt))
         return true;
     for (size_t i = 0; i < self->n_queue; i++)
-        if (self->queue[i].phase == phase && sc_event_id_equal(self->queue[i].event, event))
+        if (s_job_is(&self->queue[i], event, phase, attempt))
             return true;
     return false;
 }
 
+/* The newest attempt the agent has run, runs or has queued for event; 0 when none. */
+static int s_newest_attempt(sc_agent_t *self, const char *event)
+{
+    int newest = 0;
+
+    if (sc_agent_state_newest_attempt(self->state, event, &newest) != 0)
+        newest = 0;
+    if (self->hook && sc_event_id_equal(self->cur.event, event) && self->cur.attempt > newest)
+        newest = self->cur.attempt;
+    for (size_t i = 0; i < self->n_queue; i++)
+        if (sc_event_id_equal(self->queue[i].event, event) && self->queue[i].attempt > newest)
+            newest = self->queue[i].attempt;
+    return newest;
+}
+
 /* Queues a job; takes event_doc. -ENOSPC when the queue is full. */
-static int s_enqueue(sc_agent_t *self, const char *event, sc_msg_phase_t phase,
+static int s_enqueue(sc_agent_t *self, const char *event, sc_msg_phase_t phase, int attempt,
                      sc_msg_origin_t origin, uint64_t term, sc_doc_t **event_doc)
 {
     s_job_t *j;
@@ -284,6 +311,7 @@ static int s_enqueue(sc_agent_t *self, const char *event, sc_msg_phase_t phase,
     memset(j, 0, sizeof(*j));
     snprintf(j->event, sizeof(j->event), "%s", event);
     j->phase = phase;
+    j->attempt = attempt;
     j->origin = origin;
     j->term = term;
     if (event_doc) {
@@ -295,8 +323,8 @@ static int s_enqueue(sc_agent_t *self, const char *event, sc_msg_phase_t phase,
 
 /* Builds the hook's environment (array of strings into buf) and stdin JSON. */
 typedef struct s_env {
-    char vars[10][SC_EVENT_MAX_STRING + 64]; /* NAME=VALUE */
-    const char *env[11];                     /* NULL-terminated */
+    char vars[11][SC_EVENT_MAX_STRING + 64]; /* NAME=VALUE */
+    const char *env[12];                     /* NULL-terminated */
 } s_env_t;
 
 static char *s_event_stdin(const sc_doc_t *one)
@@ -346,6 +374,7 @@ static void s_env_build(s_env_t *e, const sc_agent_t *self, const s_job_t *job)
     S_VAR("SCHEDCOORD_VM=%s", self->name);
     S_VAR("SCHEDCOORD_ORIGIN=%s", sc_msg_origin_name(job->origin));
     S_VAR("SCHEDCOORD_TERM=%" PRIu64, job->term);
+    S_VAR("SCHEDCOORD_ATTEMPT=%d", job->attempt);
 #undef S_VAR
     for (size_t i = 0; i < k; i++)
         e->env[i] = e->vars[i];
@@ -365,16 +394,16 @@ static int s_start_next(sc_agent_t *self)
 
         memmove(&self->queue[0], &self->queue[1], (self->n_queue - 1) * sizeof(job));
         self->n_queue--;
-        /* Never the same phase of the same event twice, whatever queued it. */
-        if (sc_agent_state_get_run(self->state, job.event, job.phase, &run) == 0) {
+        /* Never the same phase of the same attempt twice, whatever queued it. */
+        if (sc_agent_state_get_run(self->state, job.event, job.phase, job.attempt, &run) == 0) {
             s_send_run(self, -1, &run);
             s_job_clear(&job);
             continue;
         }
         if (job.event_doc)
             sc_doc_to_json(job.event_doc, &ev_json);
-        rc = sc_agent_state_run_start(self->state, job.event, job.phase, job.origin, job.term,
-                                      ev_json);
+        rc = sc_agent_state_run_start(self->state, job.event, job.phase, job.attempt, job.origin,
+                                      job.term, ev_json);
         free(ev_json);
         if (rc) {
             sc_log_err("cannot record hook start: not running it", "event=%s phase=%s rc=%s",
@@ -403,9 +432,9 @@ static int s_start_next(sc_agent_t *self)
                      sc_strerror(rc));
             sc_log_err("hook did not start", "event=%s phase=%s origin=%s why=\"%s\"", job.event,
                        sc_msg_phase_name(job.phase), sc_msg_origin_name(job.origin), sc_log_q(why));
-            sc_agent_state_run_end(self->state, job.event, job.phase, SC_MSG_HOOK_FAILED, -1, why);
-            s_send_progress(self, -1, job.event, job.phase, SC_MSG_HOOK_FAILED, -1, job.origin,
-                            job.term, why);
+            sc_agent_state_run_end(self->state, job.event, job.phase, job.attempt,
+                                   SC_MSG_HOOK_FAILED, -1, why);
+            s_send_progress(self, -1, &job, SC_MSG_HOOK_FAILED, -1, why);
             s_job_clear(&job);
             continue;
         }
@@ -415,11 +444,11 @@ static int s_start_next(sc_agent_t *self)
             self->stats.standalone_runs++;
             self->handover_pending = true;
         }
-        sc_log_notice("hook started", "event=%s phase=%s origin=%s term=%" PRIu64 " pid=%d",
-                      job.event, sc_msg_phase_name(job.phase), sc_msg_origin_name(job.origin),
+        sc_log_notice("hook started",
+                      "event=%s phase=%s attempt=%d origin=%s term=%" PRIu64 " pid=%d", job.event,
+                      sc_msg_phase_name(job.phase), job.attempt, sc_msg_origin_name(job.origin),
                       job.term, (int)sc_hook_pid(self->hook));
-        s_send_progress(self, -1, job.event, job.phase, SC_MSG_HOOK_STARTED, -1, job.origin,
-                        job.term, NULL);
+        s_send_progress(self, -1, &job, SC_MSG_HOOK_STARTED, -1, NULL);
     }
     return 0;
 }
@@ -446,12 +475,11 @@ static void s_poll_hook(sc_agent_t *self)
            "event=%s phase=%s origin=%s state=%s exit=%d signal=%d ms=%" PRId64, self->cur.event,
            sc_msg_phase_name(self->cur.phase), sc_msg_origin_name(self->cur.origin),
            sc_msg_hook_state_name(st), res->exit_status, res->term_signal, res->duration_ms);
-    rc = sc_agent_state_run_end(self->state, self->cur.event, self->cur.phase, st, res->exit_status,
-                                res->output_tail);
+    rc = sc_agent_state_run_end(self->state, self->cur.event, self->cur.phase, self->cur.attempt,
+                                st, res->exit_status, res->output_tail);
     if (rc)
         sc_log_err("cannot record hook end", "event=%s rc=%s", self->cur.event, sc_errname(rc));
-    s_send_progress(self, -1, self->cur.event, self->cur.phase, st, res->exit_status,
-                    self->cur.origin, self->cur.term, res->output_tail);
+    s_send_progress(self, -1, &self->cur, st, res->exit_status, res->output_tail);
     sc_hook_destroy(&self->hook);
     if (st == SC_MSG_HOOK_DONE && self->cur.origin == SC_MSG_ORIGIN_STANDALONE &&
         self->cur.phase == SC_MSG_PHASE_PREPARE && self->standalone_approve && self->standalone)
@@ -612,7 +640,9 @@ static void s_safety_net(sc_agent_t *self)
         const sc_event_t *ev = &cur->events[i];
         sc_doc_t *one;
 
-        if (!sc_event_names(ev, self->name) || s_job_known(self, ev->id, SC_MSG_PHASE_PREPARE))
+        int attempt;
+
+        if (!sc_event_names(ev, self->name) || s_job_known(self, ev->id, SC_MSG_PHASE_PREPARE, 0))
             continue;
         if (ev->type == SC_EVENT_FREEZE && ev->has_duration && ev->duration_s >= 0 &&
             ev->duration_s < 9) {
@@ -624,20 +654,24 @@ static void s_safety_net(sc_agent_t *self)
         if (sc_event_is_started(ev) || !ev->has_not_before) {
             /* noted first: one SQLite read per event, not one a second while it lasts */
             if (!s_noted(self, ev->id) &&
-                sc_agent_state_get_run(self->state, ev->id, SC_MSG_PHASE_PREPARE, &run) != 0)
+                sc_agent_state_get_run(self->state, ev->id, SC_MSG_PHASE_PREPARE, 0, &run) != 0)
                 sc_log_warn("standalone safety net: event already started, too late to prepare",
                             "event=%s type=%s", ev->id, ev->type_raw);
             continue;
         }
         if (ev->not_before * 1000 - wall > self->hook_timeout_ms + self->margin_ms)
             continue;
-        if (sc_agent_state_get_run(self->state, ev->id, SC_MSG_PHASE_PREPARE, &run) == 0)
+        if (sc_agent_state_get_run(self->state, ev->id, SC_MSG_PHASE_PREPARE, 0, &run) == 0)
+            continue;
+        /* a new attempt: an attempt whose only run is a recover is over */
+        if ((attempt = s_newest_attempt(self, ev->id) + 1) > SC_MSG_ATTEMPT_MAX)
             continue;
         sc_log_warn("standalone safety net: no leader, preparing this VM ourselves",
                     "event=%s type=%s not_before=\"%s\" in_s=%" PRId64, ev->id, ev->type_raw,
                     sc_log_q(ev->not_before_raw), (ev->not_before * 1000 - wall) / 1000);
         one = s_event_doc(cur, ev->id);
-        if (s_enqueue(self, ev->id, SC_MSG_PHASE_PREPARE, SC_MSG_ORIGIN_STANDALONE, 0, &one))
+        if (s_enqueue(self, ev->id, SC_MSG_PHASE_PREPARE, attempt, SC_MSG_ORIGIN_STANDALONE, 0,
+                      &one))
             sc_log_err("hook queue full", "event=%s", ev->id);
         sc_doc_destroy(&one);
     }
@@ -655,18 +689,21 @@ static void s_safety_net(sc_agent_t *self)
             char *json = NULL;
 
             if (r->phase != SC_MSG_PHASE_PREPARE || r->origin != SC_MSG_ORIGIN_STANDALONE ||
-                r->handed_over || s_job_known(self, r->event, SC_MSG_PHASE_RECOVER) ||
-                sc_agent_state_get_run(self->state, r->event, SC_MSG_PHASE_RECOVER, &run) == 0)
+                r->handed_over || s_job_known(self, r->event, SC_MSG_PHASE_RECOVER, r->attempt) ||
+                sc_agent_state_get_run(self->state, r->event, SC_MSG_PHASE_RECOVER, r->attempt,
+                                       &run) == 0)
                 continue;
             open = true;
             if (r->state == SC_MSG_HOOK_STARTED || sc_doc_find(cur, r->event))
                 continue;
             sc_log_warn("standalone safety net: event gone, recovering this VM ourselves",
                         "event=%s prepare=%s", r->event, sc_msg_hook_state_name(r->state));
-            if (sc_agent_state_event_json(self->state, r->event, SC_MSG_PHASE_PREPARE, &json) == 0)
+            if (sc_agent_state_event_json(self->state, r->event, SC_MSG_PHASE_PREPARE, r->attempt,
+                                          &json) == 0)
                 sc_doc_parse(json, strlen(json), &one, NULL, 0);
             free(json);
-            if (s_enqueue(self, r->event, SC_MSG_PHASE_RECOVER, SC_MSG_ORIGIN_STANDALONE, 0, &one))
+            if (s_enqueue(self, r->event, SC_MSG_PHASE_RECOVER, r->attempt,
+                          SC_MSG_ORIGIN_STANDALONE, 0, &one))
                 sc_log_err("hook queue full", "event=%s", r->event);
             sc_doc_destroy(&one);
         }
@@ -694,7 +731,8 @@ static void s_handover(sc_agent_t *self, int member)
         sc_log_notice("standalone run handed over to the leader", "event=%s phase=%s leader=%s",
                       runs[i].event, sc_msg_phase_name(runs[i].phase), self->leader);
         s_send_run(self, member, &runs[i]);
-        if (sc_agent_state_set_handed_over(self->state, runs[i].event, runs[i].phase) != 0)
+        if (sc_agent_state_set_handed_over(self->state, runs[i].event, runs[i].phase,
+                                           runs[i].attempt) != 0)
             left = true;
     }
     free(runs);
@@ -738,35 +776,69 @@ static void s_leader_alive(sc_agent_t *self, size_t member)
     s_handover(self, (int)member);
 }
 
+/* Refuses an order with a nack (and a log line): it is understood, and never to be run. */
+static void s_order_refused(sc_agent_t *self, size_t member, const sc_msg_t *msg, const char *why)
+{
+    sc_log_warn("order refused", "type=%s from=%s seq=%" PRIu64 " event=%s attempt=%d why=\"%s\"",
+                sc_msg_type_name(msg->type), msg->from, msg->seq, msg->order.event,
+                msg->order.attempt, sc_log_q(why));
+    s_send_nack(self, (int)member, msg->seq, why);
+}
+
+/* An order runs each (event, phase, attempt) once, and nothing of an attempt older than the
+ * newest this VM has seen for the event (the leader has moved on: it is never run, answered
+ * with that attempt's recorded result or refused). */
 static void s_on_order(sc_agent_t *self, size_t member, sc_msg_t *msg)
 {
     const sc_msg_order_t *o = &msg->order;
+    s_job_t job = {.phase = o->action,
+                   .attempt = o->attempt,
+                   .origin = SC_MSG_ORIGIN_ORDER,
+                   .term = msg->term};
     sc_agent_run_t run;
     sc_doc_t *one = NULL;
-    int rc;
+    char why[256];
+    int newest;
 
     if (!s_term_ok(self, member, msg))
         return;
     s_leader_alive(self, member);
-    sc_log_info("order", "from=%s term=%" PRIu64 " action=%s event=%s", msg->from, msg->term,
-                sc_msg_phase_name(o->action), o->event);
-    rc = sc_agent_state_get_run(self->state, o->event, o->action, &run);
-    if (rc == 0) {
-        sc_log_info("phase already run for this event: reporting its result, not re-running",
-                    "event=%s phase=%s state=%s", o->event, sc_msg_phase_name(o->action),
-                    sc_msg_hook_state_name(run.state));
+    snprintf(job.event, sizeof(job.event), "%s", o->event);
+    sc_log_info("order", "from=%s term=%" PRIu64 " action=%s event=%s attempt=%d", msg->from,
+                msg->term, sc_msg_phase_name(o->action), o->event, o->attempt);
+    if (sc_agent_state_get_run(self->state, o->event, o->action, o->attempt, &run) == 0) {
+        sc_log_info("phase already run for this event and attempt: reporting its result, not "
+                    "re-running",
+                    "event=%s phase=%s attempt=%d state=%s", o->event, sc_msg_phase_name(o->action),
+                    o->attempt, sc_msg_hook_state_name(run.state));
         s_send_run(self, (int)member, &run);
         return;
     }
-    if (s_job_known(self, o->event, o->action))
+    if (s_job_known(self, o->event, o->action, o->attempt))
         return; /* queued or running: its progress follows */
+    if (o->attempt < (newest = s_newest_attempt(self, o->event))) {
+        snprintf(why, sizeof(why), "stale attempt %d < %d for event %s", o->attempt, newest,
+                 o->event);
+        s_order_refused(self, member, msg, why);
+        return;
+    }
+    if (o->action == SC_MSG_PHASE_PREPARE &&
+        (s_job_known(self, o->event, SC_MSG_PHASE_RECOVER, o->attempt) ||
+         sc_agent_state_get_run(self->state, o->event, SC_MSG_PHASE_RECOVER, o->attempt, &run) ==
+             0)) {
+        snprintf(why, sizeof(why),
+                 "recover of attempt %d already ordered for event %s: drain again with attempt %d",
+                 o->attempt, o->event, o->attempt + 1);
+        s_order_refused(self, member, msg, why);
+        return;
+    }
     if (o->action == SC_MSG_PHASE_RECOVER &&
-        sc_agent_state_get_run(self->state, o->event, SC_MSG_PHASE_PREPARE, &run) != 0 &&
-        !s_job_known(self, o->event, SC_MSG_PHASE_PREPARE)) {
-        sc_log_notice("recover order for an event never prepared here: not running it", "event=%s",
-                      o->event);
-        s_send_progress(self, (int)member, o->event, SC_MSG_PHASE_RECOVER, SC_MSG_HOOK_SKIPPED, -1,
-                        SC_MSG_ORIGIN_ORDER, msg->term, "prepare never ran");
+        sc_agent_state_get_run(self->state, o->event, SC_MSG_PHASE_PREPARE, o->attempt, &run) !=
+            0 &&
+        !s_job_known(self, o->event, SC_MSG_PHASE_PREPARE, o->attempt)) {
+        sc_log_notice("recover order for an event never prepared here: not running it",
+                      "event=%s attempt=%d", o->event, o->attempt);
+        s_send_progress(self, (int)member, &job, SC_MSG_HOOK_SKIPPED, -1, "prepare never ran");
         return;
     }
     if (o->event_doc)
@@ -775,14 +847,13 @@ static void s_on_order(sc_agent_t *self, size_t member, sc_msg_t *msg)
         one = s_event_doc(sc_agent_doc_current(self->doc), o->event);
     if (!one && o->action == SC_MSG_PHASE_RECOVER) {
         char *json = NULL;
-        if (sc_agent_state_event_json(self->state, o->event, SC_MSG_PHASE_PREPARE, &json) == 0)
+        if (sc_agent_state_event_json(self->state, o->event, SC_MSG_PHASE_PREPARE, 0, &json) == 0)
             sc_doc_parse(json, strlen(json), &one, NULL, 0);
         free(json);
     }
-    if (s_enqueue(self, o->event, o->action, SC_MSG_ORIGIN_ORDER, msg->term, &one)) {
+    if (s_enqueue(self, o->event, o->action, o->attempt, SC_MSG_ORIGIN_ORDER, msg->term, &one)) {
         sc_log_err("hook queue full: order refused", "event=%s", o->event);
-        s_send_progress(self, (int)member, o->event, o->action, SC_MSG_HOOK_REFUSED, -1,
-                        SC_MSG_ORIGIN_ORDER, msg->term, "hook queue full");
+        s_send_progress(self, (int)member, &job, SC_MSG_HOOK_REFUSED, -1, "hook queue full");
     }
     sc_doc_destroy(&one);
 }
@@ -1188,10 +1259,9 @@ void sc_agent_destroy(sc_agent_t **agent)
                     (int)sc_hook_pid(self->hook));
         sc_hook_destroy(&self->hook);
         if (self->state)
-            sc_agent_state_run_end(self->state, self->cur.event, self->cur.phase,
+            sc_agent_state_run_end(self->state, self->cur.event, self->cur.phase, self->cur.attempt,
                                    SC_MSG_HOOK_INTERRUPTED, -1, "the agent stopped (signal)");
-        s_send_progress(self, -1, self->cur.event, self->cur.phase, SC_MSG_HOOK_INTERRUPTED, -1,
-                        self->cur.origin, self->cur.term, "the agent stopped");
+        s_send_progress(self, -1, &self->cur, SC_MSG_HOOK_INTERRUPTED, -1, "the agent stopped");
     }
     s_job_clear(&self->cur);
     for (size_t i = 0; i < self->n_queue; i++)

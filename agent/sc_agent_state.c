@@ -37,6 +37,28 @@ static const char *const s_migrations[] = {
     " detail TEXT NOT NULL DEFAULT '',"
     " event_json TEXT," /* one-event IMDS document, for the hook env */
     " PRIMARY KEY (event, phase));",
+    /* 1 -> 2: runs keyed by attempt too (a retried drain runs its phases again) */
+    "CREATE TABLE runs2 ("
+    " event TEXT NOT NULL,"
+    " phase TEXT NOT NULL,"
+    " attempt INTEGER NOT NULL," /* drain attempt, 1.. */
+    " state TEXT NOT NULL,"
+    " origin TEXT NOT NULL,"
+    " term INTEGER NOT NULL,"
+    " exit_status INTEGER NOT NULL DEFAULT -1,"
+    " started_ms INTEGER NOT NULL,"
+    " ended_ms INTEGER NOT NULL DEFAULT 0,"
+    " handed_over INTEGER NOT NULL DEFAULT 0,"
+    " detail TEXT NOT NULL DEFAULT '',"
+    " event_json TEXT,"
+    " PRIMARY KEY (event, phase, attempt));"
+    /* in rowid order: sc_agent_state_list_runs lists runs in the order they were started */
+    "INSERT INTO runs2 (event, phase, attempt, state, origin, term, exit_status, started_ms,"
+    " ended_ms, handed_over, detail, event_json)"
+    " SELECT event, phase, 1, state, origin, term, exit_status, started_ms, ended_ms,"
+    " handed_over, detail, event_json FROM runs ORDER BY rowid;"
+    "DROP TABLE runs;"
+    "ALTER TABLE runs2 RENAME TO runs;",
 };
 
 static void s_lower(char *dst, const char *src)
@@ -151,14 +173,21 @@ static int s_read_run(sqlite3_stmt *st, sc_agent_run_t *r)
     r->handed_over = sqlite3_column_int(st, 8) != 0;
     t = (const char *)sqlite3_column_text(st, 9);
     snprintf(r->detail, sizeof(r->detail), "%s", t ? t : "");
+    r->attempt = sqlite3_column_int(st, 10);
     return 0;
 }
 
 #define S_RUN_COLS                                                                                 \
-    "event, phase, state, origin, term, exit_status, started_ms, ended_ms, handed_over, detail"
+    "event, phase, state, origin, term, exit_status, started_ms, ended_ms, handed_over, detail, "  \
+    "attempt"
+
+/* The WHERE clause of one run: attempt 0 picks the newest attempt of (event, phase). */
+#define S_RUN_KEY                                                                                  \
+    " WHERE event = ?1 AND phase = ?2 AND attempt = (CASE WHEN ?3 > 0 THEN ?3 ELSE (SELECT"        \
+    " MAX(attempt) FROM runs WHERE event = ?1 AND phase = ?2) END)"
 
 int sc_agent_state_get_run(sc_agent_state_t *self, const char *event, sc_msg_phase_t phase,
-                           sc_agent_run_t *ret_run)
+                           int attempt, sc_agent_run_t *ret_run)
 {
     char ev[SC_EVENT_ID_MAX + 1];
     sqlite3_stmt *st = NULL;
@@ -166,9 +195,8 @@ int sc_agent_state_get_run(sc_agent_state_t *self, const char *event, sc_msg_pha
     int rc;
 
     s_lower(ev, event);
-    rc = sc_db_prepare(self->db, &st,
-                       "SELECT " S_RUN_COLS " FROM runs WHERE event = ? AND phase = ?", "ss", ev,
-                       sc_msg_phase_name(phase));
+    rc = sc_db_prepare(self->db, &st, "SELECT " S_RUN_COLS " FROM runs" S_RUN_KEY, "ssi", ev,
+                       sc_msg_phase_name(phase), attempt);
     if (rc)
         return rc;
     rc = sc_db_step(self->db, st);
@@ -182,25 +210,42 @@ int sc_agent_state_get_run(sc_agent_state_t *self, const char *event, sc_msg_pha
     return rc;
 }
 
+int sc_agent_state_newest_attempt(sc_agent_state_t *self, const char *event, int *ret_attempt)
+{
+    char ev[SC_EVENT_ID_MAX + 1];
+    int64_t a = 0;
+    int rc;
+
+    s_lower(ev, event);
+    rc = sc_db_query_int64(self->db, &a, "SELECT MAX(attempt) FROM runs WHERE event = ?", "s", ev);
+    if (rc == 0 && a <= 0)
+        rc = SC_E_NOT_FOUND; /* MAX() of no row is NULL, read as 0 */
+    if (rc == 0)
+        *ret_attempt = (int)a;
+    return rc;
+}
+
 int sc_agent_state_run_start(sc_agent_state_t *self, const char *event, sc_msg_phase_t phase,
-                             sc_msg_origin_t origin, uint64_t term, const char *event_json)
+                             int attempt, sc_msg_origin_t origin, uint64_t term,
+                             const char *event_json)
 {
     char ev[SC_EVENT_ID_MAX + 1];
 
     s_lower(ev, event);
-    if (term > INT64_MAX)
+    if (term > INT64_MAX || attempt < 1 || attempt > SC_MSG_ATTEMPT_MAX)
         return -EINVAL;
     return sc_db_run(self->db, NULL,
-                     "INSERT INTO runs (event, phase, state, origin, term, started_ms, event_json)"
-                     " VALUES (?, ?, 'started', ?, ?, ?, ?)",
-                     "sssl"
-                     "ls",
-                     ev, sc_msg_phase_name(phase), sc_msg_origin_name(origin), (int64_t)term,
-                     sc_wall_ms(), event_json);
+                     "INSERT INTO runs (event, phase, attempt, state, origin, term, started_ms,"
+                     " event_json) VALUES (?, ?, ?, 'started', ?, ?, ?, ?)",
+                     "ssis"
+                     "lls",
+                     ev, sc_msg_phase_name(phase), attempt, sc_msg_origin_name(origin),
+                     (int64_t)term, sc_wall_ms(), event_json);
 }
 
 int sc_agent_state_run_end(sc_agent_state_t *self, const char *event, sc_msg_phase_t phase,
-                           sc_msg_hook_state_t final_state, int exit_status, const char *detail)
+                           int attempt, sc_msg_hook_state_t final_state, int exit_status,
+                           const char *detail)
 {
     char ev[SC_EVENT_ID_MAX + 1];
     char d[SC_AGENT_DETAIL_MAX];
@@ -211,28 +256,30 @@ int sc_agent_state_run_end(sc_agent_state_t *self, const char *event, sc_msg_pha
     snprintf(d, sizeof(d), "%s", detail ? detail : "");
     rc = sc_db_run(self->db, &changes,
                    "UPDATE runs SET state = ?, exit_status = ?, ended_ms = ?, detail = ?"
-                   " WHERE event = ? AND phase = ?",
+                   " WHERE event = ? AND phase = ? AND attempt = ?",
                    "sil"
-                   "sss",
+                   "sssi",
                    sc_msg_hook_state_name(final_state), exit_status, sc_wall_ms(), d, ev,
-                   sc_msg_phase_name(phase));
+                   sc_msg_phase_name(phase), attempt);
     if (rc == 0 && changes == 0)
         rc = SC_E_NOT_FOUND;
     return rc;
 }
 
-int sc_agent_state_set_handed_over(sc_agent_state_t *self, const char *event, sc_msg_phase_t phase)
+int sc_agent_state_set_handed_over(sc_agent_state_t *self, const char *event, sc_msg_phase_t phase,
+                                   int attempt)
 {
     char ev[SC_EVENT_ID_MAX + 1];
 
     s_lower(ev, event);
-    return sc_db_run(self->db, NULL,
-                     "UPDATE runs SET handed_over = 1 WHERE event = ? AND phase = ?", "ss", ev,
-                     sc_msg_phase_name(phase));
+    return sc_db_run(
+        self->db, NULL,
+        "UPDATE runs SET handed_over = 1 WHERE event = ? AND phase = ? AND attempt = ?", "ssi", ev,
+        sc_msg_phase_name(phase), attempt);
 }
 
 int sc_agent_state_event_json(sc_agent_state_t *self, const char *event, sc_msg_phase_t phase,
-                              char **ret_json)
+                              int attempt, char **ret_json)
 {
     char ev[SC_EVENT_ID_MAX + 1];
     sqlite3_stmt *st = NULL;
@@ -240,8 +287,8 @@ int sc_agent_state_event_json(sc_agent_state_t *self, const char *event, sc_msg_
     int rc;
 
     s_lower(ev, event);
-    rc = sc_db_prepare(self->db, &st, "SELECT event_json FROM runs WHERE event = ? AND phase = ?",
-                       "ss", ev, sc_msg_phase_name(phase));
+    rc = sc_db_prepare(self->db, &st, "SELECT event_json FROM runs" S_RUN_KEY, "ssi", ev,
+                       sc_msg_phase_name(phase), attempt);
     if (rc)
         return rc;
     rc = sc_db_step(self->db, st);

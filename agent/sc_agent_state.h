@@ -1,8 +1,11 @@
 /* sc_agent_state: the agent's durable state in SQLite (STATE_DIR/agent.db).
  *
  * Two things survive a restart: the newest term seen (so an order from a deposed leader is
- * refused after a restart too) and every hook run, keyed by (EventId lowercased, phase),
- * written before the hook starts and again when it ends. A run still "started" at open time
+ * refused after a restart too) and every hook run, keyed by (EventId lowercased, phase,
+ * attempt), written before the hook starts and again when it ends. The attempt is the drain
+ * attempt of the event on this VM (order.attempt, proto/README.md): the leader may roll a
+ * failed prepare back and drain again with the next attempt. Schema 1 (before attempts) is
+ * migrated to 2 with every run in attempt 1. A run still "started" at open time
  * belongs to an agent that died while its hook ran: sc_agent_state_open() turns it into
  * "interrupted" and tells the caller, who reports it and never re-runs it silently. */
 #ifndef SC_AGENT_STATE_H
@@ -22,6 +25,7 @@ typedef struct sc_agent_state sc_agent_state_t;
 typedef struct sc_agent_run {
     char event[SC_EVENT_ID_MAX + 1];  /* EventId, lowercased */
     sc_msg_phase_t phase;             /* prepare / recover */
+    int attempt;                      /* drain attempt, 1..SC_MSG_ATTEMPT_MAX */
     sc_msg_hook_state_t state;        /* started, done, failed, timed_out, interrupted */
     sc_msg_origin_t origin;           /* order / standalone */
     uint64_t term;                    /* term of the order (0 for standalone) */
@@ -46,24 +50,32 @@ uint64_t sc_agent_state_max_term(const sc_agent_state_t *state);
  * SC_E_DB. */
 int sc_agent_state_raise_term(sc_agent_state_t *state, uint64_t term);
 
-/* The run of (event, phase): 0 and *ret_run, SC_E_NOT_FOUND, or SC_E_DB. */
+/* The run of (event, phase, attempt); attempt 0: the newest attempt of that phase. 0 and
+ * *ret_run, SC_E_NOT_FOUND, or SC_E_DB. */
 int sc_agent_state_get_run(sc_agent_state_t *state, const char *event, sc_msg_phase_t phase,
-                           sc_agent_run_t *ret_run);
+                           int attempt, sc_agent_run_t *ret_run);
+/* The newest attempt with a run of the event, whatever its phase: 0 and *ret_attempt,
+ * SC_E_NOT_FOUND (no run at all), or SC_E_DB. */
+int sc_agent_state_newest_attempt(sc_agent_state_t *state, const char *event, int *ret_attempt);
 /* Records the start of a run ("started", before the hook is started). event_json (may be
  * NULL) is a one-event IMDS document kept for a later recover. -EEXIST when the run exists
- * (never run a phase twice), else 0 or SC_E_DB. */
+ * (never run a phase of an attempt twice), -EINVAL for an attempt out of 1..SC_MSG_ATTEMPT_MAX,
+ * else 0 or SC_E_DB. */
 int sc_agent_state_run_start(sc_agent_state_t *state, const char *event, sc_msg_phase_t phase,
-                             sc_msg_origin_t origin, uint64_t term, const char *event_json);
+                             int attempt, sc_msg_origin_t origin, uint64_t term,
+                             const char *event_json);
 /* Records the end of a run: its final state, exit status and detail (cut to
  * SC_AGENT_DETAIL_MAX - 1 bytes). 0, SC_E_NOT_FOUND or SC_E_DB. */
 int sc_agent_state_run_end(sc_agent_state_t *state, const char *event, sc_msg_phase_t phase,
-                           sc_msg_hook_state_t final_state, int exit_status, const char *detail);
+                           int attempt, sc_msg_hook_state_t final_state, int exit_status,
+                           const char *detail);
 /* Marks a standalone run as handed over to a leader. 0 or SC_E_DB. */
-int sc_agent_state_set_handed_over(sc_agent_state_t *state, const char *event,
-                                   sc_msg_phase_t phase);
-/* The one-event document stored with the run (caller's, free); SC_E_NOT_FOUND if none. */
+int sc_agent_state_set_handed_over(sc_agent_state_t *state, const char *event, sc_msg_phase_t phase,
+                                   int attempt);
+/* The one-event document stored with the run (attempt 0: the newest of that phase; caller's,
+ * free); SC_E_NOT_FOUND if none. */
 int sc_agent_state_event_json(sc_agent_state_t *state, const char *event, sc_msg_phase_t phase,
-                              char **ret_json);
+                              int attempt, char **ret_json);
 /* The newest SC_AGENT_MAX_RUNS runs, oldest first. *ret_runs is the caller's (free; NULL when
  * n is 0). 0, -ENOMEM or SC_E_DB. */
 int sc_agent_state_list_runs(sc_agent_state_t *state, sc_agent_run_t **ret_runs, size_t *ret_n);

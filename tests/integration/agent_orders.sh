@@ -68,6 +68,15 @@ cmd order 6 recover "$EV"
 wait_for 10 "$M and .msg.type == \"hook_progress\" and .msg.state == \"done\" and .msg.phase == \"recover\" and .msg.order_term == 6"
 ok "a newer term is adopted"
 
+# a retried drain: attempt 2's prepare runs after attempt 1's recover; attempt 1 is not re-run
+cmd order 6 prepare "$EV" 2
+wait_for 10 "$M and .msg.type == \"hook_progress\" and .msg.state == \"done\" and .msg.phase == \"prepare\" and .msg.attempt == 2"
+grep -q "^prepare $EV order .* attempt=2\$" "$TMP/hooks.log" || fail "attempt 2 not in the hook env: $(cat "$TMP/hooks.log")"
+cmd order 6 prepare "$EV" 1
+wait_for 5 "$M and .msg.type == \"hook_progress\" and .msg.state == \"done\" and .msg.phase == \"prepare\" and (.msg.attempt // 1) == 1" 3
+[ "$(grep -c "^prepare $EV" "$TMP/hooks.log")" -eq 2 ] || fail "an older attempt ran again: $(cat "$TMP/hooks.log")"
+ok "attempt 2 of a drain runs its prepare again (SCHEDCOORD_ATTEMPT=2); attempt 1 is only re-reported"
+
 cmd approve_via 6 "$EV2"
 wait_for 5 "$M and .msg.type == \"approve_result\" and .msg.http_status == 200 and .msg.result == \"OK\""
 curl -sS "$B/control/state" | jq -e --arg e "$EV2" '[.. | objects | select(.EventId? == $e)][0].approvals | length >= 1' >/dev/null || fail "approval not seen by imds-sim"

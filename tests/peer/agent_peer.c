@@ -11,7 +11,7 @@
  * and executes the lines appended to --cmds (read from where it stopped, every 50 ms):
  *   leader TERM                     one leader message (leader = NAME) to every agent seen
  *   beat TERM | beat off            a leader message every second
- *   order TERM prepare|recover ID   an order for event ID
+ *   order TERM prepare|recover ID [ATTEMPT]   an order for event ID (attempt 1 by default)
  *   approve_via TERM ID             an approve_via for event ID
  *   doc_request                     ask for the document again
  *   quit
@@ -89,7 +89,8 @@ static void s_command(void *sock, char *line, uint64_t *beat_term)
     char a[64] = "", b[64] = "", c[128] = "";
     unsigned long long term = 0;
     sc_msg_t *msg = NULL;
-    int n = sscanf(line, "%63s %llu %63s %127s", a, &term, b, c);
+    int attempt = 1;
+    int n = sscanf(line, "%63s %llu %63s %127s %d", a, &term, b, c, &attempt);
 
     if (n < 1)
         return;
@@ -101,9 +102,10 @@ static void s_command(void *sock, char *line, uint64_t *beat_term)
                sc_msg_new(SC_MSG_LEADER, s_name, term, ++s_seq, &msg) == 0) {
         snprintf(msg->leader.leader, sizeof(msg->leader.leader), "%s", s_name);
         msg->leader.lease_ms = 3000;
-    } else if (strcmp(a, "order") == 0 && n == 4 &&
+    } else if (strcmp(a, "order") == 0 && n >= 4 &&
                sc_msg_new(SC_MSG_ORDER, s_name, term, ++s_seq, &msg) == 0) {
         sc_msg_phase_parse(b, &msg->order.action);
+        msg->order.attempt = attempt;
         snprintf(msg->order.event, sizeof(msg->order.event), "%s", c);
     } else if (strcmp(a, "approve_via") == 0 && n >= 3 &&
                sc_msg_new(SC_MSG_APPROVE_VIA, s_name, term, ++s_seq, &msg) == 0) {

@@ -1,8 +1,9 @@
 /* The agent's logic without sockets: settings errors name the key; the SQLite state keeps the
  * newest term and the hook runs across a reopen (a run left "started" becomes "interrupted");
  * orders of an older term are refused with a nack and never run; a recover for an event never
- * prepared is answered "skipped"; the same phase never runs twice; a new document is reported
- * once. Messages the agent sends are captured through sc_agent_opts_t.send. */
+ * prepared is answered "skipped"; the same phase of the same drain attempt never runs twice, a
+ * new attempt runs again and an older one never; a new document is reported once. Messages the
+ * agent sends are captured through sc_agent_opts_t.send. */
 #include <errno.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 #include "sc_agent.h"
 #include "sc_agent_config.h"
 #include "sc_agent_state.h"
+#include "sc_db.h"
 #include "sc_error.h"
 #include "sc_log.h"
 #include "sc_test.h"
@@ -21,7 +23,8 @@ typedef struct {
     sc_msg_type_t type;
     sc_msg_hook_state_t state;
     sc_msg_phase_t phase;
-    char detail[128];
+    int attempt;
+    char detail[128]; /* hook_progress detail, nack reason */
     uint64_t ref_seq;
 } s_sent_t;
 
@@ -38,11 +41,15 @@ static void s_capture(void *data, int member, const sc_msg_t *msg)
     if (msg->type == SC_MSG_HOOK_PROGRESS) {
         s_sent[s_n_sent].state = msg->hook_progress.state;
         s_sent[s_n_sent].phase = msg->hook_progress.phase;
+        s_sent[s_n_sent].attempt = msg->hook_progress.attempt;
         snprintf(s_sent[s_n_sent].detail, sizeof(s_sent[0].detail), "%s",
                  msg->hook_progress.detail ? msg->hook_progress.detail : "");
     }
-    if (msg->type == SC_MSG_NACK)
+    if (msg->type == SC_MSG_NACK) {
         s_sent[s_n_sent].ref_seq = msg->nack.ref_seq;
+        snprintf(s_sent[s_n_sent].detail, sizeof(s_sent[0].detail), "%s",
+                 msg->nack.reason ? msg->nack.reason : "");
+    }
     s_n_sent++;
 }
 
@@ -228,32 +235,105 @@ SC_TEST(state_survives_reopen)
     SC_CHECK_INT(sc_agent_state_max_term(st), 0);
     SC_CHECK_INT(sc_agent_state_raise_term(st, 7), 0);
     SC_CHECK_INT(sc_agent_state_raise_term(st, 3), 0); /* never lowered */
-    SC_CHECK_INT(
-        sc_agent_state_run_start(st, "ABC-1", SC_MSG_PHASE_PREPARE, SC_MSG_ORIGIN_ORDER, 7, NULL),
-        0);
-    SC_CHECK_INT(
-        sc_agent_state_run_start(st, "abc-1", SC_MSG_PHASE_PREPARE, SC_MSG_ORIGIN_ORDER, 7, NULL),
-        -EEXIST); /* EventIds compared case-insensitively */
-    SC_CHECK_INT(sc_agent_state_run_start(st, "done-1", SC_MSG_PHASE_PREPARE,
+    SC_CHECK_INT(sc_agent_state_run_start(st, "ABC-1", SC_MSG_PHASE_PREPARE, 1, SC_MSG_ORIGIN_ORDER,
+                                          7, NULL),
+                 0);
+    SC_CHECK_INT(sc_agent_state_run_start(st, "abc-1", SC_MSG_PHASE_PREPARE, 1, SC_MSG_ORIGIN_ORDER,
+                                          7, NULL),
+                 -EEXIST); /* EventIds compared case-insensitively */
+    SC_CHECK_INT(sc_agent_state_run_start(st, "done-1", SC_MSG_PHASE_PREPARE, 1,
                                           SC_MSG_ORIGIN_STANDALONE, 0, "{}"),
                  0);
     SC_CHECK_INT(
-        sc_agent_state_run_end(st, "DONE-1", SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_DONE, 0, "fine"), 0);
+        sc_agent_state_run_end(st, "DONE-1", SC_MSG_PHASE_PREPARE, 1, SC_MSG_HOOK_DONE, 0, "fine"),
+        0);
+    /* a second drain attempt runs its phases again; attempt 0 reads the newest */
+    SC_CHECK_INT(sc_agent_state_run_start(st, "done-1", SC_MSG_PHASE_PREPARE, 3,
+                                          SC_MSG_ORIGIN_ORDER, 7, "{}"),
+                 0);
+    SC_CHECK_INT(
+        sc_agent_state_run_end(st, "done-1", SC_MSG_PHASE_PREPARE, 3, SC_MSG_HOOK_FAILED, 1, "no"),
+        0);
+    SC_CHECK_INT(sc_agent_state_run_start(st, "done-1", SC_MSG_PHASE_PREPARE, 0,
+                                          SC_MSG_ORIGIN_ORDER, 7, "{}"),
+                 -EINVAL);
     /* the agent "dies" with ABC-1 started */
     sc_agent_state_close(&st);
     SC_REQUIRE(sc_agent_state_open(s_dir, &st, &interrupted, err, sizeof(err)) == 0);
     SC_CHECK_INT(interrupted, 1);
     SC_CHECK_INT(sc_agent_state_max_term(st), 7);
-    SC_REQUIRE(sc_agent_state_get_run(st, "abc-1", SC_MSG_PHASE_PREPARE, &run) == 0);
+    SC_REQUIRE(sc_agent_state_get_run(st, "abc-1", SC_MSG_PHASE_PREPARE, 1, &run) == 0);
     SC_CHECK_INT(run.state, SC_MSG_HOOK_INTERRUPTED);
     SC_CHECK_INT(run.term, 7);
-    SC_REQUIRE(sc_agent_state_get_run(st, "done-1", SC_MSG_PHASE_PREPARE, &run) == 0);
+    SC_CHECK_INT(run.attempt, 1);
+    SC_REQUIRE(sc_agent_state_get_run(st, "done-1", SC_MSG_PHASE_PREPARE, 1, &run) == 0);
     SC_CHECK_INT(run.state, SC_MSG_HOOK_DONE);
     SC_CHECK_INT(run.origin, SC_MSG_ORIGIN_STANDALONE);
     SC_CHECK_STR(run.detail, "fine");
-    SC_CHECK_INT(sc_agent_state_get_run(st, "abc-1", SC_MSG_PHASE_RECOVER, &run), SC_E_NOT_FOUND);
+    SC_REQUIRE(sc_agent_state_get_run(st, "done-1", SC_MSG_PHASE_PREPARE, 0, &run) == 0);
+    SC_CHECK_INT(run.attempt, 3);
+    SC_CHECK_INT(run.state, SC_MSG_HOOK_FAILED);
+    SC_CHECK_INT(sc_agent_state_get_run(st, "done-1", SC_MSG_PHASE_PREPARE, 2, &run),
+                 SC_E_NOT_FOUND);
+    {
+        int newest = 0;
+
+        SC_CHECK_INT(sc_agent_state_newest_attempt(st, "DONE-1", &newest), 0);
+        SC_CHECK_INT(newest, 3);
+        SC_CHECK_INT(sc_agent_state_newest_attempt(st, "nothing", &newest), SC_E_NOT_FOUND);
+    }
+    SC_CHECK_INT(sc_agent_state_get_run(st, "abc-1", SC_MSG_PHASE_RECOVER, 1, &run),
+                 SC_E_NOT_FOUND);
     sc_agent_state_close(&st);
     SC_CHECK(st == NULL);
+}
+
+/* A state directory written by an agent before drain attempts (schema 1) opens with every run in
+ * attempt 1, still keyed, still listed in the order it was started. */
+SC_TEST(state_schema_1_migrates)
+{
+    static const char *const v1[] = {
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+        "INSERT INTO meta (key, value) VALUES ('max_term', 4);"
+        "CREATE TABLE runs (event TEXT NOT NULL, phase TEXT NOT NULL, state TEXT NOT NULL,"
+        " origin TEXT NOT NULL, term INTEGER NOT NULL, exit_status INTEGER NOT NULL DEFAULT -1,"
+        " started_ms INTEGER NOT NULL, ended_ms INTEGER NOT NULL DEFAULT 0,"
+        " handed_over INTEGER NOT NULL DEFAULT 0, detail TEXT NOT NULL DEFAULT '',"
+        " event_json TEXT, PRIMARY KEY (event, phase));"
+        "INSERT INTO runs (event, phase, state, origin, term, exit_status, started_ms, ended_ms,"
+        " detail) VALUES ('ev-2', 'prepare', 'done', 'order', 4, 0, 100, 200, 'ok');"
+        "INSERT INTO runs (event, phase, state, origin, term, started_ms) VALUES ('ev-1',"
+        " 'prepare', 'started', 'order', 4, 300);"};
+    sc_agent_state_t *st = NULL;
+    sc_agent_run_t run, *runs = NULL;
+    sc_db_t *db = NULL;
+    char err[256] = "", path[700];
+    int interrupted = -1;
+    size_t n = 0;
+
+    s_tmpdir("state_v1");
+    snprintf(path, sizeof(path), "%s/agent.db", s_dir);
+    SC_REQUIRE(sc_db_open(path, v1, 1, &db, err, sizeof(err)) == 0);
+    sc_db_close(&db);
+    SC_REQUIRE(sc_agent_state_open(s_dir, &st, &interrupted, err, sizeof(err)) == 0);
+    SC_CHECK_INT(interrupted, 1);
+    SC_CHECK_INT(sc_agent_state_max_term(st), 4);
+    SC_REQUIRE(sc_agent_state_get_run(st, "EV-2", SC_MSG_PHASE_PREPARE, 1, &run) == 0);
+    SC_CHECK_INT(run.state, SC_MSG_HOOK_DONE);
+    SC_CHECK_STR(run.detail, "ok");
+    SC_CHECK_INT(run.attempt, 1);
+    SC_REQUIRE(sc_agent_state_list_runs(st, &runs, &n) == 0);
+    SC_REQUIRE(n == 2);
+    SC_CHECK_STR(runs[0].event, "ev-2");
+    SC_CHECK_STR(runs[1].event, "ev-1");
+    SC_CHECK_INT(runs[1].state, SC_MSG_HOOK_INTERRUPTED);
+    free(runs);
+    SC_CHECK_INT(
+        sc_agent_state_run_start(st, "ev-2", SC_MSG_PHASE_PREPARE, 2, SC_MSG_ORIGIN_ORDER, 5, NULL),
+        0);
+    sc_agent_state_close(&st);
+    SC_REQUIRE(sc_db_open(path, v1, 1, &db, err, sizeof(err)) != 0); /* now newer than v1 */
+    SC_CHECK(strstr(err, "schema version 2 is newer") != NULL);
 }
 
 static int s_send_msg(sc_agent_t *a, sc_msg_t *m)
@@ -416,6 +496,116 @@ SC_TEST(orders)
     sc_agent_settings_free(&s);
 }
 
+/* The last hook_progress sent: NULL when none. */
+static const s_sent_t *s_last_progress(void)
+{
+    for (size_t i = s_n_sent; i-- > 0;)
+        if (s_sent[i].type == SC_MSG_HOOK_PROGRESS)
+            return &s_sent[i];
+    return NULL;
+}
+
+static sc_msg_t *s_order_attempt(uint64_t seq, sc_msg_phase_t phase, const char *ev, int attempt)
+{
+    sc_msg_t *m = s_order(5, seq, phase, ev);
+
+    if (m)
+        m->order.attempt = attempt;
+    return m;
+}
+
+/* Retried drains: each (event, phase, attempt) runs once; attempt 2's prepare runs although
+ * attempt 1's failed and was recovered; an order of an older attempt is never run (its recorded
+ * result, or a nack); the hooks see SCHEDCOORD_ATTEMPT; the attempts survive a restart. */
+SC_TEST(attempts)
+{
+    sc_agent_settings_t s;
+    sc_agent_opts_t o = {0};
+    sc_agent_t *a = NULL;
+    char err[256] = "", hook[600], state[600], script[1400], path[600], *log;
+    const char *ran =
+        "prepare EV-A 1\nrecover EV-A 1\nprepare EV-A 2\nprepare EV-B 3\nrecover EV-A 2\n";
+    uint64_t seq = 1;
+
+    s_tmpdir("attempts");
+    snprintf(hook, sizeof(hook), "%s/hook.sh", s_dir);
+    snprintf(state, sizeof(state), "%s/state", s_dir);
+    snprintf(path, sizeof(path), "%s/runs.log", s_dir);
+    /* attempt 1's prepare fails */
+    snprintf(script, sizeof(script),
+             "#!/bin/sh\necho \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID $SCHEDCOORD_ATTEMPT\" >> "
+             "%s\n[ \"$SCHEDCOORD_PHASE$SCHEDCOORD_ATTEMPT\" != prepare1 ]\n",
+             path);
+    SC_REQUIRE(sc_test_write_file(hook, script, 0755) == 0);
+    SC_REQUIRE(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members",
+                       "coord=127.0.0.1:1", "--state-dir", state, "--prepare-hook", hook,
+                       "--recover-hook", hook, "--insecure", "--standalone-after", "3600",
+                       NULL) == 0);
+    o.settings = &s;
+    o.name = "vm_0";
+    o.send = s_capture;
+    o.manual_imds = true;
+    s_n_sent = 0;
+    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+
+    SC_CHECK_INT(s_send_msg(a, s_order_attempt(seq++, SC_MSG_PHASE_PREPARE, "EV-A", 1)), 0);
+    s_drain(a);
+    SC_REQUIRE(s_last_progress());
+    SC_CHECK_INT(s_last_progress()->state, SC_MSG_HOOK_FAILED);
+    SC_CHECK_INT(s_last_progress()->attempt, 1);
+    /* rolled back: attempt 1's recover; then attempt 2's prepare runs */
+    SC_CHECK_INT(s_send_msg(a, s_order_attempt(seq++, SC_MSG_PHASE_RECOVER, "EV-A", 1)), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_last_progress()->state, SC_MSG_HOOK_DONE);
+    SC_CHECK_INT(s_send_msg(a, s_order_attempt(seq++, SC_MSG_PHASE_PREPARE, "EV-A", 2)), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_last_progress()->state, SC_MSG_HOOK_DONE);
+    SC_CHECK_INT(s_last_progress()->phase, SC_MSG_PHASE_PREPARE);
+    SC_CHECK_INT(s_last_progress()->attempt, 2);
+    /* attempt 1 again: its recorded results, nothing run */
+    SC_CHECK_INT(s_send_msg(a, s_order_attempt(seq++, SC_MSG_PHASE_PREPARE, "EV-A", 1)), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_last_progress()->state, SC_MSG_HOOK_FAILED);
+    SC_CHECK_INT(s_last_progress()->attempt, 1);
+    /* the same attempt again: re-reported */
+    SC_CHECK_INT(s_send_msg(a, s_order_attempt(seq++, SC_MSG_PHASE_PREPARE, "EV-A", 2)), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_last_progress()->state, SC_MSG_HOOK_DONE);
+    SC_CHECK_INT(s_last_progress()->attempt, 2);
+    /* an older attempt with no record: refused */
+    SC_CHECK_INT(s_send_msg(a, s_order_attempt(seq++, SC_MSG_PHASE_PREPARE, "EV-B", 3)), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_count(SC_MSG_NACK, -1), 0);
+    SC_CHECK_INT(s_send_msg(a, s_order_attempt(seq, SC_MSG_PHASE_PREPARE, "EV-B", 2)), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_count(SC_MSG_NACK, -1), 1);
+    SC_CHECK_INT(s_sent[s_n_sent - 1].ref_seq, seq);
+    SC_CHECK_STR(s_sent[s_n_sent - 1].detail, "stale attempt 2 < 3 for event EV-B");
+    seq++;
+    SC_CHECK_INT(s_send_msg(a, s_order_attempt(seq++, SC_MSG_PHASE_RECOVER, "EV-A", 2)), 0);
+    s_drain(a);
+    log = sc_test_slurp(path, NULL);
+    SC_CHECK_STR(
+        log ? log : "",
+        "prepare EV-A 1\nrecover EV-A 1\nprepare EV-A 2\nprepare EV-B 3\nrecover EV-A 2\n");
+    free(log);
+    sc_agent_destroy(&a);
+
+    /* after a restart: the attempts are known */
+    s_n_sent = 0;
+    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+    SC_CHECK_INT(s_send_msg(a, s_order_attempt(seq++, SC_MSG_PHASE_PREPARE, "EV-A", 1)), 0);
+    SC_CHECK_INT(s_send_msg(a, s_order_attempt(seq++, SC_MSG_PHASE_RECOVER, "EV-B", 2)), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_FAILED), 1);
+    SC_CHECK_INT(s_count(SC_MSG_NACK, -1), 1);
+    log = sc_test_slurp(path, NULL);
+    SC_CHECK_STR(log ? log : "", ran); /* nothing more ran */
+    free(log);
+    sc_agent_destroy(&a);
+    sc_agent_settings_free(&s);
+}
+
 int main(void)
 {
     sc_log_init("test_agent_core", SC_LOG_ERR);
@@ -423,6 +613,8 @@ int main(void)
     SC_RUN(members);
     SC_RUN(members_digest);
     SC_RUN(state_survives_reopen);
+    SC_RUN(state_schema_1_migrates);
     SC_RUN(orders);
+    SC_RUN(attempts);
     return sc_test_done();
 }
