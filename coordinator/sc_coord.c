@@ -495,7 +495,7 @@ static sc_drain_state_t s_drain_after(sc_drain_state_t cur, sc_msg_phase_t phase
     switch (st) {
     case SC_MSG_HOOK_STARTED: return SC_DRAIN_RECOVERING;
     case SC_MSG_HOOK_DONE:
-    case SC_MSG_HOOK_SKIPPED: return SC_DRAIN_RECOVERED; /* skipped: prepare never ran there */
+    case SC_MSG_HOOK_SKIPPED: return SC_DRAIN_RECOVERED; /* older agents: prepare never ran */
     case SC_MSG_HOOK_FAILED:
     case SC_MSG_HOOK_TIMED_OUT:
     /* interrupted: never re-run by the agent (it answers every new order with the same

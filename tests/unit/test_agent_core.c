@@ -1,7 +1,7 @@
 /* The agent's logic without sockets: settings errors name the key; the SQLite state keeps the
  * newest term and the hook runs across a reopen (a run left "started" becomes "interrupted");
  * orders of an older term are refused with a nack and never run; a recover for an event never
- * prepared is answered "skipped"; the same phase of the same drain attempt never runs twice, a
+ * prepared runs, told so; the same phase of the same drain attempt never runs twice, a
  * new attempt runs again and an older one never; a new document is reported once. Messages the
  * agent sends are captured through sc_agent_opts_t.send. */
 #include <errno.h>
@@ -442,13 +442,6 @@ SC_TEST(orders)
     SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_DONE), 2);
     SC_CHECK_INT(s_runs_logged(), 1);
 
-    /* recover of an event never prepared: answered, not run */
-    SC_CHECK_INT(s_send_msg(a, s_order(5, 4, SC_MSG_PHASE_RECOVER, "OTHER-9")), 0);
-    s_drain(a);
-    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_SKIPPED), 1);
-    SC_CHECK_STR(s_sent[s_n_sent - 1].detail, "prepare never ran");
-    SC_CHECK_INT(s_runs_logged(), 1);
-
     /* garbage and a wrong sender are refused and counted */
     SC_CHECK_INT(sc_agent_receive(a, 0, "{\"v\":1}", 7), 0);
     {
@@ -492,6 +485,78 @@ SC_TEST(orders)
     s_drain(a);
     SC_CHECK_INT(s_runs_logged(), 2);
     SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_DONE), 1);
+    sc_agent_destroy(&a);
+    sc_agent_settings_free(&s);
+}
+
+/* A recover runs after every impact, prepared or not: SCHEDCOORD_PREPARED and the stdin's
+ * "prepared" say whether a prepare hook ran for that event and attempt on this VM, whatever its
+ * outcome; a prepare hook gets neither. Once a recover ran, that attempt's prepare never runs. */
+SC_TEST(recover_unprepared)
+{
+    sc_agent_settings_t s;
+    sc_agent_opts_t o = {0};
+    sc_agent_t *a = NULL;
+    char err[256] = "", hook[600], state[600], script[1400], path[600], *log = NULL;
+    const char *doc = "{\"DocumentIncarnation\":7,\"Events\":[{\"EventId\":\"EV-1\","
+                      "\"EventStatus\":\"Started\",\"EventType\":\"Reboot\",\"ResourceType\":"
+                      "\"VirtualMachine\",\"Resources\":[\"vm_0\"],\"NotBefore\":\"\"}]}";
+    const char *want =
+        "recover EV-1 prepared=0 json={\"EventId\":\"EV-1\",\"EventStatus\":\"Started\","
+        "\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\",\"Resources\":[\"vm_0\"],"
+        "\"NotBefore\":\"\",\"prepared\":false}\n"
+        "prepare EV-2 prepared=unset json={}\n"
+        "recover EV-2 prepared=1 json={\"prepared\":true}\n"
+        "prepare EV-3 prepared=unset json={}\n"
+        "recover EV-3 prepared=1 json={\"prepared\":true}\n";
+    uint64_t seq = 1;
+
+    s_tmpdir("unprepared");
+    snprintf(hook, sizeof(hook), "%s/hook.sh", s_dir);
+    snprintf(state, sizeof(state), "%s/state", s_dir);
+    snprintf(path, sizeof(path), "%s/runs.log", s_dir);
+    /* EV-3's prepare fails */
+    snprintf(script, sizeof(script),
+             "#!/bin/sh\nin=$(cat)\necho \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID "
+             "prepared=${SCHEDCOORD_PREPARED-unset} json=$in\" >> %s\n"
+             "[ \"$SCHEDCOORD_PHASE$SCHEDCOORD_EVENT_ID\" != prepareEV-3 ]\n",
+             path);
+    SC_REQUIRE(sc_test_write_file(hook, script, 0755) == 0);
+    SC_REQUIRE(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members",
+                       "coord=127.0.0.1:1", "--state-dir", state, "--prepare-hook", hook,
+                       "--recover-hook", hook, "--insecure", "--standalone-after", "3600",
+                       NULL) == 0);
+    o.settings = &s;
+    o.name = "vm_0";
+    o.send = s_capture;
+    o.manual_imds = true;
+    s_n_sent = 0;
+    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_agent_feed_body(a, doc, strlen(doc)), 0);
+
+    /* a host failure on this VM, never prepared: its recover runs, told so */
+    SC_CHECK_INT(s_send_msg(a, s_order(5, seq++, SC_MSG_PHASE_RECOVER, "EV-1")), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_STARTED), 1);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_DONE), 1);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_SKIPPED), 0);
+    /* that attempt is over: its prepare is refused, never run */
+    SC_CHECK_INT(s_send_msg(a, s_order(5, seq, SC_MSG_PHASE_PREPARE, "EV-1")), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_count(SC_MSG_NACK, -1), 1);
+    SC_CHECK_INT(s_sent[s_n_sent - 1].ref_seq, seq);
+    seq++;
+    /* prepared (done, then failed): prepared=1 */
+    SC_CHECK_INT(s_send_msg(a, s_order(5, seq++, SC_MSG_PHASE_PREPARE, "EV-2")), 0);
+    SC_CHECK_INT(s_send_msg(a, s_order(5, seq++, SC_MSG_PHASE_RECOVER, "EV-2")), 0);
+    SC_CHECK_INT(s_send_msg(a, s_order(5, seq++, SC_MSG_PHASE_PREPARE, "EV-3")), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_FAILED), 1);
+    SC_CHECK_INT(s_send_msg(a, s_order(5, seq++, SC_MSG_PHASE_RECOVER, "EV-3")), 0);
+    s_drain(a);
+    log = sc_test_slurp(path, NULL);
+    SC_CHECK_STR(log ? log : "", want);
+    free(log);
     sc_agent_destroy(&a);
     sc_agent_settings_free(&s);
 }
@@ -615,6 +680,7 @@ int main(void)
     SC_RUN(state_survives_reopen);
     SC_RUN(state_schema_1_migrates);
     SC_RUN(orders);
+    SC_RUN(recover_unprepared);
     SC_RUN(attempts);
     return sc_test_done();
 }
