@@ -158,10 +158,16 @@ static void s_send_hello(sc_agent_t *self, int member)
 static void s_send_document(sc_agent_t *self, int member)
 {
     const sc_doc_t *cur = sc_agent_doc_current(self->doc);
+    const char *const *bad;
+    size_t n_bad = 0;
     sc_msg_t *msg;
 
     if (!cur || !(msg = s_msg(self, SC_MSG_DOCUMENT)))
         return;
+    /* the first SC_MSG_MAX_MALFORMED reasons (our log has them all) */
+    bad = sc_agent_doc_malformed(self->doc, &n_bad, NULL);
+    for (size_t i = 0; i < n_bad && i < SC_MSG_MAX_MALFORMED; i++)
+        sc_msg_add_malformed(msg, bad[i]);
     if (sc_doc_dup(cur, &msg->document.document) == 0) {
         msg->document.incarnation = cur->incarnation;
         msg->document.observed_at_ms = sc_wall_ms();
@@ -535,6 +541,22 @@ static void s_standalone_approve(sc_agent_t *self, const char *event)
            sc_log_q(st.message));
 }
 
+/* Logs the malformed events left out of the new document, each once per incarnation. */
+static void s_log_malformed(sc_agent_t *self, int64_t incarnation)
+{
+    const bool *fresh = NULL;
+    size_t n = 0;
+    const char *const *bad = sc_agent_doc_malformed(self->doc, &n, &fresh);
+
+    for (size_t i = 0; i < n; i++) {
+        if (!fresh[i])
+            continue;
+        self->stats.malformed_events++;
+        sc_log_warn("IMDS event malformed: left out, the other events kept",
+                    "incarnation=%" PRId64 " why=\"%s\"", incarnation, sc_log_q(bad[i]));
+    }
+}
+
 int sc_agent_feed_body(sc_agent_t *self, const char *body, size_t len)
 {
     sc_agent_doc_verdict_t v;
@@ -561,6 +583,7 @@ int sc_agent_feed_body(sc_agent_t *self, const char *body, size_t len)
     default: break;
     }
     cur = sc_agent_doc_current(self->doc);
+    s_log_malformed(self, cur->incarnation);
     if (v == SC_AGENT_DOC_BACKWARDS)
         sc_log_notice("incarnation went backwards (IMDS restarted or re-enabled): new document",
                       "incarnation=%" PRId64 " events=%zu", cur->incarnation, cur->n_events);

@@ -149,15 +149,16 @@ typedef enum {
 } sc_action_kind_t;
 
 typedef enum {
-    SC_ALERT_NONE,           /* not an alert */
-    SC_ALERT_DEADLINE,       /* drain not done by NotBefore - margin: left to Azure */
-    SC_ALERT_PREPARE_FAILED, /* a prepare hook failed: event not approved */
-    SC_ALERT_RECOVER_FAILED, /* a recover hook failed */
-    SC_ALERT_FORCED,         /* the event started without our approval */
-    SC_ALERT_MEMBER_DOWN,    /* a member to drain/recover is not alive */
-    SC_ALERT_NO_APPROVER,    /* no live member sees the event: cannot POST */
-    SC_ALERT_USER_DEADLINE,  /* User event approved at its deadline without a full drain */
-    SC_ALERT_TOO_WIDE,       /* the event alone spans more fault domains than allowed */
+    SC_ALERT_NONE,            /* not an alert */
+    SC_ALERT_DEADLINE,        /* drain not done by NotBefore - margin: left to Azure */
+    SC_ALERT_PREPARE_FAILED,  /* a prepare hook failed: event not approved */
+    SC_ALERT_RECOVER_FAILED,  /* a recover hook failed */
+    SC_ALERT_FORCED,          /* the event started without our approval */
+    SC_ALERT_MEMBER_DOWN,     /* a member to drain/recover is not alive */
+    SC_ALERT_NO_APPROVER,     /* no live member sees the event: cannot POST */
+    SC_ALERT_USER_DEADLINE,   /* User event approved at its deadline without a full drain */
+    SC_ALERT_TOO_WIDE,        /* the event alone spans more fault domains than allowed */
+    SC_ALERT_MALFORMED_EVENT, /* an agent left a malformed IMDS event out (not the planner's) */
     SC_ALERT_MAX
 } sc_alert_t;
 

@@ -24,8 +24,10 @@ typedef struct {
     sc_msg_hook_state_t state;
     sc_msg_phase_t phase;
     int attempt;
-    char detail[128]; /* hook_progress detail, nack reason */
+    char detail[128]; /* hook_progress detail, nack reason, document's first malformed */
     uint64_t ref_seq;
+    size_t n_events;    /* document: events */
+    size_t n_malformed; /* document: malformed reasons */
 } s_sent_t;
 
 static s_sent_t s_sent[S_CAP];
@@ -44,6 +46,12 @@ static void s_capture(void *data, int member, const sc_msg_t *msg)
         s_sent[s_n_sent].attempt = msg->hook_progress.attempt;
         snprintf(s_sent[s_n_sent].detail, sizeof(s_sent[0].detail), "%s",
                  msg->hook_progress.detail ? msg->hook_progress.detail : "");
+    }
+    if (msg->type == SC_MSG_DOCUMENT) {
+        s_sent[s_n_sent].n_events = msg->document.document->n_events;
+        s_sent[s_n_sent].n_malformed = msg->document.n_malformed;
+        snprintf(s_sent[s_n_sent].detail, sizeof(s_sent[0].detail), "%s",
+                 msg->document.n_malformed ? msg->document.malformed[0] : "");
     }
     if (msg->type == SC_MSG_NACK) {
         s_sent[s_n_sent].ref_seq = msg->nack.ref_seq;
@@ -561,6 +569,57 @@ SC_TEST(recover_unprepared)
     sc_agent_settings_free(&s);
 }
 
+/* One malformed event must not blind the agent: the valid events are reported, the bad one's
+ * reason with them (at most SC_MSG_MAX_MALFORMED), counted once per incarnation. */
+SC_TEST(malformed_events)
+{
+    sc_agent_settings_t s;
+    sc_agent_opts_t o = {0};
+    sc_agent_t *a = NULL;
+    sc_agent_stats_t st;
+    char err[256] = "", state[600], body[4096];
+    const char *good = "{\"EventId\":\"EV-1\",\"EventStatus\":\"Scheduled\",\"EventType\":"
+                       "\"Reboot\",\"ResourceType\":\"VirtualMachine\",\"Resources\":[\"vm_0\"],"
+                       "\"NotBefore\":\"Mon, 11 Apr 2022 22:26:58 GMT\"}";
+    int len;
+
+    s_tmpdir("malformed");
+    snprintf(state, sizeof(state), "%s/state", s_dir);
+    SC_REQUIRE(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members",
+                       "coord=127.0.0.1:1", "--state-dir", state, "--prepare-hook", "/bin/true",
+                       "--recover-hook", "/bin/true", "--insecure", NULL) == 0);
+    o.settings = &s;
+    o.name = "vm_0";
+    o.send = s_capture;
+    o.manual_imds = true;
+    s_n_sent = 0;
+    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+    len = snprintf(body, sizeof(body), "{\"DocumentIncarnation\":4,\"Events\":[%s,{%s}]}", good,
+                   "\"EventId\":\"EV-2\",\"EventType\":\"Reboot\"");
+    SC_CHECK_INT(sc_agent_feed_body(a, body, (size_t)len), 0);
+    SC_CHECK_INT(sc_agent_feed_body(a, body, (size_t)len), 0);
+    SC_REQUIRE(s_count(SC_MSG_DOCUMENT, -1) == 1);
+    SC_CHECK_INT(s_sent[s_n_sent - 1].n_events, 1);
+    SC_CHECK_INT(s_sent[s_n_sent - 1].n_malformed, 1);
+    SC_CHECK_STR(s_sent[s_n_sent - 1].detail, "Events[1].EventStatus: missing");
+    sc_agent_get_stats(a, &st);
+    SC_CHECK_INT(st.bad_documents, 0);
+    SC_CHECK_INT(st.malformed_events, 1);
+    /* ten bad events in the next incarnation: the first 8 reasons go on the wire */
+    len = snprintf(body, sizeof(body), "{\"DocumentIncarnation\":5,\"Events\":[%s", good);
+    for (int i = 0; i < 10; i++)
+        len += snprintf(body + len, sizeof(body) - (size_t)len, ",{\"EventId\":%d}", i);
+    len += snprintf(body + len, sizeof(body) - (size_t)len, "]}");
+    SC_CHECK_INT(sc_agent_feed_body(a, body, (size_t)len), 0);
+    SC_REQUIRE(s_count(SC_MSG_DOCUMENT, -1) == 2);
+    SC_CHECK_INT(s_sent[s_n_sent - 1].n_events, 1);
+    SC_CHECK_INT(s_sent[s_n_sent - 1].n_malformed, SC_MSG_MAX_MALFORMED);
+    sc_agent_get_stats(a, &st);
+    SC_CHECK_INT(st.malformed_events, 11);
+    sc_agent_destroy(&a);
+    sc_agent_settings_free(&s);
+}
+
 /* The last hook_progress sent: NULL when none. */
 static const s_sent_t *s_last_progress(void)
 {
@@ -681,6 +740,7 @@ int main(void)
     SC_RUN(state_schema_1_migrates);
     SC_RUN(orders);
     SC_RUN(recover_unprepared);
+    SC_RUN(malformed_events);
     SC_RUN(attempts);
     return sc_test_done();
 }
