@@ -58,6 +58,7 @@ struct sc_agent {
     int64_t standalone_after_ms; /* --standalone-after */
     int64_t margin_ms;           /* --safety-margin */
     bool standalone_approve;     /* --standalone-approve */
+    double freeze_threshold_s;   /* --freeze-threshold-s (the coordinator's policy key) */
     bool manual_imds;            /* tests feed bodies */
     sc_agent_send_fn send;       /* tests: capture */
     void *send_data;
@@ -683,7 +684,7 @@ static void s_safety_net(sc_agent_t *self)
         if (!sc_event_names(ev, self->name) || s_job_known(self, ev->id, SC_MSG_PHASE_PREPARE, 0))
             continue;
         if (ev->type == SC_EVENT_FREEZE && ev->has_duration && ev->duration_s >= 0 &&
-            ev->duration_s < 9) {
+            (double)ev->duration_s < self->freeze_threshold_s) {
             if (!s_noted(self, ev->id))
                 sc_log_notice("standalone safety net: short freeze, nothing to prepare",
                               "event=%s duration=%" PRId64, ev->id, ev->duration_s);
@@ -1227,6 +1228,7 @@ int sc_agent_new(const sc_agent_opts_t *opts, sc_agent_t **ret_agent, char *err,
     self->standalone_after_ms = (int64_t)(s->standalone_after * 1000);
     self->margin_ms = (int64_t)(s->safety_margin * 1000);
     self->standalone_approve = s->standalone_approve;
+    self->freeze_threshold_s = s->freeze_threshold_s;
     self->manual_imds = opts->manual_imds;
     self->send = opts->send;
     self->send_data = opts->send_data;

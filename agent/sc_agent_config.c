@@ -36,7 +36,16 @@ static const sc_cfg_key_t s_keys[] = {
     {"standalone-after", SC_CFG_SECONDS, S_OFF(standalone_after), "30",
      "seconds without a leader before the safety net may run the hooks itself", 0, 86400, false},
     {"standalone-approve", SC_CFG_BOOL, S_OFF(standalone_approve), "false",
-     "let the safety net approve the event itself once prepared", 0, 0, false},
+     "let the safety net approve the event itself once THIS VM is prepared. Trade-off: one "
+     "approval starts the event for every VM in its Resources, neighbours still preparing or "
+     "cut off too (safety rule 1 is broken); without it the event starts at NotBefore, when "
+     "each VM's own safety net had its time to prepare",
+     0, 0, false},
+    {"freeze-threshold-s", SC_CFG_SECONDS, S_OFF(freeze_threshold_s), "9",
+     "the coordinator's policy key, read by the safety net: a Freeze with 0 <= "
+     "DurationInSeconds below this is not prepared (put it before any section of a shared "
+     "file, so that both programs read the same value)",
+     0, 3600, false},
     {"safety-margin", SC_CFG_SECONDS, S_OFF(safety_margin), "30",
      "seconds added to hook-timeout: the safety net prepares when NotBefore is that close", 0,
      86400, false},
@@ -59,7 +68,7 @@ static const sc_cfg_key_t s_keys[] = {
 static const char s_usage[] =
     "schedcoord-agent --imds-url URL --members NAME=HOST:PORT,... --state-dir DIR "
     "--prepare-hook PATH --recover-hook PATH [--name NAME] [--hook-timeout S] "
-    "[--poll-interval S] [--standalone-after S] [--standalone-approve] "
+    "[--poll-interval S] [--standalone-after S] [--standalone-approve] [--freeze-threshold-s S] "
     "[--insecure | --key FILE --keys FILE] [--config FILE: keys before any section and under "
     "[agent]]";
 

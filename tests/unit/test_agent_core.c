@@ -16,6 +16,7 @@
 #include "sc_error.h"
 #include "sc_log.h"
 #include "sc_test.h"
+#include "sc_time.h"
 
 #define S_CAP 64
 
@@ -620,6 +621,69 @@ SC_TEST(malformed_events)
     sc_agent_settings_free(&s);
 }
 
+/* How many hooks (*ret_runs) the safety net of an agent with --freeze-threshold-s threshold
+ * (NULL: the default) runs for a Freeze of 5 s on this VM whose NotBefore is near, no leader. */
+static void s_standalone_freeze_runs(const char *name, const char *threshold, int *ret_runs)
+{
+    sc_agent_settings_t s;
+    sc_agent_opts_t o = {0};
+    sc_agent_t *a = NULL;
+    char err[256] = "", hook[600], state[600], script[1400], path[600], nb[64], doc[512];
+    int n;
+
+    *ret_runs = -1;
+    s_tmpdir(name);
+    snprintf(hook, sizeof(hook), "%s/hook.sh", s_dir);
+    snprintf(state, sizeof(state), "%s/state", s_dir);
+    snprintf(path, sizeof(path), "%s/runs.log", s_dir);
+    snprintf(script, sizeof(script),
+             "#!/bin/sh\necho \"$SCHEDCOORD_PHASE $SCHEDCOORD_ORIGIN\" >> %s\n", path);
+    SC_REQUIRE(sc_test_write_file(hook, script, 0755) == 0);
+    SC_REQUIRE(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members",
+                       "coord=127.0.0.1:1", "--state-dir", state, "--prepare-hook", hook,
+                       "--recover-hook", hook, "--insecure", "--standalone-after", "0",
+                       "--hook-timeout", "5", "--safety-margin", "30", "--freeze-threshold-s",
+                       threshold ? threshold : "9", NULL) == 0);
+    o.settings = &s;
+    o.name = "vm_0";
+    o.send = s_capture;
+    o.manual_imds = true;
+    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+    sc_time_rfc1123(sc_wall_ms() / 1000 + 10, nb, sizeof(nb));
+    snprintf(doc, sizeof(doc),
+             "{\"DocumentIncarnation\":1,\"Events\":[{\"EventId\":\"FZ-1\",\"EventStatus\":"
+             "\"Scheduled\",\"EventType\":\"Freeze\",\"ResourceType\":\"VirtualMachine\","
+             "\"Resources\":[\"vm_0\"],\"NotBefore\":\"%s\",\"DurationInSeconds\":5}]}",
+             nb);
+    SC_CHECK_INT(sc_agent_feed_body(a, doc, strlen(doc)), 0);
+    for (int i = 0; i < 5; i++)
+        SC_CHECK_INT(sc_agent_step(a, 10), 0);
+    s_drain(a);
+    SC_CHECK(sc_agent_standalone(a));
+    sc_agent_destroy(&a);
+    sc_agent_settings_free(&s);
+    n = s_runs_logged();
+    if (n) {
+        char *log = sc_test_slurp(path, NULL);
+        SC_CHECK_STR(log ? log : "", "prepare standalone\n");
+        free(log);
+    }
+    *ret_runs = n;
+}
+
+/* The safety net's Freeze threshold is the policy's freeze-threshold-s (it was 9, hard-coded):
+ * with 3, a Freeze of 5 s needs a drain and is prepared (then approved only after that
+ * prepare with --standalone-approve); with the default 9 it is left alone. */
+SC_TEST(standalone_freeze_threshold)
+{
+    int runs;
+
+    s_standalone_freeze_runs("freeze3", "3", &runs);
+    SC_CHECK_INT(runs, 1);
+    s_standalone_freeze_runs("freeze9", NULL, &runs);
+    SC_CHECK_INT(runs, 0);
+}
+
 /* The last hook_progress sent: NULL when none. */
 static const s_sent_t *s_last_progress(void)
 {
@@ -741,6 +805,7 @@ int main(void)
     SC_RUN(orders);
     SC_RUN(recover_unprepared);
     SC_RUN(malformed_events);
+    SC_RUN(standalone_freeze_threshold);
     SC_RUN(attempts);
     return sc_test_done();
 }
