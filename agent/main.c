@@ -66,6 +66,7 @@ int main(int argc, char **argv)
         return 0;
     }
     opts.settings = &s;
+    opts.stop = &s_stop;
     opts.name = s.name ? s.name : compute.name;
     opts.fault_domain = compute.fault_domain;
     opts.update_domain = compute.update_domain;

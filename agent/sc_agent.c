@@ -611,6 +611,8 @@ static void s_poll_imds(sc_agent_t *self, int64_t now)
 
     self->stats.polls++;
     rc = sc_imds_get_events(self->imds, &body, &len, &st);
+    if (rc == -EINTR)
+        return; /* stopping */
     if (rc) {
         int64_t delay = sc_backoff_next(&self->backoff, st.retry_after_ms);
         self->stats.poll_errors++;
@@ -1258,6 +1260,8 @@ int sc_agent_new(const sc_agent_opts_t *opts, sc_agent_t **ret_agent, char *err,
     io.base_url = s->imds_url;
     io.api_version = s->api_version;
     io.total_timeout_ms = (long)(s->imds_timeout * 1000);
+    io.first_timeout_ms = (long)(s->imds_first_timeout * 1000);
+    io.abort = opts->stop;
     if ((rc = sc_imds_new(&io, &self->imds)) != 0) {
         snprintf(err, errlen, "--imds-url: cannot use \"%s\": %s", s->imds_url, sc_strerror(rc));
         goto fail;

@@ -34,6 +34,8 @@ typedef struct sc_agent_opts {
     sc_agent_send_fn send;               /* tests: capture messages, create no socket */
     void *send_data;                     /* passed to send */
     bool manual_imds;                    /* tests: never poll IMDS (use sc_agent_feed_body) */
+    volatile sig_atomic_t *stop;         /* NULL, or the flag sc_agent_run watches (SIGTERM): an
+                                            IMDS request in progress gives up when it is set */
 } sc_agent_opts_t;
 
 typedef struct sc_agent_stats {

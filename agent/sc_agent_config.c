@@ -61,6 +61,11 @@ static const sc_cfg_key_t s_keys[] = {
      false},
     {"imds-timeout", SC_CFG_SECONDS, S_OFF(imds_timeout), "5", "seconds of one IMDS request", 0, 60,
      false},
+    {"imds-first-timeout", SC_CFG_SECONDS, S_OFF(imds_first_timeout), "120",
+     "seconds of the scheduled-events requests until one succeeds: IMDS enables the service on "
+     "the first one and may take up to two minutes to answer it (never shorter than "
+     "imds-timeout; SIGTERM still stops the agent at once)",
+     0, 600, false},
 };
 
 #define S_NKEYS (sizeof(s_keys) / sizeof(s_keys[0]))

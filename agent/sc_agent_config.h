@@ -37,6 +37,7 @@ typedef struct sc_agent_settings {
     char *keys;                /* keyring file: NAME PUBLIC per member */
     char *log_level;           /* debug, info, notice, warn, err */
     double imds_timeout;       /* seconds of one IMDS request */
+    double imds_first_timeout; /* seconds of the scheduled-events requests until one succeeds */
 } sc_agent_settings_t;
 
 /* Parses argv (and --config FILE) into *s (zeroed by the caller; sc_agent_settings_free it

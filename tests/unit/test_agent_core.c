@@ -5,10 +5,13 @@
  * new attempt runs again and an older one never; a new document is reported once. Messages the
  * agent sends are captured through sc_agent_opts_t.send. */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include "imds_test_server.h"
 #include "sc_agent.h"
 #include "sc_agent_config.h"
 #include "sc_agent_state.h"
@@ -684,6 +687,86 @@ SC_TEST(standalone_freeze_threshold)
     SC_CHECK_INT(runs, 0);
 }
 
+static volatile sig_atomic_t s_stop;
+
+static void s_on_alarm(int sig)
+{
+    (void)sig;
+    s_stop = 1;
+}
+
+/* An agent polling the fake IMDS ts with --imds-timeout 1 and --imds-first-timeout first
+ * (its stop flag s_stop); one step, whose duration goes to *ret_ms. */
+static void s_first_poll(sc_ts_t *ts, const char *first, int64_t *ret_ms, sc_agent_stats_t *ret)
+{
+    sc_agent_settings_t s;
+    sc_agent_opts_t o = {0};
+    sc_agent_t *a = NULL;
+    char err[256] = "", state[600];
+    int64_t t0;
+
+    s_tmpdir("first_poll");
+    snprintf(state, sizeof(state), "%s/state", s_dir);
+    SC_REQUIRE(s_parse(&s, err, "--imds-url", ts->url, "--members", "coord=127.0.0.1:1",
+                       "--state-dir", state, "--prepare-hook", "/bin/true", "--recover-hook",
+                       "/bin/true", "--insecure", "--imds-timeout", "1", "--imds-first-timeout",
+                       first, NULL) == 0);
+    o.settings = &s;
+    o.name = "vm_3";
+    o.send = s_capture;
+    o.stop = &s_stop;
+    s_n_sent = 0;
+    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+    t0 = sc_mono_ms();
+    SC_CHECK_INT(sc_agent_step(a, 0), 0);
+    *ret_ms = sc_mono_ms() - t0;
+    sc_agent_get_stats(a, ret);
+    sc_agent_destroy(&a);
+    sc_agent_settings_free(&s);
+}
+
+/* IMDS may take up to two minutes to answer the first scheduled-events request (it enables the
+ * service then): the agent's first poll waits --imds-first-timeout, not --imds-timeout, and
+ * succeeds without a retry (with the short timeout, as before, it timed out); SIGTERM (the stop
+ * flag) still ends that long request within about a second. */
+SC_TEST(first_imds_request)
+{
+    sc_ts_t *ts = sc_ts_start("/vm_3");
+    sc_ts_cfg_t slow = {.sleep_ms = 2000};
+    struct sigaction sa = {.sa_handler = s_on_alarm};
+    struct itimerval it = {.it_value = {.tv_usec = 300000}};
+    sc_agent_stats_t st;
+    int64_t ms;
+
+    SC_REQUIRE(ts);
+    sc_ts_set(ts, &slow);
+    s_stop = 0;
+    s_first_poll(ts, "5", &ms, &st);
+    SC_CHECK_INT(st.polls, 1);
+    SC_CHECK_INT(st.poll_errors, 0);
+    SC_CHECK_INT(st.documents_sent, 1);
+    SC_CHECK_INT(s_count(SC_MSG_DOCUMENT, -1), 1);
+    SC_CHECK(ms >= 1900);
+    sc_ts_lock(ts);
+    SC_CHECK_INT(ts->requests, 1);
+    sc_ts_unlock(ts);
+    /* the short timeout for the first request too: it times out */
+    s_first_poll(ts, "1", &ms, &st);
+    SC_CHECK_INT(st.poll_errors, 1);
+    SC_CHECK_INT(st.documents_sent, 0);
+    /* stopped during a long first request: the step ends at once, no error counted */
+    slow.sleep_ms = 30000;
+    sc_ts_set(ts, &slow);
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    setitimer(ITIMER_REAL, &it, NULL);
+    s_first_poll(ts, "60", &ms, &st);
+    SC_CHECK(s_stop);
+    SC_CHECK(ms < 2500);
+    SC_CHECK_INT(st.poll_errors, 0);
+    sc_ts_stop(&ts);
+}
+
 /* The last hook_progress sent: NULL when none. */
 static const s_sent_t *s_last_progress(void)
 {
@@ -806,6 +889,7 @@ int main(void)
     SC_RUN(recover_unprepared);
     SC_RUN(malformed_events);
     SC_RUN(standalone_freeze_threshold);
+    SC_RUN(first_imds_request);
     SC_RUN(attempts);
     return sc_test_done();
 }
