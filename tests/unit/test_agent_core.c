@@ -393,38 +393,84 @@ static int s_runs_logged(void)
     return n;
 }
 
+/* What the hooks wrote to runs.log (caller's, free), "" when nothing. */
+static char *s_runs(void)
+{
+    char path[600], *log;
+
+    snprintf(path, sizeof(path), "%s/runs.log", s_dir);
+    log = sc_test_slurp(path, NULL);
+    return log ? log : strdup("");
+}
+
+static volatile sig_atomic_t s_stop; /* the agents' stop flag (SIGTERM) */
+
+/* A test agent of vm_0 in the fresh scratch directory name: its hook (hook.sh, both phases)
+ * runs body after "#!/bin/sh" and RUNS=<directory>/runs.log; its settings (*s) are the common
+ * flags (state there, --insecure, no IMDS unless imds_url, then with s_stop as stop flag) then
+ * extra (NULL-terminated, may be NULL); *o is kept for sc_agent_new to start it again; its
+ * messages are captured (s_sent emptied). The caller destroys *ret_agent and frees *s. */
+static void s_agent_start(const char *name, const char *body, const char *imds_url,
+                          const char *const *extra, sc_agent_settings_t *s, sc_agent_opts_t *o,
+                          sc_agent_t **ret_agent)
+{
+    char err[256] = "", hook[600], state[600], script[2048];
+    const char *argv[40] = {"schedcoord-agent",
+                            "--imds-url",
+                            imds_url ? imds_url : "http://127.0.0.1:1",
+                            "--members",
+                            "coord=127.0.0.1:1",
+                            "--state-dir",
+                            state,
+                            "--prepare-hook",
+                            hook,
+                            "--recover-hook",
+                            hook,
+                            "--insecure"};
+    char *av[40];
+    int argc = 12;
+
+    *ret_agent = NULL;
+    s_tmpdir(name);
+    snprintf(hook, sizeof(hook), "%s/hook.sh", s_dir);
+    snprintf(state, sizeof(state), "%s/state", s_dir);
+    snprintf(script, sizeof(script), "#!/bin/sh\nRUNS='%s/runs.log'\n%s", s_dir, body);
+    SC_REQUIRE(sc_test_write_file(hook, script, 0755) == 0);
+    for (; extra && *extra && argc < 39; extra++)
+        argv[argc++] = *extra;
+    memset(s, 0, sizeof(*s));
+    memcpy(av, argv, sizeof(av)); /* the parser only reads them */
+    SC_REQUIRE(sc_agent_settings_parse(s, argc, av, NULL, err, sizeof(err)) == 0);
+    memset(o, 0, sizeof(*o));
+    o->settings = s;
+    o->name = "vm_0";
+    o->send = s_capture;
+    o->manual_imds = !imds_url;
+    o->stop = imds_url ? &s_stop : NULL;
+    s_n_sent = 0;
+    SC_REQUIRE(sc_agent_new(o, ret_agent, err, sizeof(err)) == 0);
+}
+
+/* No leader for an hour: the safety net stays out of the way. */
+static const char *const s_no_net[] = {"--standalone-after", "3600", NULL};
+
 SC_TEST(orders)
 {
     sc_agent_settings_t s;
     sc_agent_opts_t o = {0};
     sc_agent_t *a = NULL;
     sc_agent_stats_t stats;
-    char err[256] = "", hook[600], state[600], script[1400];
+    char err[256] = "";
     const char *doc = "{\"DocumentIncarnation\":4,\"Events\":[{\"EventId\":\"EV-1\","
                       "\"EventStatus\":\"Scheduled\",\"EventType\":\"Reboot\",\"ResourceType\":"
                       "\"VirtualMachine\",\"Resources\":[\"vm_0\"],\"NotBefore\":\"Mon, 11 Apr "
                       "2022 22:26:58 GMT\"}]}";
 
-    s_tmpdir("orders");
-    snprintf(hook, sizeof(hook), "%s/hook.sh", s_dir);
-    snprintf(state, sizeof(state), "%s/state", s_dir);
-    snprintf(script, sizeof(script),
-             "#!/bin/sh\necho \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID $SCHEDCOORD_EVENT_TYPE\" "
-             ">> %s/runs.log\n",
-             s_dir);
-    SC_REQUIRE(sc_test_write_file(hook, script, 0755) == 0);
-    SC_REQUIRE(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members",
-                       "coord=127.0.0.1:1", "--state-dir", state, "--prepare-hook", hook,
-                       "--recover-hook", hook, "--insecure", "--standalone-after", "3600",
-                       NULL) == 0);
-    o.settings = &s;
-    o.name = "vm_0";
-    o.fault_domain = 0;
-    o.update_domain = 0;
-    o.send = s_capture;
-    o.manual_imds = true;
-    s_n_sent = 0;
-    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+    s_agent_start("orders",
+                  "echo \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID $SCHEDCOORD_EVENT_TYPE\" >> "
+                  "\"$RUNS\"\n",
+                  NULL, s_no_net, &s, &o, &a);
+    SC_REQUIRE(a);
 
     SC_CHECK_INT(sc_agent_feed_body(a, doc, strlen(doc)), 0);
     SC_CHECK_INT(sc_agent_feed_body(a, doc, strlen(doc)), 0);
@@ -473,10 +519,8 @@ SC_TEST(orders)
     SC_CHECK_INT(sc_agent_max_term(a), 6);
     /* the hook got the event of the document (found whatever the order's case), in its env */
     {
-        char path[600], *log;
-        snprintf(path, sizeof(path), "%s/runs.log", s_dir);
-        log = sc_test_slurp(path, NULL);
-        SC_CHECK_STR(log ? log : "", "prepare EV-1 Reboot\nrecover EV-1 Reboot\n");
+        char *log = s_runs();
+        SC_CHECK_STR(log, "prepare EV-1 Reboot\nrecover EV-1 Reboot\n");
         free(log);
     }
     /* a new incarnation is a new report */
@@ -509,7 +553,7 @@ SC_TEST(recover_unprepared)
     sc_agent_settings_t s;
     sc_agent_opts_t o = {0};
     sc_agent_t *a = NULL;
-    char err[256] = "", hook[600], state[600], script[1400], path[600], *log = NULL;
+    char *log = NULL;
     const char *doc = "{\"DocumentIncarnation\":7,\"Events\":[{\"EventId\":\"EV-1\","
                       "\"EventStatus\":\"Started\",\"EventType\":\"Reboot\",\"ResourceType\":"
                       "\"VirtualMachine\",\"Resources\":[\"vm_0\"],\"NotBefore\":\"\"}]}";
@@ -523,27 +567,13 @@ SC_TEST(recover_unprepared)
         "recover EV-3 prepared=1 json={\"prepared\":true}\n";
     uint64_t seq = 1;
 
-    s_tmpdir("unprepared");
-    snprintf(hook, sizeof(hook), "%s/hook.sh", s_dir);
-    snprintf(state, sizeof(state), "%s/state", s_dir);
-    snprintf(path, sizeof(path), "%s/runs.log", s_dir);
     /* EV-3's prepare fails */
-    snprintf(script, sizeof(script),
-             "#!/bin/sh\nin=$(cat)\necho \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID "
-             "prepared=${SCHEDCOORD_PREPARED-unset} json=$in\" >> %s\n"
-             "[ \"$SCHEDCOORD_PHASE$SCHEDCOORD_EVENT_ID\" != prepareEV-3 ]\n",
-             path);
-    SC_REQUIRE(sc_test_write_file(hook, script, 0755) == 0);
-    SC_REQUIRE(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members",
-                       "coord=127.0.0.1:1", "--state-dir", state, "--prepare-hook", hook,
-                       "--recover-hook", hook, "--insecure", "--standalone-after", "3600",
-                       NULL) == 0);
-    o.settings = &s;
-    o.name = "vm_0";
-    o.send = s_capture;
-    o.manual_imds = true;
-    s_n_sent = 0;
-    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+    s_agent_start("unprepared",
+                  "in=$(cat)\necho \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID "
+                  "prepared=${SCHEDCOORD_PREPARED-unset} json=$in\" >> \"$RUNS\"\n"
+                  "[ \"$SCHEDCOORD_PHASE$SCHEDCOORD_EVENT_ID\" != prepareEV-3 ]\n",
+                  NULL, s_no_net, &s, &o, &a);
+    SC_REQUIRE(a);
     SC_CHECK_INT(sc_agent_feed_body(a, doc, strlen(doc)), 0);
 
     /* a host failure on this VM, never prepared: its recover runs, told so */
@@ -566,8 +596,8 @@ SC_TEST(recover_unprepared)
     SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_FAILED), 1);
     SC_CHECK_INT(s_send_msg(a, s_order(5, seq++, SC_MSG_PHASE_RECOVER, "EV-3")), 0);
     s_drain(a);
-    log = sc_test_slurp(path, NULL);
-    SC_CHECK_STR(log ? log : "", want);
+    log = s_runs();
+    SC_CHECK_STR(log, want);
     free(log);
     sc_agent_destroy(&a);
     sc_agent_settings_free(&s);
@@ -581,23 +611,14 @@ SC_TEST(malformed_events)
     sc_agent_opts_t o = {0};
     sc_agent_t *a = NULL;
     sc_agent_stats_t st;
-    char err[256] = "", state[600], body[4096];
+    char body[4096];
     const char *good = "{\"EventId\":\"EV-1\",\"EventStatus\":\"Scheduled\",\"EventType\":"
                        "\"Reboot\",\"ResourceType\":\"VirtualMachine\",\"Resources\":[\"vm_0\"],"
                        "\"NotBefore\":\"Mon, 11 Apr 2022 22:26:58 GMT\"}";
     int len;
 
-    s_tmpdir("malformed");
-    snprintf(state, sizeof(state), "%s/state", s_dir);
-    SC_REQUIRE(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members",
-                       "coord=127.0.0.1:1", "--state-dir", state, "--prepare-hook", "/bin/true",
-                       "--recover-hook", "/bin/true", "--insecure", NULL) == 0);
-    o.settings = &s;
-    o.name = "vm_0";
-    o.send = s_capture;
-    o.manual_imds = true;
-    s_n_sent = 0;
-    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+    s_agent_start("malformed", "", NULL, s_no_net, &s, &o, &a);
+    SC_REQUIRE(a);
     len = snprintf(body, sizeof(body), "{\"DocumentIncarnation\":4,\"Events\":[%s,{%s}]}", good,
                    "\"EventId\":\"EV-2\",\"EventType\":\"Reboot\"");
     SC_CHECK_INT(sc_agent_feed_body(a, body, (size_t)len), 0);
@@ -631,27 +652,22 @@ static void s_standalone_freeze_runs(const char *name, const char *threshold, in
     sc_agent_settings_t s;
     sc_agent_opts_t o = {0};
     sc_agent_t *a = NULL;
-    char err[256] = "", hook[600], state[600], script[1400], path[600], nb[64], doc[512];
+    const char *const net[] = {"--standalone-after",
+                               "0",
+                               "--hook-timeout",
+                               "5",
+                               "--safety-margin",
+                               "30",
+                               "--freeze-threshold-s",
+                               threshold ? threshold : "9",
+                               NULL};
+    char nb[64], doc[512];
     int n;
 
     *ret_runs = -1;
-    s_tmpdir(name);
-    snprintf(hook, sizeof(hook), "%s/hook.sh", s_dir);
-    snprintf(state, sizeof(state), "%s/state", s_dir);
-    snprintf(path, sizeof(path), "%s/runs.log", s_dir);
-    snprintf(script, sizeof(script),
-             "#!/bin/sh\necho \"$SCHEDCOORD_PHASE $SCHEDCOORD_ORIGIN\" >> %s\n", path);
-    SC_REQUIRE(sc_test_write_file(hook, script, 0755) == 0);
-    SC_REQUIRE(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members",
-                       "coord=127.0.0.1:1", "--state-dir", state, "--prepare-hook", hook,
-                       "--recover-hook", hook, "--insecure", "--standalone-after", "0",
-                       "--hook-timeout", "5", "--safety-margin", "30", "--freeze-threshold-s",
-                       threshold ? threshold : "9", NULL) == 0);
-    o.settings = &s;
-    o.name = "vm_0";
-    o.send = s_capture;
-    o.manual_imds = true;
-    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+    s_agent_start(name, "echo \"$SCHEDCOORD_PHASE $SCHEDCOORD_ORIGIN\" >> \"$RUNS\"\n", NULL, net,
+                  &s, &o, &a);
+    SC_REQUIRE(a);
     sc_time_rfc1123(sc_wall_ms() / 1000 + 10, nb, sizeof(nb));
     snprintf(doc, sizeof(doc),
              "{\"DocumentIncarnation\":1,\"Events\":[{\"EventId\":\"FZ-1\",\"EventStatus\":"
@@ -667,8 +683,8 @@ static void s_standalone_freeze_runs(const char *name, const char *threshold, in
     sc_agent_settings_free(&s);
     n = s_runs_logged();
     if (n) {
-        char *log = sc_test_slurp(path, NULL);
-        SC_CHECK_STR(log ? log : "", "prepare standalone\n");
+        char *log = s_runs();
+        SC_CHECK_STR(log, "prepare standalone\n");
         free(log);
     }
     *ret_runs = n;
@@ -687,8 +703,6 @@ SC_TEST(standalone_freeze_threshold)
     SC_CHECK_INT(runs, 0);
 }
 
-static volatile sig_atomic_t s_stop;
-
 static void s_on_alarm(int sig)
 {
     (void)sig;
@@ -702,21 +716,11 @@ static void s_first_poll(sc_ts_t *ts, const char *first, int64_t *ret_ms, sc_age
     sc_agent_settings_t s;
     sc_agent_opts_t o = {0};
     sc_agent_t *a = NULL;
-    char err[256] = "", state[600];
+    const char *const timeouts[] = {"--imds-timeout", "1", "--imds-first-timeout", first, NULL};
     int64_t t0;
 
-    s_tmpdir("first_poll");
-    snprintf(state, sizeof(state), "%s/state", s_dir);
-    SC_REQUIRE(s_parse(&s, err, "--imds-url", ts->url, "--members", "coord=127.0.0.1:1",
-                       "--state-dir", state, "--prepare-hook", "/bin/true", "--recover-hook",
-                       "/bin/true", "--insecure", "--imds-timeout", "1", "--imds-first-timeout",
-                       first, NULL) == 0);
-    o.settings = &s;
-    o.name = "vm_3";
-    o.send = s_capture;
-    o.stop = &s_stop;
-    s_n_sent = 0;
-    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+    s_agent_start("first_poll", "", ts->url, timeouts, &s, &o, &a);
+    SC_REQUIRE(a);
     t0 = sc_mono_ms();
     SC_CHECK_INT(sc_agent_step(a, 0), 0);
     *ret_ms = sc_mono_ms() - t0;
@@ -793,31 +797,17 @@ SC_TEST(attempts)
     sc_agent_settings_t s;
     sc_agent_opts_t o = {0};
     sc_agent_t *a = NULL;
-    char err[256] = "", hook[600], state[600], script[1400], path[600], *log;
+    char err[256] = "", *log;
     const char *ran =
         "prepare EV-A 1\nrecover EV-A 1\nprepare EV-A 2\nprepare EV-B 3\nrecover EV-A 2\n";
     uint64_t seq = 1;
 
-    s_tmpdir("attempts");
-    snprintf(hook, sizeof(hook), "%s/hook.sh", s_dir);
-    snprintf(state, sizeof(state), "%s/state", s_dir);
-    snprintf(path, sizeof(path), "%s/runs.log", s_dir);
     /* attempt 1's prepare fails */
-    snprintf(script, sizeof(script),
-             "#!/bin/sh\necho \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID $SCHEDCOORD_ATTEMPT\" >> "
-             "%s\n[ \"$SCHEDCOORD_PHASE$SCHEDCOORD_ATTEMPT\" != prepare1 ]\n",
-             path);
-    SC_REQUIRE(sc_test_write_file(hook, script, 0755) == 0);
-    SC_REQUIRE(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members",
-                       "coord=127.0.0.1:1", "--state-dir", state, "--prepare-hook", hook,
-                       "--recover-hook", hook, "--insecure", "--standalone-after", "3600",
-                       NULL) == 0);
-    o.settings = &s;
-    o.name = "vm_0";
-    o.send = s_capture;
-    o.manual_imds = true;
-    s_n_sent = 0;
-    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+    s_agent_start("attempts",
+                  "echo \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID $SCHEDCOORD_ATTEMPT\" >> "
+                  "\"$RUNS\"\n[ \"$SCHEDCOORD_PHASE$SCHEDCOORD_ATTEMPT\" != prepare1 ]\n",
+                  NULL, s_no_net, &s, &o, &a);
+    SC_REQUIRE(a);
 
     SC_CHECK_INT(s_send_msg(a, s_order_attempt(seq++, SC_MSG_PHASE_PREPARE, "EV-A", 1)), 0);
     s_drain(a);
@@ -855,10 +845,8 @@ SC_TEST(attempts)
     seq++;
     SC_CHECK_INT(s_send_msg(a, s_order_attempt(seq++, SC_MSG_PHASE_RECOVER, "EV-A", 2)), 0);
     s_drain(a);
-    log = sc_test_slurp(path, NULL);
-    SC_CHECK_STR(
-        log ? log : "",
-        "prepare EV-A 1\nrecover EV-A 1\nprepare EV-A 2\nprepare EV-B 3\nrecover EV-A 2\n");
+    log = s_runs();
+    SC_CHECK_STR(log, ran);
     free(log);
     sc_agent_destroy(&a);
 
@@ -870,8 +858,8 @@ SC_TEST(attempts)
     s_drain(a);
     SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_FAILED), 1);
     SC_CHECK_INT(s_count(SC_MSG_NACK, -1), 1);
-    log = sc_test_slurp(path, NULL);
-    SC_CHECK_STR(log ? log : "", ran); /* nothing more ran */
+    log = s_runs();
+    SC_CHECK_STR(log, ran); /* nothing more ran */
     free(log);
     sc_agent_destroy(&a);
     sc_agent_settings_free(&s);
