@@ -66,6 +66,7 @@ int main(int argc, char **argv)
         return 0;
     }
     opts.settings = &s;
+    opts.stop = &s_stop;
     opts.name = s.name ? s.name : compute.name;
     opts.fault_domain = compute.fault_domain;
     opts.update_domain = compute.update_domain;
@@ -88,12 +89,12 @@ int main(int argc, char **argv)
         sc_agent_stats_t st;
         sc_agent_get_stats(agent, &st);
         sc_log_notice("stopping",
-                      "polls=%llu poll_errors=%llu bad_documents=%llu rejected_msgs=%llu "
-                      "stale_orders=%llu hooks_started=%llu send_dropped=%llu",
+                      "polls=%llu poll_errors=%llu bad_documents=%llu malformed_events=%llu "
+                      "rejected_msgs=%llu stale_orders=%llu hooks_started=%llu send_dropped=%llu",
                       (unsigned long long)st.polls, (unsigned long long)st.poll_errors,
-                      (unsigned long long)st.bad_documents, (unsigned long long)st.rejected_msgs,
-                      (unsigned long long)st.stale_orders, (unsigned long long)st.hooks_started,
-                      (unsigned long long)st.send_dropped);
+                      (unsigned long long)st.bad_documents, (unsigned long long)st.malformed_events,
+                      (unsigned long long)st.rejected_msgs, (unsigned long long)st.stale_orders,
+                      (unsigned long long)st.hooks_started, (unsigned long long)st.send_dropped);
     }
     sc_agent_destroy(&agent);
     sc_agent_settings_free(&s);

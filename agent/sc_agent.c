@@ -58,6 +58,7 @@ struct sc_agent {
     int64_t standalone_after_ms; /* --standalone-after */
     int64_t margin_ms;           /* --safety-margin */
     bool standalone_approve;     /* --standalone-approve */
+    double freeze_threshold_s;   /* --freeze-threshold-s (the coordinator's policy key) */
     bool manual_imds;            /* tests feed bodies */
     sc_agent_send_fn send;       /* tests: capture */
     void *send_data;
@@ -159,10 +160,16 @@ static void s_send_hello(sc_agent_t *self, int member)
 static void s_send_document(sc_agent_t *self, int member)
 {
     const sc_doc_t *cur = sc_agent_doc_current(self->doc);
+    const char *const *bad;
+    size_t n_bad = 0;
     sc_msg_t *msg;
 
     if (!cur || !(msg = s_msg(self, SC_MSG_DOCUMENT)))
         return;
+    /* the first SC_MSG_MAX_MALFORMED reasons (our log has them all) */
+    bad = sc_agent_doc_malformed(self->doc, &n_bad, NULL);
+    for (size_t i = 0; i < n_bad && i < SC_MSG_MAX_MALFORMED; i++)
+        sc_msg_add_malformed(msg, bad[i]);
     if (sc_doc_dup(cur, &msg->document.document) == 0) {
         msg->document.incarnation = cur->incarnation;
         /* when it was read, not now: a re-send (a coordinator reconnects or asks again) while
@@ -326,28 +333,36 @@ static int s_enqueue(sc_agent_t *self, const char *event, sc_msg_phase_t phase, 
 
 /* Builds the hook's environment (array of strings into buf) and stdin JSON. */
 typedef struct s_env {
-    char vars[11][SC_EVENT_MAX_STRING + 64]; /* NAME=VALUE */
-    const char *env[12];                     /* NULL-terminated */
+    char vars[12][SC_EVENT_MAX_STRING + 64]; /* NAME=VALUE */
+    const char *env[13];                     /* NULL-terminated */
 } s_env_t;
 
-static char *s_event_stdin(const sc_doc_t *one)
+/* The hook's stdin: the IMDS event object ({} when unknown) and, for a recover, our own
+ * lowercase key "prepared" (IMDS keys are capitalised). prepared: 1 / 0, -1 for a prepare.
+ * NULL when out of memory. */
+static char *s_event_stdin(const sc_doc_t *one, int prepared)
 {
     char *doc_json = NULL, *out = NULL;
-    json_object *root, *events, *ev;
+    json_object *root = NULL, *events, *ev = NULL;
 
-    if (!one || sc_doc_to_json(one, &doc_json) != 0)
-        return strdup("{}");
-    root = json_tokener_parse(doc_json);
+    if (one && sc_doc_to_json(one, &doc_json) == 0)
+        root = json_tokener_parse(doc_json);
     free(doc_json);
     if (root && json_object_object_get_ex(root, "Events", &events) &&
-        json_object_is_type(events, json_type_array) && json_object_array_length(events) == 1 &&
-        (ev = json_object_array_get_idx(events, 0)))
-        out = strdup(json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN));
+        json_object_is_type(events, json_type_array) && json_object_array_length(events) == 1)
+        ev = json_object_get(json_object_array_get_idx(events, 0));
     json_object_put(root);
-    return out ? out : strdup("{}");
+    if (!ev)
+        ev = json_object_new_object();
+    if (ev && prepared >= 0)
+        json_object_object_add(ev, "prepared", json_object_new_boolean(prepared));
+    if (ev)
+        out = strdup(json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN));
+    json_object_put(ev);
+    return out;
 }
 
-static void s_env_build(s_env_t *e, const sc_agent_t *self, const s_job_t *job)
+static void s_env_build(s_env_t *e, const sc_agent_t *self, const s_job_t *job, int prepared)
 {
     const sc_event_t *ev =
         job->event_doc && job->event_doc->n_events ? job->event_doc->events : NULL;
@@ -378,6 +393,8 @@ static void s_env_build(s_env_t *e, const sc_agent_t *self, const s_job_t *job)
     S_VAR("SCHEDCOORD_ORIGIN=%s", sc_msg_origin_name(job->origin));
     S_VAR("SCHEDCOORD_TERM=%" PRIu64, job->term);
     S_VAR("SCHEDCOORD_ATTEMPT=%d", job->attempt);
+    if (prepared >= 0)
+        S_VAR("SCHEDCOORD_PREPARED=%d", prepared);
 #undef S_VAR
     for (size_t i = 0; i < k; i++)
         e->env[i] = e->vars[i];
@@ -393,6 +410,7 @@ static int s_start_next(sc_agent_t *self)
         char *ev_json = NULL, *stdin_json;
         s_env_t *env;
         sc_hook_spec_t spec = {0};
+        int prepared = -1; /* a recover: whether a prepare ran in its attempt (any outcome) */
         int rc;
 
         memmove(&self->queue[0], &self->queue[1], (self->n_queue - 1) * sizeof(job));
@@ -403,6 +421,9 @@ static int s_start_next(sc_agent_t *self)
             s_job_clear(&job);
             continue;
         }
+        if (job.phase == SC_MSG_PHASE_RECOVER)
+            prepared = sc_agent_state_get_run(self->state, job.event, SC_MSG_PHASE_PREPARE,
+                                              job.attempt, &run) == 0;
         if (job.event_doc)
             sc_doc_to_json(job.event_doc, &ev_json);
         rc = sc_agent_state_run_start(self->state, job.event, job.phase, job.attempt, job.origin,
@@ -415,11 +436,11 @@ static int s_start_next(sc_agent_t *self)
             return rc == -EEXIST ? 0 : SC_E_DB;
         }
         env = malloc(sizeof(*env));
-        stdin_json = s_event_stdin(job.event_doc);
+        stdin_json = s_event_stdin(job.event_doc, prepared);
         if (!env || !stdin_json) {
             rc = -ENOMEM;
         } else {
-            s_env_build(env, self, &job);
+            s_env_build(env, self, &job, prepared);
             spec.path = job.phase == SC_MSG_PHASE_PREPARE ? self->prepare_hook : self->recover_hook;
             spec.env = env->env;
             spec.stdin_data = stdin_json;
@@ -447,10 +468,11 @@ static int s_start_next(sc_agent_t *self)
             self->stats.standalone_runs++;
             self->handover_pending = true;
         }
-        sc_log_notice("hook started",
-                      "event=%s phase=%s attempt=%d origin=%s term=%" PRIu64 " pid=%d", job.event,
-                      sc_msg_phase_name(job.phase), job.attempt, sc_msg_origin_name(job.origin),
-                      job.term, (int)sc_hook_pid(self->hook));
+        sc_log_notice(
+            "hook started", "event=%s phase=%s attempt=%d origin=%s term=%" PRIu64 " pid=%d%s",
+            job.event, sc_msg_phase_name(job.phase), job.attempt, sc_msg_origin_name(job.origin),
+            job.term, (int)sc_hook_pid(self->hook),
+            prepared == 0 ? " prepared=0 why=\"impacted without a prepare: re-checked\"" : "");
         s_send_progress(self, -1, &job, SC_MSG_HOOK_STARTED, -1, NULL);
     }
     return 0;
@@ -523,6 +545,22 @@ static void s_standalone_approve(sc_agent_t *self, const char *event)
            sc_log_q(st.message));
 }
 
+/* Logs the malformed events left out of the new document, each once per incarnation. */
+static void s_log_malformed(sc_agent_t *self, int64_t incarnation)
+{
+    const bool *fresh = NULL;
+    size_t n = 0;
+    const char *const *bad = sc_agent_doc_malformed(self->doc, &n, &fresh);
+
+    for (size_t i = 0; i < n; i++) {
+        if (!fresh[i])
+            continue;
+        self->stats.malformed_events++;
+        sc_log_warn("IMDS event malformed: left out, the other events kept",
+                    "incarnation=%" PRId64 " why=\"%s\"", incarnation, sc_log_q(bad[i]));
+    }
+}
+
 int sc_agent_feed_body(sc_agent_t *self, const char *body, size_t len)
 {
     sc_agent_doc_verdict_t v;
@@ -550,6 +588,7 @@ int sc_agent_feed_body(sc_agent_t *self, const char *body, size_t len)
     }
     self->doc_read_ms = sc_wall_ms();
     cur = sc_agent_doc_current(self->doc);
+    s_log_malformed(self, cur->incarnation);
     if (v == SC_AGENT_DOC_BACKWARDS)
         sc_log_notice("incarnation went backwards (IMDS restarted or re-enabled): new document",
                       "incarnation=%" PRId64 " events=%zu", cur->incarnation, cur->n_events);
@@ -576,6 +615,8 @@ static void s_poll_imds(sc_agent_t *self, int64_t now)
 
     self->stats.polls++;
     rc = sc_imds_get_events(self->imds, &body, &len, &st);
+    if (rc == -EINTR)
+        return; /* stopping */
     if (rc) {
         int64_t delay = sc_backoff_next(&self->backoff, st.retry_after_ms);
         self->stats.poll_errors++;
@@ -649,7 +690,7 @@ static void s_safety_net(sc_agent_t *self)
         if (!sc_event_names(ev, self->name) || s_job_known(self, ev->id, SC_MSG_PHASE_PREPARE, 0))
             continue;
         if (ev->type == SC_EVENT_FREEZE && ev->has_duration && ev->duration_s >= 0 &&
-            ev->duration_s < 9) {
+            (double)ev->duration_s < self->freeze_threshold_s) {
             if (!s_noted(self, ev->id))
                 sc_log_notice("standalone safety net: short freeze, nothing to prepare",
                               "event=%s duration=%" PRId64, ev->id, ev->duration_s);
@@ -836,15 +877,8 @@ static void s_on_order(sc_agent_t *self, size_t member, sc_msg_t *msg)
         s_order_refused(self, member, msg, why);
         return;
     }
-    if (o->action == SC_MSG_PHASE_RECOVER &&
-        sc_agent_state_get_run(self->state, o->event, SC_MSG_PHASE_PREPARE, o->attempt, &run) !=
-            0 &&
-        !s_job_known(self, o->event, SC_MSG_PHASE_PREPARE, o->attempt)) {
-        sc_log_notice("recover order for an event never prepared here: not running it",
-                      "event=%s attempt=%d", o->event, o->attempt);
-        s_send_progress(self, (int)member, &job, SC_MSG_HOOK_SKIPPED, -1, "prepare never ran");
-        return;
-    }
+    /* A recover whose prepare never ran runs too (SCHEDCOORD_PREPARED=0): the VM went down
+     * unprepared (host failure, started at NotBefore, User deadline) and is re-checked. */
     if (o->event_doc)
         sc_doc_dup(o->event_doc, &one);
     else if (sc_agent_doc_current(self->doc))
@@ -1200,6 +1234,7 @@ int sc_agent_new(const sc_agent_opts_t *opts, sc_agent_t **ret_agent, char *err,
     self->standalone_after_ms = (int64_t)(s->standalone_after * 1000);
     self->margin_ms = (int64_t)(s->safety_margin * 1000);
     self->standalone_approve = s->standalone_approve;
+    self->freeze_threshold_s = s->freeze_threshold_s;
     self->manual_imds = opts->manual_imds;
     self->send = opts->send;
     self->send_data = opts->send_data;
@@ -1229,6 +1264,8 @@ int sc_agent_new(const sc_agent_opts_t *opts, sc_agent_t **ret_agent, char *err,
     io.base_url = s->imds_url;
     io.api_version = s->api_version;
     io.total_timeout_ms = (long)(s->imds_timeout * 1000);
+    io.first_timeout_ms = (long)(s->imds_first_timeout * 1000);
+    io.abort = opts->stop;
     if ((rc = sc_imds_new(&io, &self->imds)) != 0) {
         snprintf(err, errlen, "--imds-url: cannot use \"%s\": %s", s->imds_url, sc_strerror(rc));
         goto fail;

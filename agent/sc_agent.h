@@ -34,19 +34,22 @@ typedef struct sc_agent_opts {
     sc_agent_send_fn send;               /* tests: capture messages, create no socket */
     void *send_data;                     /* passed to send */
     bool manual_imds;                    /* tests: never poll IMDS (use sc_agent_feed_body) */
+    volatile sig_atomic_t *stop;         /* NULL, or the flag sc_agent_run watches (SIGTERM): an
+                                            IMDS request in progress gives up when it is set */
 } sc_agent_opts_t;
 
 typedef struct sc_agent_stats {
-    uint64_t polls;           /* IMDS GETs made */
-    uint64_t poll_errors;     /* GETs that failed */
-    uint64_t doc_parses;      /* bodies parsed (a body equal to the last one is not) */
-    uint64_t documents_sent;  /* new documents reported (counted once per document) */
-    uint64_t bad_documents;   /* bodies refused by the parser */
-    uint64_t stale_orders;    /* orders / approve_via refused for an old term */
-    uint64_t rejected_msgs;   /* messages refused by the decoder or the checks */
-    uint64_t hooks_started;   /* hook processes started */
-    uint64_t standalone_runs; /* hooks started by the safety net */
-    uint64_t send_dropped;    /* messages not sent (coordinator not connected) */
+    uint64_t polls;            /* IMDS GETs made */
+    uint64_t poll_errors;      /* GETs that failed */
+    uint64_t doc_parses;       /* bodies parsed (a body equal to the last one is not) */
+    uint64_t documents_sent;   /* new documents reported (counted once per document) */
+    uint64_t bad_documents;    /* bodies refused by the parser */
+    uint64_t malformed_events; /* events left out of documents (counted once per incarnation) */
+    uint64_t stale_orders;     /* orders / approve_via refused for an old term */
+    uint64_t rejected_msgs;    /* messages refused by the decoder or the checks */
+    uint64_t hooks_started;    /* hook processes started */
+    uint64_t standalone_runs;  /* hooks started by the safety net */
+    uint64_t send_dropped;     /* messages not sent (coordinator not connected) */
 } sc_agent_stats_t;
 
 /* Creates the agent: opens the state (reporting runs interrupted by a previous crash), the

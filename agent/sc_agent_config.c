@@ -36,7 +36,16 @@ static const sc_cfg_key_t s_keys[] = {
     {"standalone-after", SC_CFG_SECONDS, S_OFF(standalone_after), "30",
      "seconds without a leader before the safety net may run the hooks itself", 0, 86400, false},
     {"standalone-approve", SC_CFG_BOOL, S_OFF(standalone_approve), "false",
-     "let the safety net approve the event itself once prepared", 0, 0, false},
+     "let the safety net approve the event itself once THIS VM is prepared. Trade-off: one "
+     "approval starts the event for every VM in its Resources, neighbours still preparing or "
+     "cut off too (safety rule 1 is broken); without it the event starts at NotBefore, when "
+     "each VM's own safety net had its time to prepare",
+     0, 0, false},
+    {"freeze-threshold-s", SC_CFG_SECONDS, S_OFF(freeze_threshold_s), "9",
+     "the coordinator's policy key, read by the safety net: a Freeze with 0 <= "
+     "DurationInSeconds below this is not prepared (put it before any section of a shared "
+     "file, so that both programs read the same value)",
+     0, 3600, false},
     {"safety-margin", SC_CFG_SECONDS, S_OFF(safety_margin), "30",
      "seconds added to hook-timeout: the safety net prepares when NotBefore is that close", 0,
      86400, false},
@@ -52,6 +61,11 @@ static const sc_cfg_key_t s_keys[] = {
      false},
     {"imds-timeout", SC_CFG_SECONDS, S_OFF(imds_timeout), "5", "seconds of one IMDS request", 0, 60,
      false},
+    {"imds-first-timeout", SC_CFG_SECONDS, S_OFF(imds_first_timeout), "120",
+     "seconds of the scheduled-events requests until one succeeds: IMDS enables the service on "
+     "the first one and may take up to two minutes to answer it (never shorter than "
+     "imds-timeout; SIGTERM still stops the agent at once)",
+     0, 600, false},
 };
 
 #define S_NKEYS (sizeof(s_keys) / sizeof(s_keys[0]))
@@ -59,7 +73,7 @@ static const sc_cfg_key_t s_keys[] = {
 static const char s_usage[] =
     "schedcoord-agent --imds-url URL --members NAME=HOST:PORT,... --state-dir DIR "
     "--prepare-hook PATH --recover-hook PATH [--name NAME] [--hook-timeout S] "
-    "[--poll-interval S] [--standalone-after S] [--standalone-approve] "
+    "[--poll-interval S] [--standalone-after S] [--standalone-approve] [--freeze-threshold-s S] "
     "[--insecure | --key FILE --keys FILE] [--config FILE: keys before any section and under "
     "[agent]]";
 

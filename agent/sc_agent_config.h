@@ -4,6 +4,7 @@
  *   schedcoord-agent --imds-url URL --members NAME=HOST:PORT,... --state-dir DIR
  *       --prepare-hook PATH --recover-hook PATH [--name NAME] [--hook-timeout S]
  *       [--poll-interval S] [--standalone-after S] [--standalone-approve]
+ *       [--freeze-threshold-s S]
  *       [--insecure | --key FILE --keys FILE] [--config FILE]
  */
 #ifndef SC_AGENT_CONFIG_H
@@ -28,6 +29,7 @@ typedef struct sc_agent_settings {
     double poll_interval;      /* seconds between two IMDS polls */
     double standalone_after;   /* seconds without a leader before the safety net may act */
     bool standalone_approve;   /* the safety net may POST approvals itself */
+    double freeze_threshold_s; /* Freeze shorter than this: no drain (the policy's key) */
     double safety_margin;      /* seconds added to hook-timeout for the safety net */
     double heartbeat_interval; /* seconds between two heartbeats */
     bool insecure;             /* plain-text ZeroMQ (no CURVE) */
@@ -35,6 +37,7 @@ typedef struct sc_agent_settings {
     char *keys;                /* keyring file: NAME PUBLIC per member */
     char *log_level;           /* debug, info, notice, warn, err */
     double imds_timeout;       /* seconds of one IMDS request */
+    double imds_first_timeout; /* seconds of the scheduled-events requests until one succeeds */
 } sc_agent_settings_t;
 
 /* Parses argv (and --config FILE) into *s (zeroed by the caller; sc_agent_settings_free it

@@ -4,7 +4,12 @@
  * one is recognised with memcmp and never parsed again; a body that parses and differs in
  * incarnation or content becomes the current document (a smaller incarnation than before —
  * IMDS restarted or was disabled — is a new document too, flagged as "backwards"); a body
- * that does not parse is refused and the last good document is kept. */
+ * that does not parse is refused and the last good document is kept.
+ *
+ * Bodies are parsed with sc_doc_parse_lenient: a malformed event is left out of the document
+ * and its reason kept with it (sc_agent_doc_malformed), so one bad event never hides the
+ * others. The reasons are part of the content: the same events with other reasons make a new
+ * document. */
 #ifndef SC_AGENT_DOC_H
 #define SC_AGENT_DOC_H
 
@@ -37,6 +42,12 @@ int sc_agent_doc_feed(sc_agent_doc_t *doc, const char *body, size_t len,
 const sc_doc_t *sc_agent_doc_current(const sc_agent_doc_t *doc);
 /* The current incarnation, -1 before the first good body. */
 int64_t sc_agent_doc_incarnation(const sc_agent_doc_t *doc);
+/* The reasons of the events left out of the current document (borrowed, in document order;
+ * sc_doc_parse_lenient's), their number in *ret_n (0: none). ret_new (may be NULL) gets, per
+ * reason, whether it is new: not among the previous document's reasons, or that document had
+ * another incarnation — what to log once per incarnation. */
+const char *const *sc_agent_doc_malformed(const sc_agent_doc_t *doc, size_t *ret_n,
+                                          const bool **ret_new);
 /* How many bodies were parsed (not recognised by memcmp), for tests and the benchmark. */
 uint64_t sc_agent_doc_parses(const sc_agent_doc_t *doc);
 /* "same", "new", "backwards", "bad", "bad_again". */

@@ -797,12 +797,31 @@ static int s_event_parse(json_object *obj, size_t i, sc_event_t *ev, char *err, 
     return s_parse_duration(obj, path, ev, err, errlen);
 }
 
-int sc_doc_parse(const char *buf, size_t len, sc_doc_t **ret_doc, char *err, size_t errlen)
+/* Appends a copy of why to the list (*v, *n). false when out of memory. */
+static bool s_reason_add(char ***v, size_t *n, const char *why)
+{
+    char **grown = realloc(*v, (*n + 1) * sizeof(*grown));
+
+    if (!grown)
+        return false;
+    *v = grown;
+    if (!(grown[*n] = strdup(why)))
+        return false;
+    (*n)++;
+    return true;
+}
+
+/* sc_doc_parse and sc_doc_parse_lenient: lenient leaves a malformed event out and appends its
+ * reason to (*ret_bad, *ret_n_bad) instead of refusing the document. */
+static int s_doc_parse(const char *buf, size_t len, bool lenient, sc_doc_t **ret_doc,
+                       char ***ret_bad, size_t *ret_n_bad, char *err, size_t errlen)
 {
     json_object *root = NULL, *v, *events;
     sc_doc_t *doc = NULL;
+    size_t orig[SC_DOC_MAX_EVENTS]; /* Events index of each kept event */
+    char **bad = NULL, why[SC_DOC_REASON_MAX];
+    size_t n, n_bad = 0;
     bool in_range;
-    size_t n;
     int rc;
 
     if (!ret_doc)
@@ -857,26 +876,60 @@ int sc_doc_parse(const char *buf, size_t len, sc_doc_t **ret_doc, char *err, siz
     }
     for (size_t i = 0; i < n; i++) {
         /* n_events counts the slots to clear, the half-built one included */
-        doc->n_events = i + 1;
-        if ((rc = s_event_parse(json_object_array_get_idx(events, i), i, &doc->events[i], err,
-                                errlen)) < 0)
-            goto out;
-        for (size_t k = 0; k < i; k++)
-            if (sc_event_id_equal(doc->events[k].id, doc->events[i].id)) {
-                rc = sc_errf(err, errlen, SC_E_PARSE,
+        sc_event_t *ev = &doc->events[doc->n_events++];
+
+        rc = s_event_parse(json_object_array_get_idx(events, i), i, ev, why, sizeof(why));
+        for (size_t k = 0; rc == 0 && k + 1 < doc->n_events; k++)
+            if (sc_event_id_equal(doc->events[k].id, ev->id))
+                rc = sc_errf(why, sizeof(why), SC_E_PARSE,
                              "Events[%zu].EventId: \"%s\" repeats Events[%zu] (EventIds compare "
                              "ignoring case)",
-                             i, doc->events[i].id, k);
-                goto out;
-            }
+                             i, ev->id, orig[k]);
+        if (rc == 0) {
+            orig[doc->n_events - 1] = i;
+            continue;
+        }
+        if (rc == -ENOMEM || !lenient) {
+            rc = sc_errf(err, errlen, rc, "%s", why);
+            goto out;
+        }
+        sc_event_clear(ev);
+        doc->n_events--;
+        if (!s_reason_add(&bad, &n_bad, why)) {
+            rc = sc_errf(err, errlen, -ENOMEM, "out of memory");
+            goto out;
+        }
+    }
+    if (!doc->n_events) {
+        free(doc->events);
+        doc->events = NULL;
     }
     *ret_doc = doc;
     doc = NULL;
+    if (ret_bad) {
+        *ret_bad = bad;
+        *ret_n_bad = n_bad;
+        bad = NULL;
+    }
     rc = 0;
 out:
+    sc_strv_free(bad, n_bad);
     sc_doc_destroy(&doc);
     json_object_put(root);
     return rc;
+}
+
+int sc_doc_parse(const char *buf, size_t len, sc_doc_t **ret_doc, char *err, size_t errlen)
+{
+    return s_doc_parse(buf, len, false, ret_doc, NULL, NULL, err, errlen);
+}
+
+int sc_doc_parse_lenient(const char *buf, size_t len, sc_doc_t **ret_doc, char ***ret_malformed,
+                         size_t *ret_n_malformed, char *err, size_t errlen)
+{
+    if ((ret_malformed == NULL) != (ret_n_malformed == NULL))
+        return sc_errf(err, errlen, -EINVAL, "malformed list and count go together");
+    return s_doc_parse(buf, len, true, ret_doc, ret_malformed, ret_n_malformed, err, errlen);
 }
 
 /* ---- JSON output ---------------------------------------------------------------------- */

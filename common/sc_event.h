@@ -43,6 +43,7 @@
 #define SC_DOC_MAX_BYTES (4 * 1024 * 1024) /* bytes of a document or approval body */
 #define SC_DOC_MAX_DEPTH 8                 /* JSON nesting (the document needs 4) */
 #define SC_EVENT_DURATION_MAX 2147483647LL /* largest DurationInSeconds accepted */
+#define SC_DOC_REASON_MAX 256              /* bytes of one malformed event's reason, NUL included */
 
 typedef enum {
     SC_EVENT_TYPE_UNKNOWN, /* a type this version does not know; see type_raw */
@@ -105,6 +106,19 @@ void sc_event_clear(sc_event_t *ev);
  * precise message into err when err is not NULL (e.g. "Events[1].NotBefore: \"Mon, 32 Apr\"
  * is neither RFC 1123 nor ISO 8601"). */
 int sc_doc_parse(const char *buf, size_t len, sc_doc_t **ret_doc, char *err, size_t errlen);
+/* sc_doc_parse that keeps the valid events when others are malformed: one event Azure gets wrong
+ * must not hide the rest (every VM of a set gets the same document). An event sc_doc_parse
+ * would refuse — a required field missing or of the wrong type, a bad NotBefore, Resources not
+ * an array, a value over a limit, an EventId repeating a kept event's — is left out, and its
+ * reason, naming its position and the field ("Events[2].EventId: missing"), is appended to
+ * *ret_malformed (*ret_n_malformed strings of at most SC_DOC_REASON_MAX - 1 bytes, in document
+ * order; caller's: sc_strv_free; NULL when none). Kept events plus malformed ones make the
+ * length of Events. The document itself must be valid: bytes that are not one JSON object, a
+ * missing or bad DocumentIncarnation, Events missing, not an array or over SC_DOC_MAX_EVENTS
+ * give the errors of sc_doc_parse and nothing else. ret_malformed and ret_n_malformed may both
+ * be NULL (reasons dropped). */
+int sc_doc_parse_lenient(const char *buf, size_t len, sc_doc_t **ret_doc, char ***ret_malformed,
+                         size_t *ret_n_malformed, char *err, size_t errlen);
 /* Frees a document; takes NULL and half-built documents, and nulls the pointer. */
 void sc_doc_destroy(sc_doc_t **doc);
 /* Deep copy of doc into *ret_copy (the caller's). 0, -EINVAL or -ENOMEM. */

@@ -22,6 +22,7 @@ int sc_identity_fetch(const char *base_url, long timeout_ms, volatile sig_atomic
     sc_imds_opts_init(&o);
     o.base_url = base_url;
     o.total_timeout_ms = timeout_ms;
+    o.abort = stop; /* a request in progress gives up too */
     if ((rc = sc_imds_new(&o, &imds)) != 0)
         return rc;
     sc_backoff_init(&b, 500, 30000);
@@ -34,6 +35,8 @@ int sc_identity_fetch(const char *base_url, long timeout_ms, volatile sig_atomic
             *ret_compute = c;
             break;
         }
+        if (rc == -EINTR)
+            break; /* stopped during the request */
         int64_t delay = sc_backoff_next(&b, st.retry_after_ms);
         if (rc != last)
             sc_log_warn("IMDS compute metadata not available yet, retrying",

@@ -47,15 +47,19 @@ typedef struct s_conn {
 } s_conn_t;
 
 struct sc_imds {
-    char *base_url;              /* base without trailing '/' */
-    char *api_version;           /* scheduled events api-version */
-    char *compute_api_version;   /* instance/compute api-version */
-    long connect_timeout_ms;     /* CURLOPT_CONNECTTIMEOUT_MS */
-    long total_timeout_ms;       /* CURLOPT_TIMEOUT_MS */
-    struct curl_slist *hdr_get;  /* "Metadata: true", Accept */
-    struct curl_slist *hdr_post; /* the above plus Content-Type, no Expect */
-    s_conn_t events;             /* .../metadata/scheduledevents (GET and POST) */
-    s_conn_t compute;            /* .../metadata/instance/compute */
+    char *base_url;               /* base without trailing '/' */
+    char *api_version;            /* scheduled events api-version */
+    char *compute_api_version;    /* instance/compute api-version */
+    long connect_timeout_ms;      /* CURLOPT_CONNECTTIMEOUT_MS */
+    long total_timeout_ms;        /* CURLOPT_TIMEOUT_MS */
+    long first_timeout_ms;        /* CURLOPT_TIMEOUT_MS of the scheduledevents GETs until one
+                                     succeeded (>= total_timeout_ms) */
+    bool events_answered;         /* a scheduledevents GET succeeded */
+    volatile sig_atomic_t *abort; /* give up when set (borrowed), or NULL */
+    struct curl_slist *hdr_get;   /* "Metadata: true", Accept */
+    struct curl_slist *hdr_post;  /* the above plus Content-Type, no Expect */
+    s_conn_t events;              /* .../metadata/scheduledevents (GET and POST) */
+    s_conn_t compute;             /* .../metadata/instance/compute */
 };
 
 static pthread_once_t s_global_once = PTHREAD_ONCE_INIT;
@@ -73,6 +77,8 @@ void sc_imds_opts_init(sc_imds_opts_t *opts)
     opts->compute_api_version = SC_IMDS_DEFAULT_COMPUTE_API_VERSION;
     opts->connect_timeout_ms = SC_IMDS_DEFAULT_CONNECT_TIMEOUT_MS;
     opts->total_timeout_ms = SC_IMDS_DEFAULT_TOTAL_TIMEOUT_MS;
+    opts->first_timeout_ms = 0;
+    opts->abort = NULL;
 }
 
 static bool s_printable(const char *s)
@@ -190,6 +196,17 @@ static size_t s_on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
+/* libcurl's progress callback (at least about once a second, even while nothing arrives):
+ * non-zero aborts the transfer. */
+static int s_on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                         curl_off_t ulnow)
+{
+    const sc_imds_t *self = userdata;
+
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    return self->abort && *self->abort;
+}
+
 static void s_conn_free(s_conn_t *c)
 {
     if (c->curl)
@@ -233,6 +250,11 @@ static int s_conn_init(sc_imds_t *self, s_conn_t *c, const char *path, const cha
     ok &= curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf) == CURLE_OK;
     ok &= curl_easy_setopt(h, CURLOPT_USERAGENT, "schedcoord/" SC_VERSION) == CURLE_OK;
     ok &= curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L) == CURLE_OK;
+    if (self->abort) {
+        ok &= curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, s_on_progress) == CURLE_OK;
+        ok &= curl_easy_setopt(h, CURLOPT_XFERINFODATA, self) == CURLE_OK;
+        ok &= curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L) == CURLE_OK;
+    }
     /* With CURLOPT_URL alone libcurl parses the URL string again at every request; a URL
      * handle parsed once here saves that (16k of ~90k instructions per GET, callgrind). If
      * this libcurl's parser refuses the URL, CURLOPT_URL above stays in charge and the error
@@ -261,13 +283,16 @@ int sc_imds_new(const sc_imds_opts_t *opts, sc_imds_t **ret_imds)
             o.connect_timeout_ms = opts->connect_timeout_ms;
         if (opts->total_timeout_ms)
             o.total_timeout_ms = opts->total_timeout_ms;
+        o.first_timeout_ms = opts->first_timeout_ms;
+        o.abort = opts->abort;
     }
     n = strlen(o.base_url);
     if ((strncmp(o.base_url, "http://", 7) != 0 && strncmp(o.base_url, "https://", 8) != 0) ||
         n > SC_IMDS_MAX_URL || !s_printable(o.base_url) || strpbrk(o.base_url, "?#") ||
         !s_version_ok(o.api_version) || !s_version_ok(o.compute_api_version) ||
         o.connect_timeout_ms < 0 || o.connect_timeout_ms > S_MAX_TIMEOUT_MS ||
-        o.total_timeout_ms < 0 || o.total_timeout_ms > S_MAX_TIMEOUT_MS)
+        o.total_timeout_ms < 0 || o.total_timeout_ms > S_MAX_TIMEOUT_MS || o.first_timeout_ms < 0 ||
+        o.first_timeout_ms > S_MAX_TIMEOUT_MS)
         return -EINVAL;
     if (o.connect_timeout_ms > o.total_timeout_ms)
         o.connect_timeout_ms = o.total_timeout_ms;
@@ -285,6 +310,9 @@ int sc_imds_new(const sc_imds_opts_t *opts, sc_imds_t **ret_imds)
         goto fail;
     self->connect_timeout_ms = o.connect_timeout_ms;
     self->total_timeout_ms = o.total_timeout_ms;
+    self->first_timeout_ms =
+        o.first_timeout_ms > o.total_timeout_ms ? o.first_timeout_ms : o.total_timeout_ms;
+    self->abort = o.abort;
 
     /* "Metadata: true" is mandatory; "Expect:" stops curl from waiting for 100-continue. */
     if (!(self->hdr_get = curl_slist_append(NULL, "Metadata: true")) ||
@@ -393,6 +421,8 @@ static int s_perform(sc_imds_t *self, s_conn_t *c, const char *method, sc_imds_s
     c->retry_after_ms = -1;
     c->errbuf[0] = '\0';
 
+    if (self->abort && *self->abort)
+        return s_fail(st, method, c, -EINTR, 0, 0, "not sent: stopping");
     cc = curl_easy_perform(c->curl);
     curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &http);
     ra = c->retry_after_ms;
@@ -403,6 +433,7 @@ static int s_perform(sc_imds_t *self, s_conn_t *c, const char *method, sc_imds_s
                       "HTTP %ld body larger than %ld bytes", http, SC_IMDS_MAX_BODY);
     switch (cc) {
     case CURLE_OK: break;
+    case CURLE_ABORTED_BY_CALLBACK: return s_fail(st, method, c, -EINTR, http, 0, "stopped");
     case CURLE_OPERATION_TIMEDOUT:
         return s_fail(st, method, c, SC_E_TIMEOUT, http, S_HINT_NET_MS, "timed out (%s)",
                       c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc));
@@ -550,6 +581,10 @@ int sc_imds_get_events(sc_imds_t *imds, char **ret_body, size_t *ret_len, sc_imd
 
     if (!st)
         st = &dummy;
+    if (curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS,
+                         imds->events_answered ? imds->total_timeout_ms : imds->first_timeout_ms) !=
+        CURLE_OK)
+        return s_fail(st, "GET", c, SC_E_NET, 0, S_HINT_NET_MS, "cannot set up the request");
     if ((rc = s_get(imds, c, st, &http)) < 0)
         return rc;
     /* IMDS answers the same document poll after poll: a body byte-identical to the last one
@@ -574,6 +609,7 @@ int sc_imds_get_events(sc_imds_t *imds, char **ret_body, size_t *ret_len, sc_imd
     *ret_body = body;
     if (ret_len)
         *ret_len = c->len;
+    imds->events_answered = true;
     return s_fail(st, "GET", c, 0, http, 0, "HTTP %ld, %zu bytes", http, c->len);
 }
 
@@ -590,7 +626,8 @@ int sc_imds_post_events(sc_imds_t *imds, const char *body, sc_imds_status_t *st)
     if (n == 0 || n > (size_t)SC_IMDS_MAX_BODY)
         return s_fail(st, "POST", c, -EINVAL, 0, S_HINT_BUG_MS, "approval body %s",
                       n ? "too large" : "is empty");
-    if (curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body) != CURLE_OK ||
+    if (curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, imds->total_timeout_ms) != CURLE_OK ||
+        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body) != CURLE_OK ||
         curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n) != CURLE_OK ||
         curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, imds->hdr_post) != CURLE_OK)
         rc = s_fail(st, "POST", c, SC_E_NET, 0, S_HINT_NET_MS, "cannot set up the request");

@@ -12,6 +12,7 @@
 #ifndef SC_IMDS_H
 #define SC_IMDS_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,13 @@ typedef struct sc_imds_opts {
     const char *compute_api_version; /* instance/compute api-version, default "2021-02-01" */
     long connect_timeout_ms;         /* connect timeout, default 2000 */
     long total_timeout_ms;           /* whole-request timeout, default 5000 */
+    long first_timeout_ms;           /* whole-request timeout of the scheduled-events GETs until
+                                        one succeeds: the first request enables the service and
+                                        may take up to 2 minutes to answer (docs/imds.md).
+                                        0 (default): total_timeout_ms; never shorter than it */
+    volatile sig_atomic_t *abort;    /* NULL, or a flag (set by SIGTERM): a request gives up
+                                        (-EINTR) at most about a second after it is set, and
+                                        none starts while it is */
 } sc_imds_opts_t;
 
 typedef struct sc_imds_status {
@@ -60,16 +68,18 @@ typedef struct sc_compute {
 void sc_imds_opts_init(sc_imds_opts_t *opts);
 
 /* Creates a client. opts NULL means defaults; NULL or 0 fields also take defaults. The
- * strings are copied. Returns 0, -EINVAL (bad option: URL not http(s)://, too long, timeout
- * out of range) or -ENOMEM / SC_E_NET (libcurl could not initialise). */
+ * strings are copied (abort is borrowed: it must outlive the client). Returns 0, -EINVAL (bad
+ * option: URL not http(s)://, too long, timeout out of range) or -ENOMEM / SC_E_NET (libcurl
+ * could not initialise). */
 int sc_imds_new(const sc_imds_opts_t *opts, sc_imds_t **ret_imds);
 
 /* Frees the client and sets *imds to NULL. Takes NULL and *imds == NULL. */
 void sc_imds_destroy(sc_imds_t **imds);
 
-/* GET .../metadata/scheduledevents?api-version=V. On success *ret_body (the caller frees,
- * NUL-terminated) is a complete JSON object (checked with json_tokener, not interpreted:
- * sc_event.h's sc_doc_parse does that) and *ret_len its length. Returns st->rc; st may be
+/* GET .../metadata/scheduledevents?api-version=V (with first_timeout_ms until one of this
+ * client's succeeded). On success *ret_body (the caller frees, NUL-terminated) is a complete
+ * JSON object (checked with json_tokener, not interpreted: sc_event.h's sc_doc_parse does
+ * that) and *ret_len its length. Returns st->rc (-EINTR: the abort flag was set); st may be
  * NULL. ret_* are written only on success. */
 int sc_imds_get_events(sc_imds_t *imds, char **ret_body, size_t *ret_len, sc_imds_status_t *st);
 

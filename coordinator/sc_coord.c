@@ -52,6 +52,8 @@ typedef struct s_member {
     bool have_doc;                             /* a document arrived since we started */
     int64_t doc_req_ms;                        /* last doc_request sent */
     sc_member_state_t state;                   /* from the last plan */
+    uint64_t malformed;                        /* malformed IMDS events its agent reported */
+    uint64_t malformed_key;                    /* hash of the last malformed list counted */
 } s_member_t;
 
 typedef struct s_evstate {
@@ -507,7 +509,7 @@ static sc_drain_state_t s_drain_after(sc_drain_state_t cur, sc_msg_phase_t phase
     switch (st) {
     case SC_MSG_HOOK_STARTED: return SC_DRAIN_RECOVERING;
     case SC_MSG_HOOK_DONE:
-    case SC_MSG_HOOK_SKIPPED: return SC_DRAIN_RECOVERED; /* skipped: prepare never ran there */
+    case SC_MSG_HOOK_SKIPPED: return SC_DRAIN_RECOVERED; /* older agents: prepare never ran */
     case SC_MSG_HOOK_FAILED:
     case SC_MSG_HOOK_TIMED_OUT:
     /* interrupted: never re-run by the agent (it answers every new order with the same
@@ -731,6 +733,39 @@ static int s_on_heartbeat(sc_coord_t *c, s_member_t *m, const sc_msg_heartbeat_t
     return s_handle_changes(c, &ch);
 }
 
+static int s_alert(sc_coord_t *c, sc_alert_t kind, const char *event_id, const char *member,
+                   const char *dedup, const char *message, int attempt);
+
+/* The IMDS events a member's agent left out of its document as malformed (proto/README.md):
+ * logged and counted once per member, incarnation and list; the leader raises each distinct
+ * reason once as an alert (every VM sees the same document: not one alert per member). */
+static int s_on_malformed(sc_coord_t *c, s_member_t *m, const sc_msg_document_t *d)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a over the incarnation and the reasons */
+    char msg[SC_MSG_MALFORMED_MAX + 128];
+    int rc = 0;
+
+    for (size_t i = 0; i < sizeof(d->incarnation); i++)
+        h = (h ^ (uint8_t)(d->incarnation >> (8 * i))) * 1099511628211ULL;
+    for (size_t i = 0; i < d->n_malformed; i++) /* each with its NUL: separates them */
+        for (size_t k = 0, n = strlen(d->malformed[i]) + 1; k < n; k++)
+            h = (h ^ (uint8_t)d->malformed[i][k]) * 1099511628211ULL;
+    if (!d->n_malformed || h == m->malformed_key)
+        return 0;
+    m->malformed_key = h;
+    m->malformed += d->n_malformed;
+    for (size_t i = 0; i < d->n_malformed && rc >= 0; i++) {
+        sc_log_warn("member's IMDS document has a malformed event, left out by its agent",
+                    "member=%s incarnation=%" PRId64 " why=\"%s\"", m->name, d->incarnation,
+                    sc_log_q(d->malformed[i]));
+        snprintf(msg, sizeof(msg), "IMDS event malformed (seen by %s, left out): %s", m->name,
+                 d->malformed[i]);
+        if (sc_coord_is_leader(c))
+            rc = s_alert(c, SC_ALERT_MALFORMED_EVENT, NULL, m->name, d->malformed[i], msg, 0);
+    }
+    return rc;
+}
+
 /* *txn: whether the batch's transaction is open; opened here before the first message that
  * may write (anything but a nack, or a heartbeat that changes nothing, from a member already
  * alive), so that the once-a-second heartbeats of a quiet set cost no SQLite transaction. */
@@ -821,6 +856,8 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
             break;
         }
         rc = s_handle_changes(c, &ch);
+        if (rc >= 0)
+            rc = s_on_malformed(c, m, &msg->document);
         /* a blind member's document (an answer to doc_request, a reconnect) is its old one:
          * it changed nothing, and is still no witness until a heartbeat says its IMDS
          * answers */
@@ -929,6 +966,35 @@ static bool s_alert_new(sc_coord_t *c, const char *key)
     if ((c->alerts[c->n_alerts] = strdup(key)))
         c->n_alerts++;
     return true;
+}
+
+/* Raises an alert once: logged, counted, recorded as a decision. event_id and member may be
+ * NULL; it is said once per (kind, event, dedup) (dedup: the member's name for the planner's
+ * alerts). */
+/* Raises an alert once per (kind, event, dedup, attempt): a decision, a log line, a count.
+ * attempt: the drain attempt it is about (prepare_failed, drain_retry), else 0. */
+static int s_alert(sc_coord_t *c, sc_alert_t kind, const char *event_id, const char *member,
+                   const char *dedup, const char *message, int attempt)
+{
+    json_object *d;
+    char key[512];
+
+    snprintf(key, sizeof(key), "%s|%s|%s|%d", sc_alert_name(kind), event_id ? event_id : "-", dedup,
+             attempt);
+    if (!s_alert_new(c, key))
+        return 0;
+    if (kind > SC_ALERT_NONE && kind < SC_ALERT_MAX)
+        c->count.alerts[kind]++;
+    d = json_object_new_object();
+    json_object_object_add(d, "alert", json_object_new_string(sc_alert_name(kind)));
+    json_object_object_add(d, "event_id", event_id ? json_object_new_string(event_id) : NULL);
+    json_object_object_add(d, "member", member ? json_object_new_string(member) : NULL);
+    json_object_object_add(d, "message", json_object_new_string(message));
+    if (attempt)
+        json_object_object_add(d, "attempt", json_object_new_int(attempt));
+    sc_log_warn("ALERT", "alert=%s event=%s member=%s why=\"%s\"", sc_alert_name(kind),
+                event_id ? event_id : "-", member ? member : "-", sc_log_q(message));
+    return s_decide(c, SC_DLOG_ALERT, d, message);
 }
 
 static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
@@ -1075,25 +1141,9 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
                 sc_registry_changes_release(&ch);
         }
         return rc;
-    case SC_ACT_ALERT: {
-        char key[400];
-        snprintf(key, sizeof(key), "%s|%s|%s|%d", sc_alert_name(a->alert), e ? e->id : "-",
-                 m ? m->name : "-", a->attempt);
-        if (!s_alert_new(c, key))
-            return 0;
-        if (a->alert > SC_ALERT_NONE && a->alert < SC_ALERT_MAX)
-            c->count.alerts[a->alert]++;
-        d = json_object_new_object();
-        json_object_object_add(d, "alert", json_object_new_string(sc_alert_name(a->alert)));
-        json_object_object_add(d, "event_id", e ? json_object_new_string(e->id) : NULL);
-        json_object_object_add(d, "member", m ? json_object_new_string(m->name) : NULL);
-        json_object_object_add(d, "message", json_object_new_string(a->reason));
-        if (a->attempt) /* prepare_failed, drain_retry: which drain attempt */
-            json_object_object_add(d, "attempt", json_object_new_int(a->attempt));
-        sc_log_warn("ALERT", "alert=%s event=%s member=%s why=\"%s\"", sc_alert_name(a->alert),
-                    e ? e->id : "-", m ? m->name : "-", sc_log_q(a->reason));
-        return s_decide(c, SC_DLOG_ALERT, d, a->reason);
-    }
+    case SC_ACT_ALERT:
+        return s_alert(c, a->alert, e ? e->id : NULL, m ? m->name : NULL, m ? m->name : "-",
+                       a->reason, a->attempt);
     default: return 0;
     }
 }
@@ -1354,12 +1404,13 @@ static json_object *s_u64(uint64_t v)
 /* The counters since this process started, for `schedcoordctl metrics`:
  *   {"approval_posts": {"ok": N, "failed": N}, "approvals_delegated": N,
  *    "orders": {"prepare": N, "recover": N}, "hook_reports": {"prepare": {"done": N, ...}, ...},
- *    "alerts": {"deadline": N, ...}, "events_new": N} */
+ *    "alerts": {"deadline": N, ...}, "events_new": N,
+ *    "imds_malformed_events": {"vm_0": N, ...}} */
 static json_object *s_counters_json(const sc_coord_t *c)
 {
     json_object *o = json_object_new_object(), *posts = json_object_new_object();
     json_object *orders = json_object_new_object(), *hooks = json_object_new_object();
-    json_object *alerts = json_object_new_object();
+    json_object *alerts = json_object_new_object(), *malformed = json_object_new_object();
 
     json_object_object_add(posts, "ok", s_u64(c->count.posts_ok));
     json_object_object_add(posts, "failed", s_u64(c->count.posts_failed));
@@ -1378,6 +1429,9 @@ static json_object *s_counters_json(const sc_coord_t *c)
         json_object_object_add(alerts, sc_alert_name(a), s_u64(c->count.alerts[a]));
     json_object_object_add(o, "alerts", alerts);
     json_object_object_add(o, "events_new", s_u64(c->count.events_new));
+    for (size_t i = 0; i < c->n_members; i++)
+        json_object_object_add(malformed, c->members[i].name, s_u64(c->members[i].malformed));
+    json_object_object_add(o, "imds_malformed_events", malformed);
     return o;
 }
 

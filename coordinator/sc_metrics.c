@@ -227,6 +227,11 @@ static void s_counters(FILE *f, json_object *c)
            "alerts raised (schedcoordctl history shows each), by kind");
     s_by_key(f, "schedcoord_alerts_total", "alert", s_get(c, "alerts", json_type_object));
     s_scalar(f, c, "events_new", "schedcoord_events_seen_total", "counter", "events first seen");
+    s_head(f, "schedcoord_imds_malformed_events_total", "counter",
+           "malformed IMDS events a member's agent left out of its document (the other events "
+           "kept), once per incarnation");
+    s_by_key(f, "schedcoord_imds_malformed_events_total", "member",
+             s_get(c, "imds_malformed_events", json_type_object));
 }
 
 int sc_metrics_render(json_object *st, char **ret_text)

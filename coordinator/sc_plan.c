@@ -54,10 +54,10 @@ static const char *const s_approval_names[SC_APPROVAL_MAX] = {"none", "intent", 
 static const char *const s_action_names[SC_ACT_MAX] = {"PREPARE",     "RECOVER", "APPROVE",
                                                        "APPROVE_VIA", "ALERT",   "MEMBER_GONE"};
 static const char *const s_alert_names[SC_ALERT_MAX] = {
-    "none",     "deadline",    "prepare_failed",        "recover_failed",
-    "forced",   "member_down", "no_approver",           "user_deadline",
-    "too_wide", "drain_retry", "user_deadline_blocked", "unknown_status",
-    "strangers"};
+    "none",      "deadline",       "prepare_failed",        "recover_failed",
+    "forced",    "member_down",    "no_approver",           "user_deadline",
+    "too_wide",  "drain_retry",    "user_deadline_blocked", "unknown_status",
+    "strangers", "malformed_event"};
 static const char *const s_member_names[SC_MEMBER_STATE_MAX] = {"healthy",  "draining",   "drained",
                                                                 "impacted", "recovering", "gone"};
 static const char *const s_class_names[SC_CLASS_MAX] = {"no_drain", "evict", "user", "platform"};

@@ -206,6 +206,8 @@ typedef enum {
                                        approved, no new drain */
     SC_ALERT_STRANGERS,             /* Resources name VMs outside the cluster: not approved
                                        (unless approve_with_strangers) */
+    SC_ALERT_MALFORMED_EVENT,       /* an agent left a malformed IMDS event out (not the
+                                       planner's) */
     SC_ALERT_MAX
 } sc_alert_t;
 

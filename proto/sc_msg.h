@@ -96,7 +96,8 @@ typedef enum {
     SC_MSG_HOOK_TIMED_OUT,   /* "timed_out": killed at --hook-timeout */
     SC_MSG_HOOK_INTERRUPTED, /* "interrupted": the agent died while it ran (found at restart) */
     SC_MSG_HOOK_REFUSED,     /* "refused": not executed now (e.g. queue full): may be re-ordered */
-    SC_MSG_HOOK_SKIPPED,     /* "skipped": nothing to run: a recover whose prepare never ran */
+    SC_MSG_HOOK_SKIPPED,     /* "skipped": nothing run (older agents: a recover whose prepare
+                                never ran; agents now run it, SCHEDCOORD_PREPARED=0) */
     SC_MSG_HOOK_STATE_MAX
 } sc_msg_hook_state_t;
 

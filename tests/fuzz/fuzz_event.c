@@ -5,12 +5,19 @@
  *  - a document diffed against itself, or against its round trip, has no differences;
  *    diffed against nothing, everything is added;
  *  - sc_doc_dup gives an equal document;
+ *  - sc_doc_parse_lenient fails exactly when the document itself is bad (then as sc_doc_parse,
+ *    same code and message); otherwise every kept event is valid, kept + malformed = the length
+ *    of Events, every reason names an event ("Events[i]..."), the kept events round-trip
+ *    through the strict parser, and when sc_doc_parse accepts the bytes it gives the same
+ *    document with nothing malformed;
  *  - sc_approval_parse either fails with a message or gives ids that sc_approval_body
  *    accepts and that parse back to the same ids. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <json-c/json.h>
 
 #include "sc_event.h"
 
@@ -79,6 +86,63 @@ static void s_doc(const char *buf, size_t size)
     sc_doc_destroy(&doc);
 }
 
+/* The length of the Events array of buf, which sc_doc_parse_lenient accepted. */
+static size_t s_events_length(const char *buf, size_t size)
+{
+    json_tokener *tok = json_tokener_new_ex(SC_DOC_MAX_DEPTH);
+    json_object *root = NULL, *events;
+    size_t n = (size_t)-1;
+
+    s_check(tok != NULL, "tokener");
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    root = json_tokener_parse_ex(tok, buf, (int)size);
+    if (!root) /* a top-level value cut at the end of the bytes: what s_tokenize completes */
+        root = json_tokener_parse_ex(tok, "", 1);
+    if (root && json_object_object_get_ex(root, "Events", &events))
+        n = json_object_array_length(events);
+    json_object_put(root);
+    json_tokener_free(tok);
+    return n;
+}
+
+static void s_lenient(const char *buf, size_t size)
+{
+    sc_doc_t *doc = NULL, *strict = NULL, *back = NULL;
+    char err[256] = "", serr[256] = "", **bad = NULL, *json = NULL;
+    size_t n_bad = 0;
+    int rc = sc_doc_parse_lenient(buf, size, &doc, &bad, &n_bad, err, sizeof(err));
+    int src = sc_doc_parse(buf, size, &strict, serr, sizeof(serr));
+
+    if (rc < 0) {
+        s_check(doc == NULL && bad == NULL, "nothing on failure");
+        s_check(src == rc && strcmp(err, serr) == 0, "a bad document fails as in sc_doc_parse");
+        return;
+    }
+    s_check(doc != NULL, "a document on success");
+    s_check(doc->n_events + n_bad == s_events_length(buf, size), "kept + malformed = Events");
+    for (size_t i = 0; i < doc->n_events; i++) {
+        s_check(sc_event_id_valid(doc->events[i].id), "kept: valid EventId");
+        s_check(doc->events[i].n_resources <= SC_EVENT_MAX_RESOURCES, "kept: resource limit");
+        s_check(sc_doc_find(doc, doc->events[i].id) == &doc->events[i], "kept: ids are unique");
+    }
+    for (size_t i = 0; i < n_bad; i++)
+        s_check(strncmp(bad[i], "Events[", 7) == 0 && strlen(bad[i]) < SC_DOC_REASON_MAX,
+                "a reason names its event");
+    s_check(sc_doc_to_json(doc, &json) == 0, "to_json succeeds");
+    s_check(sc_doc_parse(json, strlen(json), &back, serr, sizeof(serr)) == 0 &&
+                s_doc_equal(doc, back),
+            "the kept events pass the strict parser");
+    if (src == 0)
+        s_check(n_bad == 0 && s_doc_equal(doc, strict), "strict accepts: the same document");
+    else
+        s_check(n_bad > 0, "strict refuses an event: it is reported");
+    free(json);
+    sc_strv_free(bad, n_bad);
+    sc_doc_destroy(&back);
+    sc_doc_destroy(&strict);
+    sc_doc_destroy(&doc);
+}
+
 static void s_approval(const char *buf, size_t size)
 {
     char err[256] = "", **ids = NULL, **ids2 = NULL, *body = NULL;
@@ -107,6 +171,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *buf = (const char *)data;
 
     s_doc(buf, size);
+    s_lenient(buf, size);
     s_approval(buf, size);
     return 0;
 }

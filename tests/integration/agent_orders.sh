@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The agent against imds-sim and a test peer (insecure transport): it reports each incarnation
 # once, runs a hook only on an order of the current term, refuses an older term, never runs a
-# phase twice, answers a recover for an event it never prepared, and posts approve_via; its
-# heartbeats say how long its IMDS has been failing.
+# phase twice, runs a recover for an event it never prepared (SCHEDCOORD_PREPARED=0), runs a
+# new drain attempt, and posts approve_via; its heartbeats say how long its IMDS has been
+# failing.
 source "${SC_SRC:-.}/tests/peer/agent_testlib.sh"
 
 sim_start --vms 3 --fault-domains 3
@@ -60,18 +61,20 @@ sleep 0.5
 ok "a second order for the same phase re-reports, does not re-run"
 
 cmd order 5 recover "$EV2"
-wait_for 5 "$M and .msg.type == \"hook_progress\" and .msg.state == \"skipped\" and .msg.event == \"$EV2\" and .msg.detail == \"prepare never ran\""
-grep -q "^recover $EV2" "$TMP/hooks.log" && fail "recover ran without prepare"
-ok "recover without prepare is answered, not run"
+wait_for 10 "$M and .msg.type == \"hook_progress\" and .msg.state == \"done\" and .msg.phase == \"recover\" and .msg.event == \"$EV2\""
+grep -q "^recover $EV2 order .*\"prepared\":false} attempt=1 prepared=0\$" "$TMP/hooks.log" ||
+    fail "recover without prepare: not told so: $(cat "$TMP/hooks.log")"
+ok "recover without prepare runs, with SCHEDCOORD_PREPARED=0 and \"prepared\": false"
 
 cmd order 6 recover "$EV"
 wait_for 10 "$M and .msg.type == \"hook_progress\" and .msg.state == \"done\" and .msg.phase == \"recover\" and .msg.order_term == 6"
+grep -q "^recover $EV order .* prepared=1\$" "$TMP/hooks.log" || fail "recover after prepare: $(cat "$TMP/hooks.log")"
 ok "a newer term is adopted"
 
 # a retried drain: attempt 2's prepare runs after attempt 1's recover; attempt 1 is not re-run
 cmd order 6 prepare "$EV" 2
 wait_for 10 "$M and .msg.type == \"hook_progress\" and .msg.state == \"done\" and .msg.phase == \"prepare\" and .msg.attempt == 2"
-grep -q "^prepare $EV order .* attempt=2\$" "$TMP/hooks.log" || fail "attempt 2 not in the hook env: $(cat "$TMP/hooks.log")"
+grep -q "^prepare $EV order .* attempt=2 prepared=\$" "$TMP/hooks.log" || fail "attempt 2 not in the hook env: $(cat "$TMP/hooks.log")"
 cmd order 6 prepare "$EV" 1
 wait_for 5 "$M and .msg.type == \"hook_progress\" and .msg.state == \"done\" and .msg.phase == \"prepare\" and (.msg.attempt // 1) == 1" 3
 [ "$(grep -c "^prepare $EV" "$TMP/hooks.log")" -eq 2 ] || fail "an older attempt ran again: $(cat "$TMP/hooks.log")"

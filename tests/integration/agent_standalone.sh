@@ -39,7 +39,9 @@ EV3=$(sim_event '{"EventType":"Reboot","Resources":["vm_0"],"NoticeSeconds":1800
 wait_for 10 "$M and .msg.type == \"hook_progress\" and .msg.origin == \"standalone\" and .msg.phase == \"prepare\" and .msg.state == \"done\" and .msg.event == \"$EV3\""
 cmd beat 4
 wait_for 10 "$M and .msg.type == \"heartbeat\" and .msg.standalone == false"
-wait_for 10 "$M and .msg.type == \"hook_progress\" and .msg.origin == \"standalone\" and .msg.phase == \"prepare\" and .msg.event == \"$EV3\"" 2
+# the handover re-reports the prepare's "done" (counting "started" too would be satisfied
+# before the leader came back, and the log checked too early)
+wait_for 10 "$M and .msg.type == \"hook_progress\" and .msg.origin == \"standalone\" and .msg.phase == \"prepare\" and .msg.state == \"done\" and .msg.event == \"$EV3\"" 2
 grep -q 'handed over to the leader' "$TMP/agent.err" || fail "handover not logged"
 # the agent must have seen EV3 gone (its next document to the leader lacks it) before we look
 # for a local recover: a document from vm_0 without EV3, sent after the cancel

@@ -104,7 +104,7 @@ for _ in $(seq 100); do grep -q 'agent started' "$TMP/a1.err" && break; sleep 0.
 grep -q 'agent started' "$TMP/a1.err" || fail "agent did not start: $(tail -3 "$TMP/a1.err")"
 # a hook run "in progress" in the first agent's state: a second agent opening this state would
 # mark it interrupted
-sqlite3 "$TMP/a1/agent.db" "INSERT INTO runs(event, phase, state, origin, term, started_ms) VALUES ('probe-ev', 'prepare', 'started', 'order', 1, 1)" ||
+sqlite3 "$TMP/a1/agent.db" "INSERT INTO runs(event, phase, attempt, state, origin, term, started_ms) VALUES ('probe-ev', 'prepare', 1, 'started', 'order', 1, 1)" ||
     fail "cannot write the probe run (schema changed?)"
 refused "second agent" "a1 is in use by another process \(pid $A1," \
     "$BIN/schedcoord-agent" "${AG[@]}" --state-dir "$TMP/a1"

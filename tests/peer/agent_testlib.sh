@@ -50,7 +50,7 @@ make_hook() {
 #!/bin/sh
 echo \$\$ > "$TMP/hook-\$\$.pid"
 ev=\$(cat)
-echo "\$SCHEDCOORD_PHASE \$SCHEDCOORD_EVENT_ID \$SCHEDCOORD_ORIGIN vm=\$SCHEDCOORD_VM type=\$SCHEDCOORD_EVENT_TYPE res=\$SCHEDCOORD_RESOURCES json=\$ev attempt=\$SCHEDCOORD_ATTEMPT" >> "$TMP/hooks.log"
+echo "\$SCHEDCOORD_PHASE \$SCHEDCOORD_EVENT_ID \$SCHEDCOORD_ORIGIN vm=\$SCHEDCOORD_VM type=\$SCHEDCOORD_EVENT_TYPE res=\$SCHEDCOORD_RESOURCES json=\$ev attempt=\$SCHEDCOORD_ATTEMPT prepared=\${SCHEDCOORD_PREPARED-}" >> "$TMP/hooks.log"
 sleep \$(cat "$TMP/hook_sleep" 2>/dev/null || echo 0)
 rm -f "$TMP/hook-\$\$.pid"
 HOOK

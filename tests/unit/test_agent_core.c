@@ -1,14 +1,17 @@
 /* The agent's logic without sockets: settings errors name the key; the SQLite state keeps the
  * newest term and the hook runs across a reopen (a run left "started" becomes "interrupted");
  * orders of an older term are refused with a nack and never run; a recover for an event never
- * prepared is answered "skipped"; the same phase of the same drain attempt never runs twice, a
+ * prepared runs, told so; the same phase of the same drain attempt never runs twice, a
  * new attempt runs again and an older one never; a new document is reported once. Messages the
  * agent sends are captured through sc_agent_opts_t.send. */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include "imds_test_server.h"
 #include "sc_agent.h"
 #include "sc_agent_config.h"
 #include "sc_agent_state.h"
@@ -25,9 +28,11 @@ typedef struct {
     sc_msg_hook_state_t state;
     sc_msg_phase_t phase;
     int attempt;
-    char detail[128]; /* hook_progress detail, nack reason */
+    char detail[128]; /* hook_progress detail, nack reason, document's first malformed */
     uint64_t ref_seq;
     int64_t observed_at_ms; /* DOCUMENT */
+    size_t n_events;        /* document: events */
+    size_t n_malformed;     /* document: malformed reasons */
 } s_sent_t;
 
 static s_sent_t s_sent[S_CAP];
@@ -46,6 +51,12 @@ static void s_capture(void *data, int member, const sc_msg_t *msg)
         s_sent[s_n_sent].attempt = msg->hook_progress.attempt;
         snprintf(s_sent[s_n_sent].detail, sizeof(s_sent[0].detail), "%s",
                  msg->hook_progress.detail ? msg->hook_progress.detail : "");
+    }
+    if (msg->type == SC_MSG_DOCUMENT) {
+        s_sent[s_n_sent].n_events = msg->document.document->n_events;
+        s_sent[s_n_sent].n_malformed = msg->document.n_malformed;
+        snprintf(s_sent[s_n_sent].detail, sizeof(s_sent[0].detail), "%s",
+                 msg->document.n_malformed ? msg->document.malformed[0] : "");
     }
     if (msg->type == SC_MSG_NACK) {
         s_sent[s_n_sent].ref_seq = msg->nack.ref_seq;
@@ -385,38 +396,84 @@ static int s_runs_logged(void)
     return n;
 }
 
+/* What the hooks wrote to runs.log (caller's, free), "" when nothing. */
+static char *s_runs(void)
+{
+    char path[600], *log;
+
+    snprintf(path, sizeof(path), "%s/runs.log", s_dir);
+    log = sc_test_slurp(path, NULL);
+    return log ? log : strdup("");
+}
+
+static volatile sig_atomic_t s_stop; /* the agents' stop flag (SIGTERM) */
+
+/* A test agent of vm_0 in the fresh scratch directory name: its hook (hook.sh, both phases)
+ * runs body after "#!/bin/sh" and RUNS=<directory>/runs.log; its settings (*s) are the common
+ * flags (state there, --insecure, no IMDS unless imds_url, then with s_stop as stop flag) then
+ * extra (NULL-terminated, may be NULL); *o is kept for sc_agent_new to start it again; its
+ * messages are captured (s_sent emptied). The caller destroys *ret_agent and frees *s. */
+static void s_agent_start(const char *name, const char *body, const char *imds_url,
+                          const char *const *extra, sc_agent_settings_t *s, sc_agent_opts_t *o,
+                          sc_agent_t **ret_agent)
+{
+    char err[256] = "", hook[600], state[600], script[2048];
+    const char *argv[40] = {"schedcoord-agent",
+                            "--imds-url",
+                            imds_url ? imds_url : "http://127.0.0.1:1",
+                            "--members",
+                            "coord=127.0.0.1:1",
+                            "--state-dir",
+                            state,
+                            "--prepare-hook",
+                            hook,
+                            "--recover-hook",
+                            hook,
+                            "--insecure"};
+    char *av[40];
+    int argc = 12;
+
+    *ret_agent = NULL;
+    s_tmpdir(name);
+    snprintf(hook, sizeof(hook), "%s/hook.sh", s_dir);
+    snprintf(state, sizeof(state), "%s/state", s_dir);
+    snprintf(script, sizeof(script), "#!/bin/sh\nRUNS='%s/runs.log'\n%s", s_dir, body);
+    SC_REQUIRE(sc_test_write_file(hook, script, 0755) == 0);
+    for (; extra && *extra && argc < 39; extra++)
+        argv[argc++] = *extra;
+    memset(s, 0, sizeof(*s));
+    memcpy(av, argv, sizeof(av)); /* the parser only reads them */
+    SC_REQUIRE(sc_agent_settings_parse(s, argc, av, NULL, err, sizeof(err)) == 0);
+    memset(o, 0, sizeof(*o));
+    o->settings = s;
+    o->name = "vm_0";
+    o->send = s_capture;
+    o->manual_imds = !imds_url;
+    o->stop = imds_url ? &s_stop : NULL;
+    s_n_sent = 0;
+    SC_REQUIRE(sc_agent_new(o, ret_agent, err, sizeof(err)) == 0);
+}
+
+/* No leader for an hour: the safety net stays out of the way. */
+static const char *const s_no_net[] = {"--standalone-after", "3600", NULL};
+
 SC_TEST(orders)
 {
     sc_agent_settings_t s;
     sc_agent_opts_t o = {0};
     sc_agent_t *a = NULL;
     sc_agent_stats_t stats;
-    char err[256] = "", hook[600], state[600], script[1400];
+    char err[256] = "";
     const char *doc = "{\"DocumentIncarnation\":4,\"Events\":[{\"EventId\":\"EV-1\","
                       "\"EventStatus\":\"Scheduled\",\"EventType\":\"Reboot\",\"ResourceType\":"
                       "\"VirtualMachine\",\"Resources\":[\"vm_0\"],\"NotBefore\":\"Mon, 11 Apr "
                       "2022 22:26:58 GMT\"}]}";
 
-    s_tmpdir("orders");
-    snprintf(hook, sizeof(hook), "%s/hook.sh", s_dir);
-    snprintf(state, sizeof(state), "%s/state", s_dir);
-    snprintf(script, sizeof(script),
-             "#!/bin/sh\necho \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID $SCHEDCOORD_EVENT_TYPE\" "
-             ">> %s/runs.log\n",
-             s_dir);
-    SC_REQUIRE(sc_test_write_file(hook, script, 0755) == 0);
-    SC_REQUIRE(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members",
-                       "coord=127.0.0.1:1", "--state-dir", state, "--prepare-hook", hook,
-                       "--recover-hook", hook, "--insecure", "--standalone-after", "3600",
-                       NULL) == 0);
-    o.settings = &s;
-    o.name = "vm_0";
-    o.fault_domain = 0;
-    o.update_domain = 0;
-    o.send = s_capture;
-    o.manual_imds = true;
-    s_n_sent = 0;
-    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+    s_agent_start("orders",
+                  "echo \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID $SCHEDCOORD_EVENT_TYPE\" >> "
+                  "\"$RUNS\"\n",
+                  NULL, s_no_net, &s, &o, &a);
+    SC_REQUIRE(a);
 
     SC_CHECK_INT(sc_agent_feed_body(a, doc, strlen(doc)), 0);
     SC_CHECK_INT(sc_agent_feed_body(a, doc, strlen(doc)), 0);
@@ -446,13 +503,6 @@ SC_TEST(orders)
     SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_DONE), 2);
     SC_CHECK_INT(s_runs_logged(), 1);
 
-    /* recover of an event never prepared: answered, not run */
-    SC_CHECK_INT(s_send_msg(a, s_order(5, 4, SC_MSG_PHASE_RECOVER, "OTHER-9")), 0);
-    s_drain(a);
-    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_SKIPPED), 1);
-    SC_CHECK_STR(s_sent[s_n_sent - 1].detail, "prepare never ran");
-    SC_CHECK_INT(s_runs_logged(), 1);
-
     /* garbage and a wrong sender are refused and counted */
     SC_CHECK_INT(sc_agent_receive(a, 0, "{\"v\":1}", 7), 0);
     {
@@ -472,10 +522,8 @@ SC_TEST(orders)
     SC_CHECK_INT(sc_agent_max_term(a), 6);
     /* the hook got the event of the document (found whatever the order's case), in its env */
     {
-        char path[600], *log;
-        snprintf(path, sizeof(path), "%s/runs.log", s_dir);
-        log = sc_test_slurp(path, NULL);
-        SC_CHECK_STR(log ? log : "", "prepare EV-1 Reboot\nrecover EV-1 Reboot\n");
+        char *log = s_runs();
+        SC_CHECK_STR(log, "prepare EV-1 Reboot\nrecover EV-1 Reboot\n");
         free(log);
     }
     /* a new incarnation is a new report */
@@ -498,6 +546,232 @@ SC_TEST(orders)
     SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_DONE), 1);
     sc_agent_destroy(&a);
     sc_agent_settings_free(&s);
+}
+
+/* A recover runs after every impact, prepared or not: SCHEDCOORD_PREPARED and the stdin's
+ * "prepared" say whether a prepare hook ran for that event and attempt on this VM, whatever its
+ * outcome; a prepare hook gets neither. Once a recover ran, that attempt's prepare never runs. */
+SC_TEST(recover_unprepared)
+{
+    sc_agent_settings_t s;
+    sc_agent_opts_t o = {0};
+    sc_agent_t *a = NULL;
+    char *log = NULL;
+    const char *doc = "{\"DocumentIncarnation\":7,\"Events\":[{\"EventId\":\"EV-1\","
+                      "\"EventStatus\":\"Started\",\"EventType\":\"Reboot\",\"ResourceType\":"
+                      "\"VirtualMachine\",\"Resources\":[\"vm_0\"],\"NotBefore\":\"\"}]}";
+    const char *want =
+        "recover EV-1 prepared=0 json={\"EventId\":\"EV-1\",\"EventStatus\":\"Started\","
+        "\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\",\"Resources\":[\"vm_0\"],"
+        "\"NotBefore\":\"\",\"prepared\":false}\n"
+        "prepare EV-2 prepared=unset json={}\n"
+        "recover EV-2 prepared=1 json={\"prepared\":true}\n"
+        "prepare EV-3 prepared=unset json={}\n"
+        "recover EV-3 prepared=1 json={\"prepared\":true}\n";
+    uint64_t seq = 1;
+
+    /* EV-3's prepare fails */
+    s_agent_start("unprepared",
+                  "in=$(cat)\necho \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID "
+                  "prepared=${SCHEDCOORD_PREPARED-unset} json=$in\" >> \"$RUNS\"\n"
+                  "[ \"$SCHEDCOORD_PHASE$SCHEDCOORD_EVENT_ID\" != prepareEV-3 ]\n",
+                  NULL, s_no_net, &s, &o, &a);
+    SC_REQUIRE(a);
+    SC_CHECK_INT(sc_agent_feed_body(a, doc, strlen(doc)), 0);
+
+    /* a host failure on this VM, never prepared: its recover runs, told so */
+    SC_CHECK_INT(s_send_msg(a, s_order(5, seq++, SC_MSG_PHASE_RECOVER, "EV-1")), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_STARTED), 1);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_DONE), 1);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_SKIPPED), 0);
+    /* that attempt is over: its prepare is refused, never run */
+    SC_CHECK_INT(s_send_msg(a, s_order(5, seq, SC_MSG_PHASE_PREPARE, "EV-1")), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_count(SC_MSG_NACK, -1), 1);
+    SC_CHECK_INT(s_sent[s_n_sent - 1].ref_seq, seq);
+    seq++;
+    /* prepared (done, then failed): prepared=1 */
+    SC_CHECK_INT(s_send_msg(a, s_order(5, seq++, SC_MSG_PHASE_PREPARE, "EV-2")), 0);
+    SC_CHECK_INT(s_send_msg(a, s_order(5, seq++, SC_MSG_PHASE_RECOVER, "EV-2")), 0);
+    SC_CHECK_INT(s_send_msg(a, s_order(5, seq++, SC_MSG_PHASE_PREPARE, "EV-3")), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_FAILED), 1);
+    SC_CHECK_INT(s_send_msg(a, s_order(5, seq++, SC_MSG_PHASE_RECOVER, "EV-3")), 0);
+    s_drain(a);
+    log = s_runs();
+    SC_CHECK_STR(log, want);
+    free(log);
+    sc_agent_destroy(&a);
+    sc_agent_settings_free(&s);
+}
+
+/* One malformed event must not blind the agent: the valid events are reported, the bad one's
+ * reason with them (at most SC_MSG_MAX_MALFORMED), counted once per incarnation. */
+SC_TEST(malformed_events)
+{
+    sc_agent_settings_t s;
+    sc_agent_opts_t o = {0};
+    sc_agent_t *a = NULL;
+    sc_agent_stats_t st;
+    char body[4096];
+    const char *good = "{\"EventId\":\"EV-1\",\"EventStatus\":\"Scheduled\",\"EventType\":"
+                       "\"Reboot\",\"ResourceType\":\"VirtualMachine\",\"Resources\":[\"vm_0\"],"
+                       "\"NotBefore\":\"Mon, 11 Apr 2022 22:26:58 GMT\"}";
+    int len;
+
+    s_agent_start("malformed", "", NULL, s_no_net, &s, &o, &a);
+    SC_REQUIRE(a);
+    len = snprintf(body, sizeof(body), "{\"DocumentIncarnation\":4,\"Events\":[%s,{%s}]}", good,
+                   "\"EventId\":\"EV-2\",\"EventType\":\"Reboot\"");
+    SC_CHECK_INT(sc_agent_feed_body(a, body, (size_t)len), 0);
+    SC_CHECK_INT(sc_agent_feed_body(a, body, (size_t)len), 0);
+    SC_REQUIRE(s_count(SC_MSG_DOCUMENT, -1) == 1);
+    SC_CHECK_INT(s_sent[s_n_sent - 1].n_events, 1);
+    SC_CHECK_INT(s_sent[s_n_sent - 1].n_malformed, 1);
+    SC_CHECK_STR(s_sent[s_n_sent - 1].detail, "Events[1].EventStatus: missing");
+    sc_agent_get_stats(a, &st);
+    SC_CHECK_INT(st.bad_documents, 0);
+    SC_CHECK_INT(st.malformed_events, 1);
+    /* ten bad events in the next incarnation: the first 8 reasons go on the wire */
+    len = snprintf(body, sizeof(body), "{\"DocumentIncarnation\":5,\"Events\":[%s", good);
+    for (int i = 0; i < 10; i++)
+        len += snprintf(body + len, sizeof(body) - (size_t)len, ",{\"EventId\":%d}", i);
+    len += snprintf(body + len, sizeof(body) - (size_t)len, "]}");
+    SC_CHECK_INT(sc_agent_feed_body(a, body, (size_t)len), 0);
+    SC_REQUIRE(s_count(SC_MSG_DOCUMENT, -1) == 2);
+    SC_CHECK_INT(s_sent[s_n_sent - 1].n_events, 1);
+    SC_CHECK_INT(s_sent[s_n_sent - 1].n_malformed, SC_MSG_MAX_MALFORMED);
+    sc_agent_get_stats(a, &st);
+    SC_CHECK_INT(st.malformed_events, 11);
+    sc_agent_destroy(&a);
+    sc_agent_settings_free(&s);
+}
+
+/* How many hooks (*ret_runs) the safety net of an agent with --freeze-threshold-s threshold
+ * (NULL: the default) runs for a Freeze of 5 s on this VM whose NotBefore is near, no leader. */
+static void s_standalone_freeze_runs(const char *name, const char *threshold, int *ret_runs)
+{
+    sc_agent_settings_t s;
+    sc_agent_opts_t o = {0};
+    sc_agent_t *a = NULL;
+    const char *const net[] = {"--standalone-after",
+                               "0",
+                               "--hook-timeout",
+                               "5",
+                               "--safety-margin",
+                               "30",
+                               "--freeze-threshold-s",
+                               threshold ? threshold : "9",
+                               NULL};
+    char nb[64], doc[512];
+    int n;
+
+    *ret_runs = -1;
+    s_agent_start(name, "echo \"$SCHEDCOORD_PHASE $SCHEDCOORD_ORIGIN\" >> \"$RUNS\"\n", NULL, net,
+                  &s, &o, &a);
+    SC_REQUIRE(a);
+    sc_time_rfc1123(sc_wall_ms() / 1000 + 10, nb, sizeof(nb));
+    snprintf(doc, sizeof(doc),
+             "{\"DocumentIncarnation\":1,\"Events\":[{\"EventId\":\"FZ-1\",\"EventStatus\":"
+             "\"Scheduled\",\"EventType\":\"Freeze\",\"ResourceType\":\"VirtualMachine\","
+             "\"Resources\":[\"vm_0\"],\"NotBefore\":\"%s\",\"DurationInSeconds\":5}]}",
+             nb);
+    SC_CHECK_INT(sc_agent_feed_body(a, doc, strlen(doc)), 0);
+    for (int i = 0; i < 5; i++)
+        SC_CHECK_INT(sc_agent_step(a, 10), 0);
+    s_drain(a);
+    SC_CHECK(sc_agent_standalone(a));
+    sc_agent_destroy(&a);
+    sc_agent_settings_free(&s);
+    n = s_runs_logged();
+    if (n) {
+        char *log = s_runs();
+        SC_CHECK_STR(log, "prepare standalone\n");
+        free(log);
+    }
+    *ret_runs = n;
+}
+
+/* The safety net's Freeze threshold is the policy's freeze-threshold-s (it was 9, hard-coded):
+ * with 3, a Freeze of 5 s needs a drain and is prepared (then approved only after that
+ * prepare with --standalone-approve); with the default 9 it is left alone. */
+SC_TEST(standalone_freeze_threshold)
+{
+    int runs;
+
+    s_standalone_freeze_runs("freeze3", "3", &runs);
+    SC_CHECK_INT(runs, 1);
+    s_standalone_freeze_runs("freeze9", NULL, &runs);
+    SC_CHECK_INT(runs, 0);
+}
+
+static void s_on_alarm(int sig)
+{
+    (void)sig;
+    s_stop = 1;
+}
+
+/* An agent polling the fake IMDS ts with --imds-timeout 1 and --imds-first-timeout first
+ * (its stop flag s_stop); one step, whose duration goes to *ret_ms. */
+static void s_first_poll(sc_ts_t *ts, const char *first, int64_t *ret_ms, sc_agent_stats_t *ret)
+{
+    sc_agent_settings_t s;
+    sc_agent_opts_t o = {0};
+    sc_agent_t *a = NULL;
+    const char *const timeouts[] = {"--imds-timeout", "1", "--imds-first-timeout", first, NULL};
+    int64_t t0;
+
+    s_agent_start("first_poll", "", ts->url, timeouts, &s, &o, &a);
+    SC_REQUIRE(a);
+    t0 = sc_mono_ms();
+    SC_CHECK_INT(sc_agent_step(a, 0), 0);
+    *ret_ms = sc_mono_ms() - t0;
+    sc_agent_get_stats(a, ret);
+    sc_agent_destroy(&a);
+    sc_agent_settings_free(&s);
+}
+
+/* IMDS may take up to two minutes to answer the first scheduled-events request (it enables the
+ * service then): the agent's first poll waits --imds-first-timeout, not --imds-timeout, and
+ * succeeds without a retry (with the short timeout, as before, it timed out); SIGTERM (the stop
+ * flag) still ends that long request within about a second. */
+SC_TEST(first_imds_request)
+{
+    sc_ts_t *ts = sc_ts_start("/vm_3");
+    sc_ts_cfg_t slow = {.sleep_ms = 2000};
+    struct sigaction sa = {.sa_handler = s_on_alarm};
+    struct itimerval it = {.it_value = {.tv_usec = 300000}};
+    sc_agent_stats_t st;
+    int64_t ms;
+
+    SC_REQUIRE(ts);
+    sc_ts_set(ts, &slow);
+    s_stop = 0;
+    s_first_poll(ts, "5", &ms, &st);
+    SC_CHECK_INT(st.polls, 1);
+    SC_CHECK_INT(st.poll_errors, 0);
+    SC_CHECK_INT(st.documents_sent, 1);
+    SC_CHECK_INT(s_count(SC_MSG_DOCUMENT, -1), 1);
+    SC_CHECK(ms >= 1900);
+    sc_ts_lock(ts);
+    SC_CHECK_INT(ts->requests, 1);
+    sc_ts_unlock(ts);
+    /* the short timeout for the first request too: it times out */
+    s_first_poll(ts, "1", &ms, &st);
+    SC_CHECK_INT(st.poll_errors, 1);
+    SC_CHECK_INT(st.documents_sent, 0);
+    /* stopped during a long first request: the step ends at once, no error counted */
+    slow.sleep_ms = 30000;
+    sc_ts_set(ts, &slow);
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    setitimer(ITIMER_REAL, &it, NULL);
+    s_first_poll(ts, "60", &ms, &st);
+    SC_CHECK(s_stop);
+    SC_CHECK(ms < 2500);
+    SC_CHECK_INT(st.poll_errors, 0);
+    sc_ts_stop(&ts);
 }
 
 /* The last hook_progress sent: NULL when none. */
@@ -526,31 +800,17 @@ SC_TEST(attempts)
     sc_agent_settings_t s;
     sc_agent_opts_t o = {0};
     sc_agent_t *a = NULL;
-    char err[256] = "", hook[600], state[600], script[1400], path[600], *log;
+    char err[256] = "", *log;
     const char *ran =
         "prepare EV-A 1\nrecover EV-A 1\nprepare EV-A 2\nprepare EV-B 3\nrecover EV-A 2\n";
     uint64_t seq = 1;
 
-    s_tmpdir("attempts");
-    snprintf(hook, sizeof(hook), "%s/hook.sh", s_dir);
-    snprintf(state, sizeof(state), "%s/state", s_dir);
-    snprintf(path, sizeof(path), "%s/runs.log", s_dir);
     /* attempt 1's prepare fails */
-    snprintf(script, sizeof(script),
-             "#!/bin/sh\necho \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID $SCHEDCOORD_ATTEMPT\" >> "
-             "%s\n[ \"$SCHEDCOORD_PHASE$SCHEDCOORD_ATTEMPT\" != prepare1 ]\n",
-             path);
-    SC_REQUIRE(sc_test_write_file(hook, script, 0755) == 0);
-    SC_REQUIRE(s_parse(&s, err, "--imds-url", "http://127.0.0.1:1", "--members",
-                       "coord=127.0.0.1:1", "--state-dir", state, "--prepare-hook", hook,
-                       "--recover-hook", hook, "--insecure", "--standalone-after", "3600",
-                       NULL) == 0);
-    o.settings = &s;
-    o.name = "vm_0";
-    o.send = s_capture;
-    o.manual_imds = true;
-    s_n_sent = 0;
-    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+    s_agent_start("attempts",
+                  "echo \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID $SCHEDCOORD_ATTEMPT\" >> "
+                  "\"$RUNS\"\n[ \"$SCHEDCOORD_PHASE$SCHEDCOORD_ATTEMPT\" != prepare1 ]\n",
+                  NULL, s_no_net, &s, &o, &a);
+    SC_REQUIRE(a);
 
     SC_CHECK_INT(s_send_msg(a, s_order_attempt(seq++, SC_MSG_PHASE_PREPARE, "EV-A", 1)), 0);
     s_drain(a);
@@ -588,10 +848,8 @@ SC_TEST(attempts)
     seq++;
     SC_CHECK_INT(s_send_msg(a, s_order_attempt(seq++, SC_MSG_PHASE_RECOVER, "EV-A", 2)), 0);
     s_drain(a);
-    log = sc_test_slurp(path, NULL);
-    SC_CHECK_STR(
-        log ? log : "",
-        "prepare EV-A 1\nrecover EV-A 1\nprepare EV-A 2\nprepare EV-B 3\nrecover EV-A 2\n");
+    log = s_runs();
+    SC_CHECK_STR(log, ran);
     free(log);
     sc_agent_destroy(&a);
 
@@ -603,8 +861,8 @@ SC_TEST(attempts)
     s_drain(a);
     SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_FAILED), 1);
     SC_CHECK_INT(s_count(SC_MSG_NACK, -1), 1);
-    log = sc_test_slurp(path, NULL);
-    SC_CHECK_STR(log ? log : "", ran); /* nothing more ran */
+    log = s_runs();
+    SC_CHECK_STR(log, ran); /* nothing more ran */
     free(log);
     sc_agent_destroy(&a);
     sc_agent_settings_free(&s);
@@ -673,6 +931,10 @@ int main(void)
     SC_RUN(state_survives_reopen);
     SC_RUN(state_schema_1_migrates);
     SC_RUN(orders);
+    SC_RUN(recover_unprepared);
+    SC_RUN(malformed_events);
+    SC_RUN(standalone_freeze_threshold);
+    SC_RUN(first_imds_request);
     SC_RUN(attempts);
     SC_RUN(document_resent_with_its_read_time);
     return sc_test_done();

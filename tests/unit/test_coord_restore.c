@@ -1,7 +1,8 @@
 /* The coordinator's restart (sc_coord_new over an existing store): what it rebuilds from the
  * decision log must neither forget a VM that still needs its recover nor count one as
  * recovered that never was, and an approval intent left without answer is POSTed again only
- * when our own IMDS still shows its event Scheduled. A real sc_coord on loopback
+ * when our own IMDS still shows its event Scheduled. Also the handling of messages that needs
+ * a whole coordinator (a document's malformed events). A real sc_coord on loopback
  * (--insecure), no agent; a fake IMDS (imds_test_server.h) where one is needed. */
 #include "imds_test_server.h"
 #include "sc_coord.h"
@@ -903,6 +904,94 @@ SC_TEST(tombstones_and_freshness_survive_a_restart)
     SC_CHECK_INT(s_seen_decisions(path, "E-fresh", newer), 1);
 }
 
+/* A document from member from whose agent left malformed events out (reasons). */
+static void s_send_malformed(void *d, const char *from, int64_t inc, const char *const *why,
+                             size_t n)
+{
+    static uint64_t seq;
+    char body[128];
+    sc_msg_t *m = NULL;
+
+    snprintf(body, sizeof(body), "{\"DocumentIncarnation\":%lld,\"Events\":[]}", (long long)inc);
+    if (sc_msg_new(SC_MSG_DOCUMENT, from, 0, ++seq, &m) < 0 ||
+        sc_doc_parse(body, strlen(body), &m->document.document, NULL, 0) < 0)
+        SC_FAILF("document");
+    m->document.incarnation = inc;
+    m->document.observed_at_ms = sc_wall_ms();
+    for (size_t i = 0; i < n; i++)
+        sc_msg_add_malformed(m, why[i]);
+    s_send_msg(d, m);
+}
+
+/* counters.imds_malformed_events[member] and counters.alerts.malformed_event of status. */
+static int64_t s_malformed(json_object *st, const char *member)
+{
+    json_object *cnt = json_object_object_get(st, "counters");
+    return json_object_get_int64(
+        json_object_object_get(json_object_object_get(cnt, "imds_malformed_events"), member));
+}
+
+static int64_t s_malformed_alerts(json_object *st)
+{
+    json_object *cnt = json_object_object_get(st, "counters");
+    return json_object_get_int64(
+        json_object_object_get(json_object_object_get(cnt, "alerts"), "malformed_event"));
+}
+
+/* Steps c until vm_1 and vm_2 counted m1 and m2 malformed events (at most ~5 s), then status. */
+static json_object *s_settle_malformed(sc_coord_t *c, int64_t m1, int64_t m2)
+{
+    json_object *st = s_settle(c);
+    for (int i = 0; i < 250 && (s_malformed(st, "vm_1") != m1 || s_malformed(st, "vm_2") != m2);
+         i++) {
+        json_object_put(st);
+        sc_coord_step(c, 20);
+        st = sc_coord_status(c);
+    }
+    return st;
+}
+
+/* The malformed events a member's agent left out of its document: counted per member once per
+ * incarnation and list (a document sent again counts nothing), each reason alerted once for
+ * the whole set (every VM sees the same document). */
+SC_TEST(malformed_events_counted_and_alerted_once)
+{
+    static const char *const why[] = {"Events[1].EventId: missing",
+                                      "Events[2].NotBefore: \"soon\" is neither RFC 1123 nor "
+                                      "ISO 8601"};
+    sc_coord_t *c = s_start();
+    void *zctx = zmq_ctx_new(), *d1, *d2;
+    json_object *st;
+
+    SC_REQUIRE(c && zctx);
+    d1 = s_dealer(zctx);
+    d2 = s_dealer(zctx);
+    s_send_malformed(d1, "vm_1", 4, why, 1);
+    st = s_settle_malformed(c, 1, 0);
+    SC_CHECK_INT(s_malformed(st, "vm_1"), 1);
+    SC_CHECK_INT(s_malformed_alerts(st), 1);
+    json_object_put(st);
+    /* sent again (a doc_request, a reconnection): nothing new; vm_2 sees the same */
+    s_send_malformed(d1, "vm_1", 4, why, 1);
+    s_send_malformed(d2, "vm_2", 4, why, 1);
+    st = s_settle_malformed(c, 1, 1);
+    SC_CHECK_INT(s_malformed(st, "vm_1"), 1);
+    SC_CHECK_INT(s_malformed(st, "vm_2"), 1);
+    SC_CHECK_INT(s_malformed_alerts(st), 1);
+    json_object_put(st);
+    /* a second bad event: counted with the list, alerted once more */
+    s_send_malformed(d1, "vm_1", 5, why, 2);
+    st = s_settle_malformed(c, 3, 1);
+    SC_CHECK_INT(s_malformed(st, "vm_1"), 3);
+    SC_CHECK_INT(s_malformed_alerts(st), 2);
+    SC_CHECK_INT(s_malformed(st, "vm_0"), 0);
+    json_object_put(st);
+    zmq_close(d1);
+    zmq_close(d2);
+    sc_coord_destroy(&c);
+    zmq_ctx_term(zctx);
+}
+
 int main(void)
 {
     snprintf(s_dir, sizeof(s_dir), "/tmp/sc_coord_restore_XXXXXX");
@@ -951,6 +1040,10 @@ int main(void)
     if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
         return 1;
     SC_RUN(tombstones_and_freshness_survive_a_restart);
+    s_cleanup();
+    if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
+        return 1;
+    SC_RUN(malformed_events_counted_and_alerted_once);
     s_cleanup();
     return sc_test_done();
 }

@@ -439,6 +439,107 @@ SC_TEST(malformed_documents_rejected_with_reason)
     printf("  %zu malformed documents\n", n);
 }
 
+/* The lenient parser keeps the valid events: every case above that the strict parser refuses
+ * for one event ("Events[i]...") gives the other events and that event's reason, word for word;
+ * the others (the document itself is bad) fail alike. */
+SC_TEST(lenient_same_reasons_as_strict)
+{
+    size_t n = sizeof(s_bad_docs) / sizeof(s_bad_docs[0]), per_event = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        size_t len = s_bad_docs[i].len ? s_bad_docs[i].len : strlen(s_bad_docs[i].doc);
+        char err[256] = "", strict[256] = "", **bad = NULL;
+        sc_doc_t *doc = NULL;
+        size_t n_bad = 0;
+        int rc = sc_doc_parse_lenient(s_bad_docs[i].doc, len, &doc, &bad, &n_bad, err, sizeof(err));
+
+        sc_doc_parse(s_bad_docs[i].doc, len, &doc, strict, sizeof(strict));
+        if (strncmp(strict, "Events[", 7) != 0) {
+            if (rc != s_bad_docs[i].rc || strcmp(err, strict) != 0 || doc || bad)
+                SC_FAILF("case %zu: lenient rc %d \"%s\", strict \"%s\"", i, rc, err, strict);
+            continue;
+        }
+        per_event++;
+        if (rc != 0 || !doc || n_bad != 1 || strcmp(bad[0], strict) != 0 ||
+            doc->n_events + n_bad != (strstr(s_bad_docs[i].doc, "},{") ? 2u : 1u))
+            SC_FAILF("case %zu: rc %d kept %zu bad %zu \"%s\"; expected \"%s\"", i, rc,
+                     doc ? doc->n_events : 0, n_bad, n_bad ? bad[0] : "", strict);
+        sc_strv_free(bad, n_bad);
+        sc_doc_destroy(&doc);
+    }
+    SC_CHECK(per_event >= 20);
+    printf("  %zu malformed events left out, the other events kept\n", per_event);
+}
+
+/* Each kind of bad event in one document: kept + malformed = the length of Events, in order,
+ * each reason naming the event's position and field. */
+SC_TEST(lenient_mixed_document)
+{
+    static const char doc_text[] =
+        "{\"DocumentIncarnation\":9,\"Events\":["
+        "{\"EventId\":\"ev-b\"," E_TY "," E_ST "," E_RT "," E_RS "," E_NB "}," /* bad: none */
+        "{" E_TY "," E_ST "," E_RT "," E_RS "," E_NB "},"                      /* no EventId */
+        "{\"EventId\":5," E_TY "," E_ST "," E_RT "," E_RS "," E_NB "},"        /* a number */
+        "{\"EventId\":\"ev-c\",\"EventType\":[]," E_ST "," E_RT "," E_RS "," E_NB "},"
+        "{" E_ALL "},"
+        "{\"EventId\":\"ev-d\"," E_TY "," E_ST "," E_RT "," E_RS ",\"NotBefore\":\"tomorrow\"},"
+        "{\"EventId\":\"ev-e\"," E_TY "," E_ST "," E_RT ",\"Resources\":\"vm_1\"," E_NB "},"
+        "{\"EventId\":\"EV-B\"," E_TY "," E_ST "," E_RT "," E_RS "," E_NB "},"
+        "7]}";
+    static const char *const want[] = {
+        "Events[1].EventId: missing",
+        "Events[2].EventId: must be a string, got int",
+        "Events[3].EventType: must be a string, got array",
+        "Events[5].NotBefore: \"tomorrow\" is neither RFC 1123 nor ISO 8601",
+        "Events[6].Resources: must be an array, got string",
+        "Events[7].EventId: \"EV-B\" repeats Events[0] (EventIds compare ignoring case)",
+        "Events[8]: must be an object, got int",
+    };
+    char err[256] = "", **bad = NULL;
+    sc_doc_t *doc = NULL;
+    size_t n_bad = 0;
+
+    SC_REQUIRE(sc_doc_parse_lenient(doc_text, strlen(doc_text), &doc, &bad, &n_bad, err,
+                                    sizeof(err)) == 0);
+    SC_CHECK_INT(doc->incarnation, 9);
+    SC_REQUIRE(doc->n_events == 2);
+    SC_CHECK_STR(doc->events[0].id, "ev-b");
+    SC_CHECK_STR(doc->events[1].id, FREEZE_ID);
+    SC_REQUIRE(n_bad == sizeof(want) / sizeof(want[0]));
+    for (size_t i = 0; i < n_bad; i++)
+        SC_CHECK_STR(bad[i], want[i]);
+    sc_strv_free(bad, n_bad);
+    sc_doc_destroy(&doc);
+    /* the strict parser refuses the whole document for its first bad event */
+    SC_CHECK_INT(sc_doc_parse(doc_text, strlen(doc_text), &doc, err, sizeof(err)), SC_E_PARSE);
+    SC_CHECK_STR(err, want[0]);
+    SC_CHECK(doc == NULL);
+
+    /* every event bad: a document without events; none bad: no list */
+    {
+        static const char all_bad[] = "{\"DocumentIncarnation\":3,\"Events\":[{},{}]}";
+        static const char none_bad[] = DOC(E_ALL);
+
+        SC_REQUIRE(sc_doc_parse_lenient(all_bad, strlen(all_bad), &doc, &bad, &n_bad, err,
+                                        sizeof(err)) == 0);
+        SC_CHECK(doc->n_events == 0 && doc->events == NULL && n_bad == 2);
+        SC_CHECK_STR(bad[1], "Events[1].EventId: missing");
+        sc_strv_free(bad, n_bad);
+        sc_doc_destroy(&doc);
+        SC_REQUIRE(sc_doc_parse_lenient(none_bad, strlen(none_bad), &doc, &bad, &n_bad, err,
+                                        sizeof(err)) == 0);
+        SC_CHECK(doc->n_events == 1 && bad == NULL && n_bad == 0);
+        sc_doc_destroy(&doc);
+        /* reasons not wanted */
+        SC_REQUIRE(sc_doc_parse_lenient(all_bad, strlen(all_bad), &doc, NULL, NULL, err,
+                                        sizeof(err)) == 0);
+        sc_doc_destroy(&doc);
+        SC_CHECK_INT(
+            sc_doc_parse_lenient(all_bad, strlen(all_bad), &doc, &bad, NULL, err, sizeof(err)),
+            -EINVAL);
+    }
+}
+
 /* Limits on counts and sizes that need big inputs. */
 SC_TEST(limits)
 {
@@ -829,6 +930,8 @@ int main(void)
     SC_RUN(notbefore_formats);
     SC_RUN(notbefore_matches_timegm);
     SC_RUN(malformed_documents_rejected_with_reason);
+    SC_RUN(lenient_same_reasons_as_strict);
+    SC_RUN(lenient_mixed_document);
     SC_RUN(limits);
     SC_RUN(ids_compare_ignoring_case);
     SC_RUN(event_equal_sees_every_field);

@@ -7,6 +7,8 @@
 #include "sc_time.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <sys/time.h>
 
 static sc_ts_t *s_ts; /* the fake IMDS, serving under /vm_3 */
 
@@ -249,6 +251,106 @@ SC_TEST(timeout)
     SC_CHECK_INT(st.http_status, 0);
     CHECK_RANGE(st.retry_after_ms, 100, 5000);
     CHECK_SUB(st.message, "timed out");
+    sc_imds_destroy(&c);
+    sc_ts_set(s_ts, NULL);
+}
+
+/* A client with first_timeout_ms (or none: 0) and total_timeout_ms. */
+static sc_imds_t *s_first_client(long total_ms, long first_ms, volatile sig_atomic_t *abort)
+{
+    sc_imds_opts_t o;
+    sc_imds_t *c = NULL;
+
+    sc_imds_opts_init(&o);
+    o.base_url = s_ts->url;
+    o.connect_timeout_ms = 300;
+    o.total_timeout_ms = total_ms;
+    o.first_timeout_ms = first_ms;
+    o.abort = abort;
+    return sc_imds_new(&o, &c) < 0 ? NULL : c;
+}
+
+/* One GET of c against a server answering after sleep_ms (or status at once): rc, its duration
+ * in *ret_ms and the server's request count in *ret_requests. */
+static int s_timed_get(sc_imds_t *c, int sleep_ms, int status, int64_t *ret_ms, int *ret_requests)
+{
+    sc_ts_cfg_t cfg = {.sleep_ms = sleep_ms, .status = status};
+    sc_imds_status_t st;
+    char *body = NULL;
+    int64_t t0 = sc_mono_ms();
+    int rc;
+
+    sc_ts_set(s_ts, &cfg);
+    sc_ts_lock(s_ts);
+    s_ts->requests = 0;
+    sc_ts_unlock(s_ts);
+    rc = sc_imds_get_events(c, &body, NULL, &st);
+    *ret_ms = sc_mono_ms() - t0;
+    free(body);
+    sc_ts_lock(s_ts);
+    *ret_requests = s_ts->requests;
+    sc_ts_unlock(s_ts);
+    return rc;
+}
+
+/* The first scheduled-events request may take minutes (IMDS enables the service on it): until
+ * one succeeds, the client waits first_timeout_ms; later ones keep the short timeout. */
+SC_TEST(first_request_waits_longer)
+{
+    sc_imds_t *c = s_first_client(400, 3000, NULL);
+    int64_t ms;
+    int n;
+
+    SC_REQUIRE(c);
+    /* a quick failure does not count as the first answer */
+    SC_CHECK_INT(s_timed_get(c, 0, 503, &ms, &n), SC_E_HTTP_5XX);
+    SC_CHECK_INT(s_timed_get(c, 1000, 0, &ms, &n), 0);
+    SC_CHECK_INT(n, 1); /* one request, answered after 1 s: no retry */
+    CHECK_RANGE(ms, 900, 2900);
+    SC_CHECK_INT(s_timed_get(c, 1000, 0, &ms, &n), SC_E_TIMEOUT);
+    CHECK_RANGE(ms, 350, 900);
+    sc_imds_destroy(&c);
+    /* without it, the first request gives up at the short timeout (the behaviour before) */
+    SC_REQUIRE((c = s_first_client(400, 0, NULL)));
+    SC_CHECK_INT(s_timed_get(c, 1000, 0, &ms, &n), SC_E_TIMEOUT);
+    sc_imds_destroy(&c);
+    /* never shorter than the total timeout */
+    SC_REQUIRE((c = s_first_client(1500, 200, NULL)));
+    SC_CHECK_INT(s_timed_get(c, 600, 0, &ms, &n), 0);
+    sc_imds_destroy(&c);
+    sc_ts_set(s_ts, NULL);
+}
+
+static volatile sig_atomic_t s_abort;
+
+static void s_on_alarm(int sig)
+{
+    (void)sig;
+    s_abort = 1;
+}
+
+/* The abort flag (set by a signal handler, as SIGTERM does) ends a long request within about a
+ * second, and no request starts while it is set. */
+SC_TEST(abort_flag_stops_a_request)
+{
+    struct sigaction sa = {.sa_handler = s_on_alarm};
+    struct itimerval it = {.it_value = {.tv_usec = 300000}};
+    sc_imds_t *c = s_first_client(400, 60000, &s_abort);
+    int64_t ms;
+    int n;
+
+    SC_REQUIRE(c);
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    s_abort = 0;
+    setitimer(ITIMER_REAL, &it, NULL);
+    SC_CHECK_INT(s_timed_get(c, 30000, 0, &ms, &n), -EINTR);
+    SC_CHECK(s_abort);
+    CHECK_RANGE(ms, 250, 2000); /* the server would answer after 30 s, the timeout is 60 s */
+    SC_CHECK_INT(s_timed_get(c, 0, 0, &ms, &n), -EINTR);
+    SC_CHECK_INT(n, 0);
+    s_abort = 0;
+    SC_CHECK_INT(s_timed_get(c, 0, 0, &ms, &n), 0);
     sc_imds_destroy(&c);
     sc_ts_set(s_ts, NULL);
 }
@@ -635,6 +737,10 @@ SC_TEST(bad_options)
     sc_imds_opts_init(&o);
     o.total_timeout_ms = -1;
     SC_CHECK_INT(sc_imds_new(&o, &c), -EINVAL);
+    sc_imds_opts_init(&o);
+    SC_CHECK_INT(o.first_timeout_ms, 0);
+    o.first_timeout_ms = 11 * 60 * 1000;
+    SC_CHECK_INT(sc_imds_new(&o, &c), -EINVAL);
     SC_CHECK(c == NULL);
 
     /* NULL opts: the defaults (no request is made). */
@@ -715,6 +821,8 @@ int main(void)
     SC_RUN(http_429);
     SC_RUN(http_5xx);
     SC_RUN(timeout);
+    SC_RUN(first_request_waits_longer);
+    SC_RUN(abort_flag_stops_a_request);
     SC_RUN(connection_refused);
     SC_RUN(connection_dropped);
     SC_RUN(bad_bodies);

@@ -32,7 +32,8 @@ static const char s_status[] =
     "   \"orders\": {\"prepare\": 4, \"recover\": 3},"
     "   \"hook_reports\": {\"prepare\": {\"done\": 4, \"failed\": 1},"
     "                      \"recover\": {\"done\": 3}},"
-    "   \"alerts\": {\"deadline\": 0, \"forced\": 2}, \"events_new\": 9}}";
+    "   \"alerts\": {\"deadline\": 0, \"forced\": 2}, \"events_new\": 9,"
+    "   \"imds_malformed_events\": {\"vm_0\": 0, \"vm_1\": 3}}}";
 
 static bool s_has_line(const char *text, const char *line)
 {
@@ -137,6 +138,9 @@ SC_TEST(renders_status)
     CHECK_LINE(t, "schedcoord_hook_reports_total{phase=\"recover\",state=\"done\"} 3");
     CHECK_LINE(t, "schedcoord_alerts_total{alert=\"forced\"} 2");
     CHECK_LINE(t, "schedcoord_events_seen_total 9");
+    CHECK_LINE(t, "schedcoord_imds_malformed_events_total{member=\"vm_1\"} 3");
+    CHECK_LINE(t, "schedcoord_imds_malformed_events_total{member=\"vm_0\"} 0");
+    CHECK_LINE(t, "# TYPE schedcoord_imds_malformed_events_total counter");
     CHECK_LINE(t, "# TYPE schedcoord_approval_posts_total counter");
     CHECK_LINE(t, "# TYPE schedcoord_member_up gauge");
     s_check_exposition(t);
