@@ -535,8 +535,13 @@ static void s_standalone_approve(sc_agent_t *self, const char *event)
     const sc_event_t *ev = sc_doc_find(sc_agent_doc_current(self->doc), event);
     sc_imds_status_t st;
 
-    if (!ev || sc_event_is_started(ev))
+    if (!ev || ev->status != SC_EVENT_SCHEDULED) {
+        if (ev && !sc_event_is_started(ev))
+            sc_log_warn("standalone safety net: not approving an event whose status is unknown",
+                        "event=%s status=\"%s\"", event,
+                        sc_log_q(ev->status_raw ? ev->status_raw : ""));
         return;
+    }
     sc_log_warn("standalone safety net: approving the event ourselves (--standalone-approve)",
                 "event=%s", event);
     s_post_approval(self, &event, 1, &st);

@@ -1287,15 +1287,13 @@ static int s_plan_round(sc_coord_t *c)
             nreg = 0;
             in.n_events = 0;
         }
-    /* Final events whose VMs are all recovered (or never drained) leave the registry. */
-    for (size_t i = 0; rc >= 0 && i < in.n_events; i++) {
+    /* Final events that owe nothing any more (the planner says: every VM that needed a recover
+     * reported it, or is gone — an impacted VM that is down keeps its event) leave the
+     * registry. */
+    for (size_t i = 0; rc >= 0 && i < in.n_events && i < out.n_events; i++) {
         s_evstate_t *e = s_ev_find(c, pe[i].ev->id);
-        bool done = pe[i].phase != SC_REG_ACTIVE && e && !e->touched;
-        for (size_t k = 0; done && k < c->n_members; k++) {
-            sc_drain_state_t d = e->drain[k];
-            done = c->members[k].gone || d == SC_DRAIN_NONE || d == SC_DRAIN_RECOVERED ||
-                   d == SC_DRAIN_RECOVER_FAILED || d == SC_DRAIN_ROLLED_BACK;
-        }
+        bool done = pe[i].phase != SC_REG_ACTIVE && e && !e->touched && out.closable[i];
+
         if (done) {
             char id[SC_EVENT_ID_MAX + 1];
             snprintf(id, sizeof(id), "%s", e->id);

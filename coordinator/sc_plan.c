@@ -21,6 +21,7 @@ typedef struct s_ev {
     bool rollback;         /* Scheduled, and a prepare failed: its drain is rolled back */
     bool in_flight;        /* some VM prepares, is prepared, failed, or recovers */
     bool retry_ready;      /* rolled back, every VM's retry time come, attempts left */
+    bool closable;         /* over, nothing owed (s_plan_over) */
     char wait[S_WAIT_MAX]; /* waiting_for text being built */
 } s_ev_t;
 
@@ -389,6 +390,7 @@ static int s_plan_over(s_plan_t *pl, size_t i)
 
     if (x->cls == SC_CLASS_NO_DRAIN && !x->admitted) {
         s_wait(x, "done (no drain)");
+        x->closable = true;
         return 0;
     }
     for (size_t j = 0; j < e->n_vms; j++) {
@@ -398,6 +400,7 @@ static int s_plan_over(s_plan_t *pl, size_t i)
         if (pl->in->members[m].gone)
             continue;
         if (x->cls == SC_CLASS_EVICT && e->phase == SC_REG_ENDED && !e->vms[j].dropped) {
+            pending++; /* until the member is gone */
             if (!pl->gone_sent[m]) {
                 pl->gone_sent[m] = true;
                 if ((rc = s_act(pl, SC_ACT_MEMBER_GONE, m, i, SC_ALERT_NONE,
@@ -435,6 +438,9 @@ static int s_plan_over(s_plan_t *pl, size_t i)
     }
     if (!pending && !x->wait[0])
         s_wait(x, "done");
+    /* a VM down that owes a recover (impacted, or drained) keeps the event: it gets its
+     * recover when it comes back (rule 3) */
+    x->closable = !pending;
     return 0;
 }
 
@@ -1070,6 +1076,7 @@ void sc_plan_output_release(sc_plan_output_t *out)
     for (size_t i = 0; out->waiting_for && i < out->n_events; i++)
         free(out->waiting_for[i]);
     free(out->waiting_for);
+    free(out->closable);
     free(out->member_state);
     memset(out, 0, sizeof(*out));
 }
@@ -1209,12 +1216,15 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
 
     rc = -ENOMEM;
     out.waiting_for = calloc(in->n_events ? in->n_events : 1, sizeof(char *));
-    if (!out.waiting_for)
+    out.closable = calloc(in->n_events ? in->n_events : 1, sizeof(bool));
+    if (!out.waiting_for || !out.closable)
         goto out;
     out.n_events = in->n_events;
-    for (size_t i = 0; i < in->n_events; i++)
+    for (size_t i = 0; i < in->n_events; i++) {
+        out.closable[i] = pl.ev[i].over && pl.ev[i].closable;
         if (!(out.waiting_for[i] = strdup(pl.ev[i].wait[0] ? pl.ev[i].wait : "nothing")))
             goto out;
+    }
     out.member_state = pl.mstate;
     out.n_members = in->n_members;
     pl.mstate = NULL;

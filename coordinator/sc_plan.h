@@ -240,6 +240,9 @@ typedef struct sc_plan_output {
                                         ALERT */
     size_t n_actions;                /* entries in actions */
     char **waiting_for;              /* per input event: what it waits for (owned strings) */
+    bool *closable;                  /* per input event: over, and nothing owed any more (every
+                                        VM that needed a recover reported it, or is gone): the
+                                        daemon may forget it */
     sc_member_state_t *member_state; /* per input member */
     size_t n_events;                 /* entries in waiting_for (= input n_events) */
     size_t n_members;                /* entries in member_state (= input n_members) */

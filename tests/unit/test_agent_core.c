@@ -706,6 +706,66 @@ SC_TEST(standalone_freeze_threshold)
     SC_CHECK_INT(runs, 0);
 }
 
+/* POSTs an agent's safety net (no leader, --standalone-approve) makes for its own event of
+ * EventStatus status whose NotBefore is near, once its prepare ran. */
+static void s_standalone_posts(const char *name, const char *status, int *ret_posts)
+{
+    sc_ts_t *ts = sc_ts_start("/vm_0");
+    sc_ts_cfg_t cfg = {0};
+    sc_agent_settings_t s;
+    sc_agent_opts_t o = {0};
+    sc_agent_t *a = NULL;
+    const char *const net[] = {"--standalone-after",
+                               "0",
+                               "--hook-timeout",
+                               "5",
+                               "--safety-margin",
+                               "30",
+                               "--standalone-approve",
+                               "--poll-interval",
+                               "0.1",
+                               NULL};
+    char nb[64], doc[512];
+
+    *ret_posts = -1;
+    SC_REQUIRE(ts);
+    sc_time_rfc1123(sc_wall_ms() / 1000 + 10, nb, sizeof(nb));
+    snprintf(doc, sizeof(doc),
+             "{\"DocumentIncarnation\":1,\"Events\":[{\"EventId\":\"ST-1\",\"EventStatus\":"
+             "\"%s\",\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\","
+             "\"Resources\":[\"vm_0\",\"vm_1\"],\"NotBefore\":\"%s\"}]}",
+             status, nb);
+    cfg.body = doc;
+    sc_ts_set(ts, &cfg);
+    s_stop = 0;
+    s_agent_start(name, "echo \"$SCHEDCOORD_PHASE\" >> \"$RUNS\"\n", ts->url, net, &s, &o, &a);
+    SC_REQUIRE(a);
+    for (int i = 0; i < 40 && s_runs_logged() < 1; i++)
+        SC_CHECK_INT(sc_agent_step(a, 50), 0);
+    for (int i = 0; i < 10; i++) /* the hook's result, and what the net does with it */
+        SC_CHECK_INT(sc_agent_step(a, 50), 0);
+    SC_CHECK_INT(s_runs_logged(), 1);
+    sc_agent_destroy(&a);
+    sc_agent_settings_free(&s);
+    sc_ts_lock(ts);
+    *ret_posts = ts->posts;
+    sc_ts_unlock(ts);
+    sc_ts_stop(&ts);
+}
+
+/* The safety net never approves an event whose EventStatus it does not know (issue 9 case 12):
+ * it may prepare its VM (a drain is safe), but one POST would start the event for every VM in
+ * Resources on a status nobody understands. A Scheduled one is approved once prepared. */
+SC_TEST(standalone_never_approves_an_unknown_status)
+{
+    int posts;
+
+    s_standalone_posts("st_sched", "Scheduled", &posts);
+    SC_CHECK_INT(posts, 1);
+    s_standalone_posts("st_unknown", "Pending", &posts);
+    SC_CHECK_INT(posts, 0);
+}
+
 static void s_on_alarm(int sig)
 {
     (void)sig;
@@ -934,6 +994,7 @@ int main(void)
     SC_RUN(recover_unprepared);
     SC_RUN(malformed_events);
     SC_RUN(standalone_freeze_threshold);
+    SC_RUN(standalone_never_approves_an_unknown_status);
     SC_RUN(first_imds_request);
     SC_RUN(attempts);
     SC_RUN(document_resent_with_its_read_time);

@@ -1324,6 +1324,68 @@ static int s_plan_row(const row_t *r, world_t *w, sc_plan_output_t *out)
     return sc_plan(&in, out) == 0 ? 0 : -1;
 }
 
+/* An event that is over may be forgotten only once it owes nothing: a VM impacted unprepared
+ * (or drained) whose member is down keeps it until it comes back and recovers (issue 9 case 9:
+ * the recover hook runs after every impact); recovered, failed or gone VMs do not. */
+SC_TEST(closable_only_when_nothing_is_owed)
+{
+    static const row_t rows_c[] = {
+        {"down_impacted_vm_keeps_it",
+         "a0:0! a1:0- b0:1",
+         {{.id = "E1",
+           .phase = SC_REG_ENDED,
+           .started = true,
+           .start = SC_START_FORCED,
+           .nb = NB_NONE,
+           .vms = "a0=recovered,a1=none"}},
+         .expect = "0"},
+        {"down_drained_vm_keeps_it",
+         "a0:0! a1:0- b0:1",
+         {{.id = "E1", .phase = SC_REG_CANCELLED, .vms = "a1=prepared"}},
+         .expect = "0"},
+        {"all_recovered_or_failed",
+         "a0:0! a1:0- b0:1",
+         {{.id = "E1",
+           .phase = SC_REG_ENDED,
+           .started = true,
+           .start = SC_START_FORCED,
+           .nb = NB_NONE,
+           .vms = "a0=recovered,a1=recover_failed"}},
+         .expect = "1"},
+        {"evicted_member_not_gone_yet",
+         "a0:0! a1:0 b0:1",
+         {{.id = "P1",
+           .type = "Preempt",
+           .phase = SC_REG_ENDED,
+           .started = true,
+           .start = SC_START_APPROVED,
+           .nb = NB_NONE,
+           .vms = "a1=prepared"}},
+         .expect = "0"},
+        {"evicted_member_gone",
+         "a0:0! a1:0x b0:1",
+         {{.id = "P1",
+           .type = "Preempt",
+           .phase = SC_REG_ENDED,
+           .started = true,
+           .start = SC_START_APPROVED,
+           .nb = NB_NONE,
+           .vms = "a1=prepared"}},
+         .expect = "1"},
+        {"active_never", "a0:0! a1:0 b0:1", {{.id = "E1", .vms = "a1=none"}}, .expect = "0"},
+    };
+
+    for (size_t i = 0; i < sizeof(rows_c) / sizeof(rows_c[0]); i++) {
+        world_t w;
+        sc_plan_output_t out = {0};
+
+        SC_REQUIRE(s_plan_row(&rows_c[i], &w, &out) == 0);
+        if (out.closable[0] != (rows_c[i].expect[0] == '1'))
+            SC_FAILF("row %s: closable %d", rows_c[i].name, out.closable[0]);
+        sc_plan_output_release(&out);
+    }
+}
+
 /* With serialise-by update_domain the texts name update domains. */
 SC_TEST(waiting_for_update_domain)
 {
@@ -1576,5 +1638,6 @@ int main(void)
     SC_RUN(policy_parsing);
     SC_RUN(policy_serialise_by);
     SC_RUN(strangers_named);
+    SC_RUN(closable_only_when_nothing_is_owed);
     return sc_test_done();
 }
