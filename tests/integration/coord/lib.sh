@@ -158,11 +158,13 @@ all_members_seen() {
 # field counts: a "completed" elsewhere on a line is no completion)
 completed_ge() { [ "$(grep -c '"kind": *"completed"' "$TL" 2>/dev/null || true)" -ge "$1" ]; }
 
-hooks_settled() { # every start has its end, and every prepared VM recovered (a VM impacted
-    # without a prepare recovers too: more recovers than prepares is fine)
+hooks_settled() { # every start has its end, and every prepared VM recovered in the same drain
+    # attempt (write_hook's 6th field; a rollback's recover is its attempt's, the recover after
+    # the event another's); a VM impacted without a prepare recovers too: more recovers than
+    # prepares is fine
     awk '$1 == "start" { s++ } $1 == "end" { e++ }
-         $1 == "end" && $2 == "prepare" { p[$3 " " $4] = 1; np++ }
-         $1 == "end" && $2 == "recover" { r[$3 " " $4] = 1 }
+         $1 == "end" && $2 == "prepare" { p[$3 " " $4 " " $6] = 1; np++ }
+         $1 == "end" && $2 == "recover" { r[$3 " " $4 " " $6] = 1 }
          END { for (k in p) if (!(k in r)) exit 1; exit !(s == e && np > 0) }' "$HOOKLOG"
 }
 
