@@ -37,13 +37,7 @@ crash_agent() {
     wait "$pid" 2>/dev/null || true
     kill -9 -- "-$(cat "$TMP/agent_$1/hook.pid")" 2>/dev/null || true
     write_hook "$1" 0.3
-    # shellcheck disable=SC2046 # sec_args prints separate words
-    "$SC_BIN/schedcoord-agent" --name "vm_$1" --imds-url "$B/vm_$1" --members "$MEMBERS" \
-        --state-dir "$TMP/agent_$1" --prepare-hook "$TMP/agent_$1/hook" \
-        --recover-hook "$TMP/agent_$1/hook" $(sec_args "vm_$1") --poll-interval "${POLL:-0.5}" \
-        --standalone-after 600 --hook-timeout 30 --log-level warn \
-        >>"$TMP/agent_$1.out" 2>>"$TMP/agent_$1.err" &
-    AGENT_PIDS[$1]=$!
+    agent_start "$1"
 }
 
 slow_hook 1 prepare

@@ -469,6 +469,29 @@ SC_TEST(delegated_answer_only_from_the_delegate_in_this_term)
     zmq_ctx_term(zctx);
 }
 
+/* Stores a Scheduled Reboot id on resources (a JSON list's inside) seen by seen, whose VM vm
+ * prepared (done) before wall. */
+static void s_store_prepared(sc_store_t *st, const char *id, const char *resources,
+                             const char *seen, const char *vm, int64_t wall)
+{
+    char d[1024];
+
+    snprintf(d, sizeof(d),
+             "{\"event\":{\"EventId\":\"%s\",\"EventType\":\"Reboot\",\"ResourceType\":"
+             "\"VirtualMachine\",\"Resources\":[%s],\"EventStatus\":\"Scheduled\","
+             "\"NotBefore\":\"\",\"Description\":\"\",\"EventSource\":\"Platform\","
+             "\"DurationInSeconds\":-1},\"seen_by\":[%s]}",
+             id, resources, seen);
+    s_decide(st, SC_DLOG_EVENT_SEEN, d, wall - 4000);
+    snprintf(d, sizeof(d), "{\"event_id\":\"%s\",\"vms\":[\"%s\"]}", id, vm);
+    s_decide(st, SC_DLOG_PREPARE_ORDERED, d, wall - 3000);
+    snprintf(d, sizeof(d),
+             "{\"event_id\":\"%s\",\"vm\":\"%s\",\"phase\":\"prepare\",\"state\":\"done\","
+             "\"exit_status\":0,\"origin\":\"order\"}",
+             id, vm);
+    s_decide(st, SC_DLOG_HOOK_PROGRESS, d, wall - 2000);
+}
+
 /* Stores an event of our own VM (vm_0), Scheduled in the registry, prepared, and an approval
  * intent of ours (not delegated) for it without an answer: the crash came after the intent. */
 static void s_unanswered_own_intent(const char *id)
@@ -479,20 +502,7 @@ static void s_unanswered_own_intent(const char *id)
 
     snprintf(path, sizeof(path), "%s/coordinator.db", s_dir);
     SC_REQUIRE(sc_store_open(path, &st, err, sizeof(err)) == 0);
-    snprintf(d, sizeof(d),
-             "{\"event\":{\"EventId\":\"%s\",\"EventType\":\"Reboot\",\"ResourceType\":"
-             "\"VirtualMachine\",\"Resources\":[\"vm_0\"],\"EventStatus\":\"Scheduled\","
-             "\"NotBefore\":\"\",\"Description\":\"\",\"EventSource\":\"Platform\","
-             "\"DurationInSeconds\":-1},\"seen_by\":[\"vm_0\"]}",
-             id);
-    s_decide(st, SC_DLOG_EVENT_SEEN, d, wall - 4000);
-    snprintf(d, sizeof(d), "{\"event_id\":\"%s\",\"vms\":[\"vm_0\"]}", id);
-    s_decide(st, SC_DLOG_PREPARE_ORDERED, d, wall - 3000);
-    snprintf(d, sizeof(d),
-             "{\"event_id\":\"%s\",\"vm\":\"vm_0\",\"phase\":\"prepare\",\"state\":\"done\","
-             "\"exit_status\":0,\"origin\":\"order\"}",
-             id);
-    s_decide(st, SC_DLOG_HOOK_PROGRESS, d, wall - 2000);
+    s_store_prepared(st, id, "\"vm_0\"", "\"vm_0\"", "vm_0", wall);
     snprintf(d, sizeof(d),
              "{\"event_ids\":[\"%s\"],\"body\":\"{\\\"StartRequests\\\":[{\\\"EventId\\\":"
              "\\\"%s\\\"}]}\",\"via\":null,\"by\":\"vm_0\"}",
@@ -632,7 +642,7 @@ SC_TEST(restart_plans_nothing_before_members_report)
     sc_store_t *st = NULL;
     sc_coord_t *c;
     json_object *status;
-    char path[128], err[256], d[1024], doc[1024];
+    char path[128], err[256], doc[1024];
     int64_t wall = sc_wall_ms();
     int gets, posts;
 
@@ -640,20 +650,7 @@ SC_TEST(restart_plans_nothing_before_members_report)
     s_serve(ts, doc, sizeof(doc), id, "Scheduled");
     snprintf(path, sizeof(path), "%s/coordinator.db", s_dir);
     SC_REQUIRE(sc_store_open(path, &st, err, sizeof(err)) == 0);
-    snprintf(d, sizeof(d),
-             "{\"event\":{\"EventId\":\"%s\",\"EventType\":\"Reboot\",\"ResourceType\":"
-             "\"VirtualMachine\",\"Resources\":[\"vm_1\",\"vm_2\"],\"EventStatus\":"
-             "\"Scheduled\",\"NotBefore\":\"\",\"Description\":\"\",\"EventSource\":"
-             "\"Platform\",\"DurationInSeconds\":-1},\"seen_by\":[\"vm_0\",\"vm_1\",\"vm_2\"]}",
-             id);
-    s_decide(st, SC_DLOG_EVENT_SEEN, d, wall - 4000);
-    snprintf(d, sizeof(d), "{\"event_id\":\"%s\",\"vms\":[\"vm_1\"]}", id);
-    s_decide(st, SC_DLOG_PREPARE_ORDERED, d, wall - 3000);
-    snprintf(d, sizeof(d),
-             "{\"event_id\":\"%s\",\"vm\":\"vm_1\",\"phase\":\"prepare\",\"state\":\"done\","
-             "\"exit_status\":0,\"origin\":\"order\"}",
-             id);
-    s_decide(st, SC_DLOG_HOOK_PROGRESS, d, wall - 2000);
+    s_store_prepared(st, id, "\"vm_1\",\"vm_2\"", "\"vm_0\",\"vm_1\",\"vm_2\"", "vm_1", wall);
     sc_store_close(&st);
 
     s_imds_url = ts->url;

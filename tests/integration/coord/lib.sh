@@ -121,13 +121,7 @@ set_start() {
     for ((i = 0; i < n; i++)); do
         mkdir -p "$TMP/agent_$i"
         write_hook "$i" "${HOOK_SLEEP:-0.3}"
-        # shellcheck disable=SC2046 # sec_args prints separate words
-        "$SC_BIN/schedcoord-agent" --name "vm_$i" --imds-url "$B/vm_$i" --members "$MEMBERS" \
-            --state-dir "$TMP/agent_$i" --prepare-hook "$TMP/agent_$i/hook" \
-            --recover-hook "$TMP/agent_$i/hook" $(sec_args "vm_$i") --poll-interval "${POLL:-0.5}" \
-            --standalone-after 600 --hook-timeout 30 --log-level warn \
-            >"$TMP/agent_$i.out" 2>"$TMP/agent_$i.err" &
-        AGENT_PIDS+=($!)
+        agent_start "$i"
     done
 }
 
