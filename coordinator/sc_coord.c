@@ -302,24 +302,12 @@ static sc_doc_t *s_event_doc(const sc_event_t *ev)
     return sc_doc_dup(&doc, &cp) < 0 ? NULL : cp;
 }
 
-/* The IMDS-shaped JSON of one event. */
+/* The IMDS-shaped JSON of one event, or NULL. */
 static json_object *s_event_json(const sc_event_t *ev)
 {
-    sc_doc_t *cp = s_event_doc(ev);
-    char *txt = NULL;
-    json_object *o = NULL, *arr;
+    json_object *o = NULL;
 
-    if (!cp)
-        return NULL;
-    if (sc_doc_to_json(cp, &txt) == 0 && (o = json_tokener_parse(txt)) &&
-        json_object_object_get_ex(o, "Events", &arr)) {
-        json_object *e = json_object_get(json_object_array_get_idx(arr, 0));
-        json_object_put(o);
-        o = e;
-    }
-    free(txt);
-    sc_doc_destroy(&cp);
-    return o;
+    return sc_event_to_json(ev, &o) < 0 ? NULL : o;
 }
 
 static int s_log_event_seen(sc_coord_t *c, const sc_reg_event_t *re, const char *reason)
@@ -1718,9 +1706,9 @@ static int s_restore(sc_coord_t *c)
     for (size_t i = 0; rc >= 0 && arr && i < json_object_array_length(arr); i++) {
         json_object *je = json_object_array_get_idx(arr, i), *jev, *seen, *detail;
         const char *ended = s_jstr(je, "ended_how"), *started = s_jstr(je, "started_how");
-        char *txt = NULL, perr[256];
+        char perr[256];
         const char *wit[SC_COORD_MAX_MEMBERS];
-        sc_doc_t *doc = NULL;
+        sc_event_t ev = {0};
         sc_reg_restore_t r = {0};
         s_evstate_t *e;
         size_t nw = 0;
@@ -1731,21 +1719,11 @@ static int s_restore(sc_coord_t *c)
             rc = s_restore_tombstone(c, je, wall, now);
             continue;
         }
-        {
-            const char *evtxt = json_object_to_json_string_ext(jev, JSON_C_TO_STRING_PLAIN);
-            size_t tl = strlen(evtxt) + 64;
-            if (!(txt = malloc(tl)))
-                return -ENOMEM;
-            snprintf(txt, tl, "{\"DocumentIncarnation\":0,\"Events\":[%s]}", evtxt);
-        }
-        if (sc_doc_parse(txt, strlen(txt), &doc, perr, sizeof(perr)) < 0 || doc->n_events != 1) {
+        if (sc_event_from_json(jev, &ev, perr, sizeof(perr)) < 0) {
             sc_log_warn("stored event unreadable, skipped", "why=\"%s\"", sc_log_q(perr));
-            free(txt);
-            sc_doc_destroy(&doc);
             continue;
         }
-        free(txt);
-        r.ev = &doc->events[0];
+        r.ev = &ev;
         r.phase = !ended                        ? SC_REG_ACTIVE
                   : !strcmp(ended, "cancelled") ? SC_REG_CANCELLED
                                                 : SC_REG_ENDED;
@@ -1769,10 +1747,10 @@ static int s_restore(sc_coord_t *c)
         if (rc < 0) {
             sc_log_warn("stored event not restored", "event=%s rc=%s", r.ev->id, sc_errname(rc));
             rc = 0;
-            sc_doc_destroy(&doc);
+            sc_event_clear(&ev);
             continue;
         }
-        if ((e = s_ev_get(c, doc->events[0].id))) {
+        if ((e = s_ev_get(c, ev.id))) {
             e->approval = r.approved ? SC_APPROVAL_APPROVED
                           : started  ? SC_APPROVAL_NOT_NEEDED
                                      : SC_APPROVAL_NONE;
@@ -1787,7 +1765,7 @@ static int s_restore(sc_coord_t *c)
                 }
             }
         }
-        sc_doc_destroy(&doc);
+        sc_event_clear(&ev);
     }
     json_object_put(snap);
     if (rc < 0)
