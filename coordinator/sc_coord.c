@@ -2172,6 +2172,14 @@ static const sc_cfg_key_t s_keys[] = {
 
 static volatile sig_atomic_t s_stop;
 
+/* sc_identity_fetch's retries, logged once per new kind of failure. */
+static void s_identity_retry(void *arg, int rc, int64_t retry_ms, const char *why)
+{
+    (void)arg;
+    sc_log_warn("IMDS compute metadata not available yet, retrying",
+                "rc=%s retry_ms=%" PRId64 " why=\"%s\"", sc_errname(rc), retry_ms, sc_log_q(why));
+}
+
 static void s_on_signal(int sig)
 {
     (void)sig;
@@ -2230,7 +2238,8 @@ int sc_coord_main(int argc, char **argv)
     if (!s.name) {
         /* as the agent: the VM's name in its compute metadata, so that one config file
          * serves every VM of the set */
-        if ((rc = sc_identity_fetch(s.imds_url, 5000, &s_stop, &compute)) < 0) {
+        if ((rc = sc_identity_fetch(s.imds_url, 5000, &s_stop, s_identity_retry, NULL, &compute)) <
+            0) {
             if (rc == -EINTR) {
                 sc_log_notice("stopped before IMDS answered", NULL);
                 status = 0;
