@@ -1,6 +1,7 @@
 #include "sc_ctl.h"
 
 #include "sc_curve.h"
+#include "sc_keygen.h"
 #include "sc_error.h"
 #include "sc_metrics.h"
 #include "sc_store.h"
@@ -483,7 +484,7 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
     json_object *ans;
 
     if (argc >= 2 && strcmp(argv[1], "keygen") == 0)
-        return sc_curve_keygen_main(argc - 1, argv + 1);
+        return sc_keygen_main(argc - 1, argv + 1);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--json") == 0)
