@@ -285,7 +285,7 @@ static int s_decide(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data, const
     int rc = sc_store_decide_json(c->store, c->term, kind, data, reason, sc_wall_ms(), NULL);
     if (rc < 0)
         sc_log_err("decision not recorded", "kind=%s rc=%s why=\"%s\"", sc_dlog_kind_name(kind),
-                   sc_errname(rc), sc_log_q(sc_db_errmsg(sc_store_db(c->store))));
+                   sc_errname(rc), sc_log_q(sc_store_errmsg(c->store)));
     json_object_put(data);
     return rc;
 }
@@ -637,7 +637,7 @@ static int s_adopt_term(sc_coord_t *c, uint64_t seen, const char *from)
     if ((rc = sc_store_term_after(c->store, (int64_t)seen, sc_wall_ms(),
                                   "a newer term was heard: leading the next one", &c->term)) < 0) {
         sc_log_err("newer term not recorded", "rc=%s why=\"%s\"", sc_errname(rc),
-                   sc_log_q(sc_db_errmsg(sc_store_db(c->store))));
+                   sc_log_q(sc_store_errmsg(c->store)));
         return rc;
     }
     sc_log_notice("role",
@@ -798,7 +798,7 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
     if (!*txn && !(m->alive &&
                    (msg->type == SC_MSG_NACK ||
                     (msg->type == SC_MSG_HEARTBEAT && s_blind(c, &msg->heartbeat) == m->blind)))) {
-        if ((rc = sc_db_begin(sc_store_db(c->store))) < 0)
+        if ((rc = sc_store_begin(c->store)) < 0)
             goto out;
         *txn = true;
     }
@@ -889,7 +889,6 @@ out:
  * commit. A failure rolls the whole batch back; the daemon stops on it. */
 static int s_drain_router(sc_coord_t *c)
 {
-    sc_db_t *db = sc_store_db(c->store);
     bool txn = false;
     int rc = 0;
 
@@ -930,11 +929,11 @@ static int s_drain_router(sc_coord_t *c)
         zmq_msg_close(&body);
         zmq_msg_close(&id);
     }
-    if (txn && rc >= 0 && (rc = sc_db_commit(db)) < 0)
+    if (txn && rc >= 0 && (rc = sc_store_commit(c->store)) < 0)
         sc_log_err("decisions not recorded", "rc=%s why=\"%s\"", sc_errname(rc),
-                   sc_log_q(sc_db_errmsg(db)));
+                   sc_log_q(sc_store_errmsg(c->store)));
     if (txn && rc < 0)
-        sc_db_rollback(db);
+        sc_store_rollback(c->store);
     return rc;
 }
 
@@ -1918,7 +1917,7 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
     /* The term first: every decision of this run carries it. */
     if ((rc = sc_store_apply_pending(c->store)) < 0 ||
         (rc = sc_store_next_term(c->store, sc_wall_ms(), &c->term)) < 0) {
-        snprintf(err, errlen, "store %s: %s", dbpath, sc_db_errmsg(sc_store_db(c->store)));
+        snprintf(err, errlen, "store %s: %s", dbpath, sc_store_errmsg(c->store));
         goto fail;
     }
     c->in_grace = true;
@@ -1931,7 +1930,7 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
         bool paused = false;
 
         if ((rc = sc_store_paused(c->store, &paused)) < 0) {
-            snprintf(err, errlen, "store %s: %s", dbpath, sc_db_errmsg(sc_store_db(c->store)));
+            snprintf(err, errlen, "store %s: %s", dbpath, sc_store_errmsg(c->store));
             goto fail;
         }
         if (paused && !c->o.policy.pause) {

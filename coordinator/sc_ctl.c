@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sqlite3.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,27 +390,23 @@ static const char s_usage[] =
 
 static int s_history(const char *dir, bool as_json, FILE *out, FILE *errf)
 {
-    char path[4096];
-    sqlite3 *db = NULL;
+    char path[4096], err[512] = "";
+    sc_store_t *store = NULL;
     json_object *h = NULL;
     int rc;
 
-    snprintf(path, sizeof(path), "file:%s/%s?mode=ro", dir, SC_CTL_DB_NAME);
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) != SQLITE_OK) {
-        fprintf(errf, "schedcoordctl: cannot open %s/%s read-only: %s\n", dir, SC_CTL_DB_NAME,
-                db ? sqlite3_errmsg(db) : "out of memory");
-        sqlite3_close(db);
+    snprintf(path, sizeof(path), "%s/%s", dir, SC_CTL_DB_NAME);
+    if (sc_store_open_readonly(path, &store, err, sizeof(err)) < 0) {
+        fprintf(errf, "schedcoordctl: cannot open %s/%s read-only: %s\n", dir, SC_CTL_DB_NAME, err);
         return 1;
     }
-    sqlite3_busy_timeout(db, 2000);
-    rc = sc_store_history_json(db, SC_DLOG_READ_MAX, &h);
+    rc = sc_store_history_json(store, SC_DLOG_READ_MAX, &h, err, sizeof(err));
+    sc_store_close(&store);
     if (rc < 0) {
         fprintf(errf, "schedcoordctl: cannot read the decision log in %s/%s: %s\n", dir,
-                SC_CTL_DB_NAME, sqlite3_errmsg(db));
-        sqlite3_close(db);
+                SC_CTL_DB_NAME, err);
         return 1;
     }
-    sqlite3_close(db);
     if (as_json)
         fprintf(out, "%s\n", json_object_to_json_string_ext(h, JSON_C_TO_STRING_PRETTY));
     else
