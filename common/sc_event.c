@@ -831,12 +831,13 @@ static bool s_reason_add(char ***v, size_t *n, const char *why)
     return true;
 }
 
-/* sc_doc_parse and sc_doc_parse_lenient: lenient leaves a malformed event out and appends its
- * reason to (*ret_bad, *ret_n_bad) instead of refusing the document. */
-static int s_doc_parse(const char *buf, size_t len, bool lenient, sc_doc_t **ret_doc,
-                       char ***ret_bad, size_t *ret_n_bad, char *err, size_t errlen)
+/* A document from the JSON tree root (borrowed): the shape and the events. lenient leaves a
+ * malformed event out and appends its reason to (*ret_bad, *ret_n_bad) instead of refusing
+ * the document. */
+static int s_doc_tree(json_object *root, bool lenient, sc_doc_t **ret_doc, char ***ret_bad,
+                      size_t *ret_n_bad, char *err, size_t errlen)
 {
-    json_object *root = NULL, *v, *events;
+    json_object *v, *events;
     sc_doc_t *doc = NULL;
     size_t orig[SC_DOC_MAX_EVENTS]; /* Events index of each kept event */
     char **bad = NULL, why[SC_DOC_REASON_MAX];
@@ -844,10 +845,6 @@ static int s_doc_parse(const char *buf, size_t len, bool lenient, sc_doc_t **ret
     bool in_range;
     int rc;
 
-    if (!ret_doc)
-        return sc_errf(err, errlen, -EINVAL, "no place for the result");
-    if ((rc = s_tokenize(buf, len, "document", &root, err, errlen)) < 0)
-        return rc;
     if (!json_object_is_type(root, json_type_object)) {
         rc = sc_errf(err, errlen, SC_E_PARSE, "document must be a JSON object, got %s",
                      s_jtype(root));
@@ -937,8 +934,31 @@ static int s_doc_parse(const char *buf, size_t len, bool lenient, sc_doc_t **ret
 out:
     sc_strv_free(bad, n_bad);
     sc_doc_destroy(&doc);
+    return rc;
+}
+
+/* sc_doc_parse and sc_doc_parse_lenient: lenient leaves a malformed event out and appends its
+ * reason to (*ret_bad, *ret_n_bad) instead of refusing the document. */
+static int s_doc_parse(const char *buf, size_t len, bool lenient, sc_doc_t **ret_doc,
+                       char ***ret_bad, size_t *ret_n_bad, char *err, size_t errlen)
+{
+    json_object *root = NULL;
+    int rc;
+
+    if (!ret_doc)
+        return sc_errf(err, errlen, -EINVAL, "no place for the result");
+    if ((rc = s_tokenize(buf, len, "document", &root, err, errlen)) < 0)
+        return rc;
+    rc = s_doc_tree(root, lenient, ret_doc, ret_bad, ret_n_bad, err, errlen);
     json_object_put(root);
     return rc;
+}
+
+int sc_doc_from_json(json_object *obj, sc_doc_t **ret_doc, char *err, size_t errlen)
+{
+    if (!obj || !ret_doc)
+        return sc_errf(err, errlen, -EINVAL, "no document or no place for the result");
+    return s_doc_tree(obj, false, ret_doc, NULL, NULL, err, errlen);
 }
 
 int sc_doc_parse(const char *buf, size_t len, sc_doc_t **ret_doc, char *err, size_t errlen)
@@ -1043,7 +1063,7 @@ static int s_finish(json_object *root, char **ret)
     return 0;
 }
 
-int sc_doc_to_json(const sc_doc_t *doc, char **ret_json)
+int sc_doc_to_json_object(const sc_doc_t *doc, json_object **ret_json)
 {
     json_object *root, *events;
 
@@ -1066,10 +1086,23 @@ int sc_doc_to_json(const sc_doc_t *doc, char **ret_json)
         if (sc_event_to_json(&doc->events[i], &ev) < 0 || !s_append(events, ev))
             goto fail;
     }
-    return s_finish(root, ret_json);
+    *ret_json = root;
+    return 0;
 fail:
     json_object_put(root);
     return -ENOMEM;
+}
+
+int sc_doc_to_json(const sc_doc_t *doc, char **ret_json)
+{
+    json_object *root = NULL;
+    int rc;
+
+    if (!ret_json)
+        return -EINVAL;
+    if ((rc = sc_doc_to_json_object(doc, &root)) < 0)
+        return rc;
+    return s_finish(root, ret_json);
 }
 
 /* ---- diff ----------------------------------------------------------------------------- */

@@ -129,6 +129,12 @@ int sc_doc_dup(const sc_doc_t *doc, sc_doc_t **ret_copy);
  * for type, status, source and NotBefore). The result round-trips through sc_doc_parse to an
  * equal document. *ret_json is the caller's (free). 0, -EINVAL or -ENOMEM. */
 int sc_doc_to_json(const sc_doc_t *doc, char **ret_json);
+/* sc_doc_to_json as a JSON object: {"DocumentIncarnation", "Events": [...]}. *ret_json is the
+ * caller's (json_object_put). 0, -EINVAL or -ENOMEM. */
+int sc_doc_to_json_object(const sc_doc_t *doc, json_object **ret_json);
+/* sc_doc_parse of an already parsed JSON value obj (borrowed): the same rules and messages,
+ * but the byte, depth and UTF-8 limits are the caller's tokenizer's. */
+int sc_doc_from_json(json_object *obj, sc_doc_t **ret_doc, char *err, size_t errlen);
 /* The IMDS-shaped JSON object of one event (the "Events" entry sc_doc_to_json writes, same
  * fields and texts). *ret_json is the caller's (json_object_put). 0, -EINVAL (NULL, an invalid
  * EventId, Resources missing) or -ENOMEM. */

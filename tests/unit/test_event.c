@@ -793,6 +793,46 @@ SC_TEST(event_json_round_trip_fixtures)
     }
 }
 
+SC_TEST(doc_json_object_round_trip)
+{
+    const char *names[] = {"westno-1.json", "westno-2.json", "westno-3.json", "westno-4.json",
+                           "v2017-03-01-iso-notbefore.json"};
+    char err[256] = "";
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        size_t len = 0;
+        char *buf = sc_test_fixture(names[i], &len);
+        sc_doc_t *doc = s_parse_fixture(names[i]), *direct = NULL, *back = NULL;
+        json_object *root = NULL, *o = NULL;
+
+        SC_REQUIRE(buf && doc && (root = json_tokener_parse(buf)));
+        SC_CHECK_INT(sc_doc_from_json(root, &direct, err, sizeof(err)), 0);
+        SC_CHECK(direct && s_doc_equal(direct, doc));
+        SC_REQUIRE(sc_doc_to_json_object(doc, &o) == 0);
+        SC_CHECK_INT(sc_doc_from_json(o, &back, err, sizeof(err)), 0);
+        SC_CHECK(back && s_doc_equal(back, doc));
+        json_object_put(o);
+        json_object_put(root);
+        sc_doc_destroy(&direct);
+        sc_doc_destroy(&back);
+        sc_doc_destroy(&doc);
+        free(buf);
+    }
+    {
+        json_object *arr = json_object_new_array();
+        json_object *bad = json_tokener_parse("{\"DocumentIncarnation\":1,\"Events\":[{}]}");
+        sc_doc_t *doc = NULL;
+
+        SC_CHECK_INT(sc_doc_from_json(arr, &doc, err, sizeof(err)), SC_E_PARSE);
+        SC_CHECK(doc == NULL && strstr(err, "document must be a JSON object"));
+        SC_CHECK_INT(sc_doc_from_json(bad, &doc, err, sizeof(err)), SC_E_PARSE);
+        SC_CHECK(doc == NULL && strstr(err, "Events[0].EventId: missing"));
+        SC_CHECK_INT(sc_doc_from_json(NULL, &doc, err, sizeof(err)), -EINVAL);
+        json_object_put(arr);
+        json_object_put(bad);
+    }
+}
+
 SC_TEST(event_from_json_names_the_field)
 {
     static const struct {
@@ -1035,6 +1075,7 @@ int main(void)
     SC_RUN(to_json_of_event_built_in_code);
     SC_RUN(event_json_round_trip_fixtures);
     SC_RUN(event_from_json_names_the_field);
+    SC_RUN(doc_json_object_round_trip);
     SC_RUN(diff_along_westno);
     SC_RUN(diff_mixed_and_case_insensitive);
     SC_RUN(approval_fixtures_parse);
