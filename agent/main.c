@@ -1,5 +1,6 @@
 /* schedcoord-agent: flags, signals, identity, then the agent's loop (see sc_agent.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +13,14 @@
 #include "sc_log.h"
 
 static volatile sig_atomic_t s_stop;
+
+/* sc_identity_fetch's retries, logged once per new kind of failure. */
+static void s_identity_retry(void *arg, int rc, int64_t retry_ms, const char *why)
+{
+    (void)arg;
+    sc_log_warn("IMDS compute metadata not available yet, retrying",
+                "rc=%s retry_ms=%" PRId64 " why=\"%s\"", sc_errname(rc), retry_ms, sc_log_q(why));
+}
 
 static void s_on_signal(int sig)
 {
@@ -54,7 +63,8 @@ int main(int argc, char **argv)
     sa.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &sa, NULL);
 
-    rc = sc_identity_fetch(s.imds_url, (long)(s.imds_timeout * 1000), &s_stop, &compute);
+    rc = sc_identity_fetch(s.imds_url, (long)(s.imds_timeout * 1000), &s_stop, s_identity_retry,
+                           NULL, &compute);
     if (rc != 0) {
         if (rc != -EINTR) {
             fprintf(stderr, "schedcoord-agent: --imds-url: %s\n", sc_strerror(rc));

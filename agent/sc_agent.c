@@ -342,16 +342,11 @@ typedef struct s_env {
  * NULL when out of memory. */
 static char *s_event_stdin(const sc_doc_t *one, int prepared)
 {
-    char *doc_json = NULL, *out = NULL;
-    json_object *root = NULL, *events, *ev = NULL;
+    char *out = NULL;
+    json_object *ev = NULL;
 
-    if (one && sc_doc_to_json(one, &doc_json) == 0)
-        root = json_tokener_parse(doc_json);
-    free(doc_json);
-    if (root && json_object_object_get_ex(root, "Events", &events) &&
-        json_object_is_type(events, json_type_array) && json_object_array_length(events) == 1)
-        ev = json_object_get(json_object_array_get_idx(events, 0));
-    json_object_put(root);
+    if (one && one->n_events == 1 && sc_event_to_json(&one->events[0], &ev) < 0)
+        ev = NULL;
     if (!ev)
         ev = json_object_new_object();
     if (ev && prepared >= 0)

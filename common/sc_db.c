@@ -194,6 +194,33 @@ fail:
     return rc;
 }
 
+int sc_db_open_readonly(const char *path, int busy_ms, sc_db_t **ret_db, char *err, size_t errlen)
+{
+    sc_db_t *self;
+    char uri[4200];
+    int src;
+
+    if (!path || !ret_db)
+        return sc_errf(err, errlen, -EINVAL, "sc_db_open_readonly: bad arguments");
+    if ((size_t)snprintf(uri, sizeof(uri), "file:%s?mode=ro", path) >= sizeof(uri))
+        return sc_errf(err, errlen, -EINVAL, "path too long");
+    if (!(self = calloc(1, sizeof(*self))))
+        return sc_errf(err, errlen, -ENOMEM, "out of memory");
+    src = sqlite3_open_v2(uri, &self->db,
+                          SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, NULL);
+    if (src != SQLITE_OK) {
+        int rc = s_rc(src) ? s_rc(src) : SC_E_DB;
+
+        sc_errf(err, errlen, rc, "%s", self->db ? sqlite3_errmsg(self->db) : "out of memory");
+        sc_db_close(&self);
+        return rc;
+    }
+    sqlite3_extended_result_codes(self->db, 1);
+    sqlite3_busy_timeout(self->db, busy_ms);
+    *ret_db = self;
+    return 0;
+}
+
 void sc_db_close(sc_db_t **db)
 {
     sc_db_t *self;

@@ -29,6 +29,11 @@ typedef struct sc_db sc_db_t;
  * *ret_db is written only on success; the caller destroys it with sc_db_close(). */
 int sc_db_open(const char *path, const char *const *migrations, size_t n_migrations,
                sc_db_t **ret_db, char *err, size_t errlen);
+/* Opens the existing database at path read-only (SQLite URI "file:PATH?mode=ro"): no
+ * migration, no pragma written, busy_ms of busy timeout; for readers beside the daemon that
+ * owns it. On failure returns SC_E_DB (or -ENOMEM, -EINVAL) with SQLite's reason alone in err
+ * (the caller names the file). *ret_db is written only on success (sc_db_close). */
+int sc_db_open_readonly(const char *path, int busy_ms, sc_db_t **ret_db, char *err, size_t errlen);
 /* Closes the database and sets *db to NULL. Takes NULL and *db == NULL. Rolls back an open
  * transaction. */
 void sc_db_close(sc_db_t **db);

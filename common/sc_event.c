@@ -731,18 +731,23 @@ static int s_parse_duration(json_object *obj, const char *path, sc_event_t *ev, 
     return 0;
 }
 
-/* Fills ev from the JSON object obj (Events[i]); on error ev may be half-built (the caller
- * clears it). */
-static int s_event_parse(json_object *obj, size_t i, sc_event_t *ev, char *err, size_t errlen)
+/* Fills ev from the JSON object obj; path prefixes every field named in a message
+ * ("Events[1]." or ""). On error ev may be half-built (the caller clears it). */
+static int s_event_parse(json_object *obj, const char *path, sc_event_t *ev, char *err,
+                         size_t errlen)
 {
-    char path[48], q[S_QBUF];
+    char q[S_QBUF];
     const char *s;
+    size_t plen = strlen(path);
     int rc;
 
-    snprintf(path, sizeof(path), "Events[%zu].", i);
-    if (!json_object_is_type(obj, json_type_object))
-        return sc_errf(err, errlen, SC_E_PARSE, "Events[%zu]: must be an object, got %s", i,
-                       s_jtype(obj));
+    if (!json_object_is_type(obj, json_type_object)) {
+        if (!plen)
+            return sc_errf(err, errlen, SC_E_PARSE, "event: must be an object, got %s",
+                           s_jtype(obj));
+        return sc_errf(err, errlen, SC_E_PARSE, "%.*s: must be an object, got %s", (int)(plen - 1),
+                       path, s_jtype(obj));
+    }
 
     if ((rc = s_get_string(obj, path, "EventId", true, false, &s, err, errlen)) < 0 ||
         (rc = s_check_event_id(s, path, "EventId", err, errlen)) < 0)
@@ -797,6 +802,21 @@ static int s_event_parse(json_object *obj, size_t i, sc_event_t *ev, char *err, 
     return s_parse_duration(obj, path, ev, err, errlen);
 }
 
+int sc_event_from_json(json_object *obj, sc_event_t *ret, char *err, size_t errlen)
+{
+    sc_event_t ev = {0};
+    int rc;
+
+    if (!obj || !ret)
+        return sc_errf(err, errlen, -EINVAL, "no event or no place for the result");
+    if ((rc = s_event_parse(obj, "", &ev, err, errlen)) < 0) {
+        sc_event_clear(&ev);
+        return rc;
+    }
+    *ret = ev;
+    return 0;
+}
+
 /* Appends a copy of why to the list (*v, *n). false when out of memory. */
 static bool s_reason_add(char ***v, size_t *n, const char *why)
 {
@@ -811,12 +831,13 @@ static bool s_reason_add(char ***v, size_t *n, const char *why)
     return true;
 }
 
-/* sc_doc_parse and sc_doc_parse_lenient: lenient leaves a malformed event out and appends its
- * reason to (*ret_bad, *ret_n_bad) instead of refusing the document. */
-static int s_doc_parse(const char *buf, size_t len, bool lenient, sc_doc_t **ret_doc,
-                       char ***ret_bad, size_t *ret_n_bad, char *err, size_t errlen)
+/* A document from the JSON tree root (borrowed): the shape and the events. lenient leaves a
+ * malformed event out and appends its reason to (*ret_bad, *ret_n_bad) instead of refusing
+ * the document. */
+static int s_doc_tree(json_object *root, bool lenient, sc_doc_t **ret_doc, char ***ret_bad,
+                      size_t *ret_n_bad, char *err, size_t errlen)
 {
-    json_object *root = NULL, *v, *events;
+    json_object *v, *events;
     sc_doc_t *doc = NULL;
     size_t orig[SC_DOC_MAX_EVENTS]; /* Events index of each kept event */
     char **bad = NULL, why[SC_DOC_REASON_MAX];
@@ -824,10 +845,6 @@ static int s_doc_parse(const char *buf, size_t len, bool lenient, sc_doc_t **ret
     bool in_range;
     int rc;
 
-    if (!ret_doc)
-        return sc_errf(err, errlen, -EINVAL, "no place for the result");
-    if ((rc = s_tokenize(buf, len, "document", &root, err, errlen)) < 0)
-        return rc;
     if (!json_object_is_type(root, json_type_object)) {
         rc = sc_errf(err, errlen, SC_E_PARSE, "document must be a JSON object, got %s",
                      s_jtype(root));
@@ -877,8 +894,10 @@ static int s_doc_parse(const char *buf, size_t len, bool lenient, sc_doc_t **ret
     for (size_t i = 0; i < n; i++) {
         /* n_events counts the slots to clear, the half-built one included */
         sc_event_t *ev = &doc->events[doc->n_events++];
+        char path[48];
 
-        rc = s_event_parse(json_object_array_get_idx(events, i), i, ev, why, sizeof(why));
+        snprintf(path, sizeof(path), "Events[%zu].", i);
+        rc = s_event_parse(json_object_array_get_idx(events, i), path, ev, why, sizeof(why));
         for (size_t k = 0; rc == 0 && k + 1 < doc->n_events; k++)
             if (sc_event_id_equal(doc->events[k].id, ev->id))
                 rc = sc_errf(why, sizeof(why), SC_E_PARSE,
@@ -915,8 +934,31 @@ static int s_doc_parse(const char *buf, size_t len, bool lenient, sc_doc_t **ret
 out:
     sc_strv_free(bad, n_bad);
     sc_doc_destroy(&doc);
+    return rc;
+}
+
+/* sc_doc_parse and sc_doc_parse_lenient: lenient leaves a malformed event out and appends its
+ * reason to (*ret_bad, *ret_n_bad) instead of refusing the document. */
+static int s_doc_parse(const char *buf, size_t len, bool lenient, sc_doc_t **ret_doc,
+                       char ***ret_bad, size_t *ret_n_bad, char *err, size_t errlen)
+{
+    json_object *root = NULL;
+    int rc;
+
+    if (!ret_doc)
+        return sc_errf(err, errlen, -EINVAL, "no place for the result");
+    if ((rc = s_tokenize(buf, len, "document", &root, err, errlen)) < 0)
+        return rc;
+    rc = s_doc_tree(root, lenient, ret_doc, ret_bad, ret_n_bad, err, errlen);
     json_object_put(root);
     return rc;
+}
+
+int sc_doc_from_json(json_object *obj, sc_doc_t **ret_doc, char *err, size_t errlen)
+{
+    if (!obj || !ret_doc)
+        return sc_errf(err, errlen, -EINVAL, "no document or no place for the result");
+    return s_doc_tree(obj, false, ret_doc, NULL, NULL, err, errlen);
 }
 
 int sc_doc_parse(const char *buf, size_t len, sc_doc_t **ret_doc, char *err, size_t errlen)
@@ -995,6 +1037,18 @@ fail:
     return NULL;
 }
 
+int sc_event_to_json(const sc_event_t *ev, json_object **ret_json)
+{
+    json_object *o;
+
+    if (!ev || !ret_json || !sc_event_id_valid(ev->id) || (ev->n_resources && !ev->resources))
+        return -EINVAL;
+    if (!(o = s_event_to_json(ev)))
+        return -ENOMEM;
+    *ret_json = o;
+    return 0;
+}
+
 /* Serializes and frees root into a malloc'd string. */
 static int s_finish(json_object *root, char **ret)
 {
@@ -1009,7 +1063,7 @@ static int s_finish(json_object *root, char **ret)
     return 0;
 }
 
-int sc_doc_to_json(const sc_doc_t *doc, char **ret_json)
+int sc_doc_to_json_object(const sc_doc_t *doc, json_object **ret_json)
 {
     json_object *root, *events;
 
@@ -1026,13 +1080,29 @@ int sc_doc_to_json(const sc_doc_t *doc, char **ret_json)
         goto fail;
     if (!s_add(root, "Events", events))
         goto fail;
-    for (size_t i = 0; i < doc->n_events; i++)
-        if (!s_append(events, s_event_to_json(&doc->events[i])))
+    for (size_t i = 0; i < doc->n_events; i++) {
+        json_object *ev = NULL;
+
+        if (sc_event_to_json(&doc->events[i], &ev) < 0 || !s_append(events, ev))
             goto fail;
-    return s_finish(root, ret_json);
+    }
+    *ret_json = root;
+    return 0;
 fail:
     json_object_put(root);
     return -ENOMEM;
+}
+
+int sc_doc_to_json(const sc_doc_t *doc, char **ret_json)
+{
+    json_object *root = NULL;
+    int rc;
+
+    if (!ret_json)
+        return -EINVAL;
+    if ((rc = sc_doc_to_json_object(doc, &root)) < 0)
+        return rc;
+    return s_finish(root, ret_json);
 }
 
 /* ---- diff ----------------------------------------------------------------------------- */

@@ -36,6 +36,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <json-c/json.h>
+
 #define SC_EVENT_ID_MAX 64                 /* longest EventId accepted (GUIDs are 36) */
 #define SC_DOC_MAX_EVENTS 256              /* events in one document */
 #define SC_EVENT_MAX_RESOURCES 4096        /* names in one event's Resources */
@@ -127,6 +129,22 @@ int sc_doc_dup(const sc_doc_t *doc, sc_doc_t **ret_copy);
  * for type, status, source and NotBefore). The result round-trips through sc_doc_parse to an
  * equal document. *ret_json is the caller's (free). 0, -EINVAL or -ENOMEM. */
 int sc_doc_to_json(const sc_doc_t *doc, char **ret_json);
+/* sc_doc_to_json as a JSON object: {"DocumentIncarnation", "Events": [...]}. *ret_json is the
+ * caller's (json_object_put). 0, -EINVAL or -ENOMEM. */
+int sc_doc_to_json_object(const sc_doc_t *doc, json_object **ret_json);
+/* sc_doc_parse of an already parsed JSON value obj (borrowed): the same rules and messages,
+ * but the byte, depth and UTF-8 limits are the caller's tokenizer's. */
+int sc_doc_from_json(json_object *obj, sc_doc_t **ret_doc, char *err, size_t errlen);
+/* The IMDS-shaped JSON object of one event (the "Events" entry sc_doc_to_json writes, same
+ * fields and texts). *ret_json is the caller's (json_object_put). 0, -EINVAL (NULL, an invalid
+ * EventId, Resources missing) or -ENOMEM. */
+int sc_event_to_json(const sc_event_t *ev, json_object **ret_json);
+/* Reads one event from the JSON object obj with the rules sc_doc_parse applies to each entry
+ * of Events (required and optional fields, types, limits, NotBefore formats, unknown values
+ * kept, unknown fields ignored). On success *ret is filled (the caller's: sc_event_clear); on
+ * error *ret is untouched, the SC_E_* code (SC_E_PARSE, SC_E_TOO_BIG), -ENOMEM or -EINVAL is
+ * returned and err names the field ("NotBefore: \"x\" is neither RFC 1123 nor ISO 8601"). */
+int sc_event_from_json(json_object *obj, sc_event_t *ret, char *err, size_t errlen);
 /* The event with this EventId (case-insensitive), borrowed from doc; NULL if none. */
 const sc_event_t *sc_doc_find(const sc_doc_t *doc, const char *event_id);
 

@@ -2,16 +2,14 @@
 #include "sc_identity.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <string.h>
 
 #include "sc_backoff.h"
 #include "sc_error.h"
-#include "sc_log.h"
 #include "sc_time.h"
 
 int sc_identity_fetch(const char *base_url, long timeout_ms, volatile sig_atomic_t *stop,
-                      sc_compute_t *ret_compute)
+                      sc_identity_retry_fn *on_retry, void *arg, sc_compute_t *ret_compute)
 {
     sc_imds_opts_t o;
     sc_imds_t *imds = NULL;
@@ -38,10 +36,8 @@ int sc_identity_fetch(const char *base_url, long timeout_ms, volatile sig_atomic
         if (rc == -EINTR)
             break; /* stopped during the request */
         int64_t delay = sc_backoff_next(&b, st.retry_after_ms);
-        if (rc != last)
-            sc_log_warn("IMDS compute metadata not available yet, retrying",
-                        "rc=%s retry_ms=%" PRId64 " why=\"%s\"", sc_errname(rc), delay,
-                        sc_log_q(st.message));
+        if (rc != last && on_retry)
+            on_retry(arg, rc, delay, st.message);
         last = rc;
         rc = -EINTR;
         /* in slices: a stop (SIGTERM from systemctl stop) is honoured within 100 ms */

@@ -139,35 +139,9 @@ int sc_approver_intent_via(sc_approver_t *a, int64_t term, const char *via, cons
 
 int sc_approver_unanswered(sc_approver_t *a, json_object **ret_json)
 {
-    sqlite3_stmt *st = NULL;
-    json_object *arr;
-    int rc;
-
     if (!a || !ret_json)
         return -EINVAL;
-    rc = sc_db_prepare(sc_store_db(a->store), &st,
-                       "SELECT id, event_ids, via FROM approvals WHERE answered_ms IS NULL "
-                       "ORDER BY id",
-                       NULL);
-    if (rc < 0)
-        return rc;
-    arr = json_object_new_array();
-    while ((rc = sc_db_step(sc_store_db(a->store), st)) == 1) {
-        json_object *o = json_object_new_object();
-        const unsigned char *via = sqlite3_column_text(st, 2);
-        json_object_object_add(o, "id", json_object_new_int64(sqlite3_column_int64(st, 0)));
-        json_object_object_add(o, "event_ids",
-                               json_tokener_parse((const char *)sqlite3_column_text(st, 1)));
-        json_object_object_add(o, "via", via ? json_object_new_string((const char *)via) : NULL);
-        json_object_array_add(arr, o);
-    }
-    sqlite3_finalize(st);
-    if (rc < 0) {
-        json_object_put(arr);
-        return rc;
-    }
-    *ret_json = arr;
-    return 0;
+    return sc_store_approvals_unanswered(a->store, ret_json);
 }
 
 uint64_t sc_approver_posts(const sc_approver_t *a)

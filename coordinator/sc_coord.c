@@ -285,7 +285,7 @@ static int s_decide(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data, const
     int rc = sc_store_decide_json(c->store, c->term, kind, data, reason, sc_wall_ms(), NULL);
     if (rc < 0)
         sc_log_err("decision not recorded", "kind=%s rc=%s why=\"%s\"", sc_dlog_kind_name(kind),
-                   sc_errname(rc), sc_log_q(sc_db_errmsg(sc_store_db(c->store))));
+                   sc_errname(rc), sc_log_q(sc_store_errmsg(c->store)));
     json_object_put(data);
     return rc;
 }
@@ -302,24 +302,12 @@ static sc_doc_t *s_event_doc(const sc_event_t *ev)
     return sc_doc_dup(&doc, &cp) < 0 ? NULL : cp;
 }
 
-/* The IMDS-shaped JSON of one event. */
+/* The IMDS-shaped JSON of one event, or NULL. */
 static json_object *s_event_json(const sc_event_t *ev)
 {
-    sc_doc_t *cp = s_event_doc(ev);
-    char *txt = NULL;
-    json_object *o = NULL, *arr;
+    json_object *o = NULL;
 
-    if (!cp)
-        return NULL;
-    if (sc_doc_to_json(cp, &txt) == 0 && (o = json_tokener_parse(txt)) &&
-        json_object_object_get_ex(o, "Events", &arr)) {
-        json_object *e = json_object_get(json_object_array_get_idx(arr, 0));
-        json_object_put(o);
-        o = e;
-    }
-    free(txt);
-    sc_doc_destroy(&cp);
-    return o;
+    return sc_event_to_json(ev, &o) < 0 ? NULL : o;
 }
 
 static int s_log_event_seen(sc_coord_t *c, const sc_reg_event_t *re, const char *reason)
@@ -649,7 +637,7 @@ static int s_adopt_term(sc_coord_t *c, uint64_t seen, const char *from)
     if ((rc = sc_store_term_after(c->store, (int64_t)seen, sc_wall_ms(),
                                   "a newer term was heard: leading the next one", &c->term)) < 0) {
         sc_log_err("newer term not recorded", "rc=%s why=\"%s\"", sc_errname(rc),
-                   sc_log_q(sc_db_errmsg(sc_store_db(c->store))));
+                   sc_log_q(sc_store_errmsg(c->store)));
         return rc;
     }
     sc_log_notice("role",
@@ -810,7 +798,7 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
     if (!*txn && !(m->alive &&
                    (msg->type == SC_MSG_NACK ||
                     (msg->type == SC_MSG_HEARTBEAT && s_blind(c, &msg->heartbeat) == m->blind)))) {
-        if ((rc = sc_db_begin(sc_store_db(c->store))) < 0)
+        if ((rc = sc_store_begin(c->store)) < 0)
             goto out;
         *txn = true;
     }
@@ -901,7 +889,6 @@ out:
  * commit. A failure rolls the whole batch back; the daemon stops on it. */
 static int s_drain_router(sc_coord_t *c)
 {
-    sc_db_t *db = sc_store_db(c->store);
     bool txn = false;
     int rc = 0;
 
@@ -942,11 +929,11 @@ static int s_drain_router(sc_coord_t *c)
         zmq_msg_close(&body);
         zmq_msg_close(&id);
     }
-    if (txn && rc >= 0 && (rc = sc_db_commit(db)) < 0)
+    if (txn && rc >= 0 && (rc = sc_store_commit(c->store)) < 0)
         sc_log_err("decisions not recorded", "rc=%s why=\"%s\"", sc_errname(rc),
-                   sc_log_q(sc_db_errmsg(db)));
+                   sc_log_q(sc_store_errmsg(c->store)));
     if (txn && rc < 0)
-        sc_db_rollback(db);
+        sc_store_rollback(c->store);
     return rc;
 }
 
@@ -1718,9 +1705,9 @@ static int s_restore(sc_coord_t *c)
     for (size_t i = 0; rc >= 0 && arr && i < json_object_array_length(arr); i++) {
         json_object *je = json_object_array_get_idx(arr, i), *jev, *seen, *detail;
         const char *ended = s_jstr(je, "ended_how"), *started = s_jstr(je, "started_how");
-        char *txt = NULL, perr[256];
+        char perr[256];
         const char *wit[SC_COORD_MAX_MEMBERS];
-        sc_doc_t *doc = NULL;
+        sc_event_t ev = {0};
         sc_reg_restore_t r = {0};
         s_evstate_t *e;
         size_t nw = 0;
@@ -1731,21 +1718,11 @@ static int s_restore(sc_coord_t *c)
             rc = s_restore_tombstone(c, je, wall, now);
             continue;
         }
-        {
-            const char *evtxt = json_object_to_json_string_ext(jev, JSON_C_TO_STRING_PLAIN);
-            size_t tl = strlen(evtxt) + 64;
-            if (!(txt = malloc(tl)))
-                return -ENOMEM;
-            snprintf(txt, tl, "{\"DocumentIncarnation\":0,\"Events\":[%s]}", evtxt);
-        }
-        if (sc_doc_parse(txt, strlen(txt), &doc, perr, sizeof(perr)) < 0 || doc->n_events != 1) {
+        if (sc_event_from_json(jev, &ev, perr, sizeof(perr)) < 0) {
             sc_log_warn("stored event unreadable, skipped", "why=\"%s\"", sc_log_q(perr));
-            free(txt);
-            sc_doc_destroy(&doc);
             continue;
         }
-        free(txt);
-        r.ev = &doc->events[0];
+        r.ev = &ev;
         r.phase = !ended                        ? SC_REG_ACTIVE
                   : !strcmp(ended, "cancelled") ? SC_REG_CANCELLED
                                                 : SC_REG_ENDED;
@@ -1769,10 +1746,10 @@ static int s_restore(sc_coord_t *c)
         if (rc < 0) {
             sc_log_warn("stored event not restored", "event=%s rc=%s", r.ev->id, sc_errname(rc));
             rc = 0;
-            sc_doc_destroy(&doc);
+            sc_event_clear(&ev);
             continue;
         }
-        if ((e = s_ev_get(c, doc->events[0].id))) {
+        if ((e = s_ev_get(c, ev.id))) {
             e->approval = r.approved ? SC_APPROVAL_APPROVED
                           : started  ? SC_APPROVAL_NOT_NEEDED
                                      : SC_APPROVAL_NONE;
@@ -1787,7 +1764,7 @@ static int s_restore(sc_coord_t *c)
                 }
             }
         }
-        sc_doc_destroy(&doc);
+        sc_event_clear(&ev);
     }
     json_object_put(snap);
     if (rc < 0)
@@ -1940,7 +1917,7 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
     /* The term first: every decision of this run carries it. */
     if ((rc = sc_store_apply_pending(c->store)) < 0 ||
         (rc = sc_store_next_term(c->store, sc_wall_ms(), &c->term)) < 0) {
-        snprintf(err, errlen, "store %s: %s", dbpath, sc_db_errmsg(sc_store_db(c->store)));
+        snprintf(err, errlen, "store %s: %s", dbpath, sc_store_errmsg(c->store));
         goto fail;
     }
     c->in_grace = true;
@@ -1953,7 +1930,7 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
         bool paused = false;
 
         if ((rc = sc_store_paused(c->store, &paused)) < 0) {
-            snprintf(err, errlen, "store %s: %s", dbpath, sc_db_errmsg(sc_store_db(c->store)));
+            snprintf(err, errlen, "store %s: %s", dbpath, sc_store_errmsg(c->store));
             goto fail;
         }
         if (paused && !c->o.policy.pause) {
@@ -2194,6 +2171,14 @@ static const sc_cfg_key_t s_keys[] = {
 
 static volatile sig_atomic_t s_stop;
 
+/* sc_identity_fetch's retries, logged once per new kind of failure. */
+static void s_identity_retry(void *arg, int rc, int64_t retry_ms, const char *why)
+{
+    (void)arg;
+    sc_log_warn("IMDS compute metadata not available yet, retrying",
+                "rc=%s retry_ms=%" PRId64 " why=\"%s\"", sc_errname(rc), retry_ms, sc_log_q(why));
+}
+
 static void s_on_signal(int sig)
 {
     (void)sig;
@@ -2252,7 +2237,8 @@ int sc_coord_main(int argc, char **argv)
     if (!s.name) {
         /* as the agent: the VM's name in its compute metadata, so that one config file
          * serves every VM of the set */
-        if ((rc = sc_identity_fetch(s.imds_url, 5000, &s_stop, &compute)) < 0) {
+        if ((rc = sc_identity_fetch(s.imds_url, 5000, &s_stop, s_identity_retry, NULL, &compute)) <
+            0) {
             if (rc == -EINTR) {
                 sc_log_notice("stopped before IMDS answered", NULL);
                 status = 0;

@@ -1,6 +1,7 @@
 #include "sc_ctl.h"
 
 #include "sc_curve.h"
+#include "sc_keygen.h"
 #include "sc_error.h"
 #include "sc_metrics.h"
 #include "sc_store.h"
@@ -9,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sqlite3.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,27 +390,23 @@ static const char s_usage[] =
 
 static int s_history(const char *dir, bool as_json, FILE *out, FILE *errf)
 {
-    char path[4096];
-    sqlite3 *db = NULL;
+    char path[4096], err[512] = "";
+    sc_store_t *store = NULL;
     json_object *h = NULL;
     int rc;
 
-    snprintf(path, sizeof(path), "file:%s/%s?mode=ro", dir, SC_CTL_DB_NAME);
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) != SQLITE_OK) {
-        fprintf(errf, "schedcoordctl: cannot open %s/%s read-only: %s\n", dir, SC_CTL_DB_NAME,
-                db ? sqlite3_errmsg(db) : "out of memory");
-        sqlite3_close(db);
+    snprintf(path, sizeof(path), "%s/%s", dir, SC_CTL_DB_NAME);
+    if (sc_store_open_readonly(path, &store, err, sizeof(err)) < 0) {
+        fprintf(errf, "schedcoordctl: cannot open %s/%s read-only: %s\n", dir, SC_CTL_DB_NAME, err);
         return 1;
     }
-    sqlite3_busy_timeout(db, 2000);
-    rc = sc_store_history_json(db, SC_DLOG_READ_MAX, &h);
+    rc = sc_store_history_json(store, SC_DLOG_READ_MAX, &h, err, sizeof(err));
+    sc_store_close(&store);
     if (rc < 0) {
         fprintf(errf, "schedcoordctl: cannot read the decision log in %s/%s: %s\n", dir,
-                SC_CTL_DB_NAME, sqlite3_errmsg(db));
-        sqlite3_close(db);
+                SC_CTL_DB_NAME, err);
         return 1;
     }
-    sqlite3_close(db);
     if (as_json)
         fprintf(out, "%s\n", json_object_to_json_string_ext(h, JSON_C_TO_STRING_PRETTY));
     else
@@ -483,7 +479,7 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
     json_object *ans;
 
     if (argc >= 2 && strcmp(argv[1], "keygen") == 0)
-        return sc_curve_keygen_main(argc - 1, argv + 1);
+        return sc_keygen_main(argc - 1, argv + 1);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--json") == 0)

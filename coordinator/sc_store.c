@@ -1,4 +1,5 @@
 #include "sc_store.h"
+#include "sc_store_test.h"
 
 #include "sc_error.h"
 
@@ -75,9 +76,47 @@ void sc_store_close(sc_store_t **store)
     *store = NULL;
 }
 
-sc_db_t *sc_store_db(sc_store_t *store)
+int sc_store_open_readonly(const char *path, sc_store_t **ret_store, char *err, size_t errlen)
+{
+    sc_store_t *self;
+    int rc;
+
+    if (!path || !ret_store)
+        return -EINVAL;
+    if (!(self = calloc(1, sizeof(*self))))
+        return -ENOMEM;
+    /* a reader waits less than the daemon's writers: it is a person at a terminal */
+    if ((rc = sc_db_open_readonly(path, 2000, &self->db, err, errlen)) < 0) {
+        free(self);
+        return rc;
+    }
+    *ret_store = self;
+    return 0;
+}
+
+sc_db_t *sc_store_test_db(sc_store_t *store)
 {
     return store ? store->db : NULL;
+}
+
+const char *sc_store_errmsg(sc_store_t *store)
+{
+    return store ? sc_db_errmsg(store->db) : "no store";
+}
+
+int sc_store_begin(sc_store_t *store)
+{
+    return store ? sc_db_begin(store->db) : -EINVAL;
+}
+
+int sc_store_commit(sc_store_t *store)
+{
+    return store ? sc_db_commit(store->db) : -EINVAL;
+}
+
+int sc_store_rollback(sc_store_t *store)
+{
+    return store ? sc_db_rollback(store->db) : -EINVAL;
 }
 
 /* An integer of the meta table, 0 when the key is not there. */
@@ -721,9 +760,11 @@ int sc_store_snapshot(sc_store_t *store, bool include_ended, int64_t now_ms, int
     return 0;
 }
 
-int sc_store_history_json(sqlite3 *db, size_t max, json_object **ret_json)
+int sc_store_history_json(sc_store_t *store, size_t max, json_object **ret_json, char *err,
+                          size_t errlen)
 {
     static const char *const json_cols[] = {"data", NULL};
+    sqlite3 *db = store ? sc_db_handle(store->db) : NULL;
     sqlite3_stmt *st = NULL;
     json_object *arr;
 
@@ -733,12 +774,45 @@ int sc_store_history_json(sqlite3 *db, size_t max, json_object **ret_json)
                            "SELECT idx AS \"index\", term, kind, data, reason, wall_ms FROM "
                            "(SELECT * FROM dlog ORDER BY idx DESC LIMIT ?) ORDER BY idx",
                            -1, &st, NULL) != SQLITE_OK)
-        return SC_E_DB;
+        return sc_errf(err, errlen, SC_E_DB, "%s", sqlite3_errmsg(db));
     sqlite3_bind_int64(st, 1, (sqlite3_int64)max);
     arr = json_object_new_array();
     if (s_rows_json(st, json_cols, arr) < 0) {
         json_object_put(arr);
-        return SC_E_DB;
+        return sc_errf(err, errlen, SC_E_DB, "%s", sqlite3_errmsg(db));
+    }
+    *ret_json = arr;
+    return 0;
+}
+
+int sc_store_approvals_unanswered(sc_store_t *store, json_object **ret_json)
+{
+    sqlite3_stmt *st = NULL;
+    json_object *arr;
+    int rc;
+
+    if (!store || !ret_json)
+        return -EINVAL;
+    rc = sc_db_prepare(store->db, &st,
+                       "SELECT id, event_ids, via FROM approvals WHERE answered_ms IS NULL "
+                       "ORDER BY id",
+                       NULL);
+    if (rc < 0)
+        return rc;
+    arr = json_object_new_array();
+    while ((rc = sc_db_step(store->db, st)) == 1) {
+        json_object *o = json_object_new_object();
+        const unsigned char *via = sqlite3_column_text(st, 2);
+        json_object_object_add(o, "id", json_object_new_int64(sqlite3_column_int64(st, 0)));
+        json_object_object_add(o, "event_ids",
+                               json_tokener_parse((const char *)sqlite3_column_text(st, 1)));
+        json_object_object_add(o, "via", via ? json_object_new_string((const char *)via) : NULL);
+        json_object_array_add(arr, o);
+    }
+    sqlite3_finalize(st);
+    if (rc < 0) {
+        json_object_put(arr);
+        return rc;
     }
     *ret_json = arr;
     return 0;

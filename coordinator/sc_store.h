@@ -35,10 +35,23 @@ typedef struct sc_store sc_store_t;
 /* Opens (creating and migrating) the store at path (":memory:" works). On error returns
  * SC_E_DB / -ENOMEM / -EINVAL with a reason in err. *ret_store is the caller's. */
 int sc_store_open(const char *path, sc_store_t **ret_store, char *err, size_t errlen);
+/* Opens an existing store read-only, for readers beside the daemon (schedcoordctl history
+ * works while the daemon is down or running): no migration, only reads work. On error returns
+ * SC_E_DB / -ENOMEM / -EINVAL with SQLite's reason alone in err (the caller names the file).
+ * *ret_store is the caller's (sc_store_close). */
+int sc_store_open_readonly(const char *path, sc_store_t **ret_store, char *err, size_t errlen);
 /* Closes and nulls; takes NULL. */
 void sc_store_close(sc_store_t **store);
-/* The database (borrowed). */
-sc_db_t *sc_store_db(sc_store_t *store);
+/* The reason of the store's last error ("" if none). Borrowed, valid until the next call. */
+const char *sc_store_errmsg(sc_store_t *store);
+
+/* A transaction of the caller's around several decisions (one fsync for a batch):
+ * sc_store_decide joins it instead of opening its own. begin takes the write lock (waiting up
+ * to the busy timeout); rollback is harmless when none is open. 0 or an SC_E_* code (reason in
+ * sc_store_errmsg). */
+int sc_store_begin(sc_store_t *store);
+int sc_store_commit(sc_store_t *store);
+int sc_store_rollback(sc_store_t *store);
 
 /* The persisted term (0 when none yet). */
 int sc_store_term(sc_store_t *store, int64_t *ret_term);
@@ -91,8 +104,15 @@ int sc_store_snapshot(sc_store_t *store, bool include_ended, int64_t now_ms, int
                       json_object **ret_json);
 
 /* The decision log as a JSON array of {"index","term","kind","data":{...},"reason",
- * "wall_ms"}, the last max entries. Works on any sqlite3 connection to a store database
- * (schedcoordctl history opens it read-only while the daemon is down). */
-int sc_store_history_json(sqlite3 *db, size_t max, json_object **ret_json);
+ * "wall_ms"}, the last max entries. Works on a read-only store (sc_store_open_readonly).
+ * *ret_json is the caller's. 0, -EINVAL, or SC_E_DB with SQLite's reason in err (may be
+ * NULL). */
+int sc_store_history_json(sc_store_t *store, size_t max, json_object **ret_json, char *err,
+                          size_t errlen);
+
+/* The approval intents without an answer, oldest first: a JSON array of {"id", "event_ids":
+ * [...], "via"} (via null when the POST was ours). *ret_json is the caller's. 0 or an SC_E_*
+ * code. */
+int sc_store_approvals_unanswered(sc_store_t *store, json_object **ret_json);
 
 #endif

@@ -1,7 +1,8 @@
 /* sc_curve: CurveZMQ transport security — key pairs, the members' keyring, the ZAP handler
  * that authenticates clients against it, and socket setup helpers.
  *
- * Model (see proto/README.md): every member has a key pair (`schedcoordctl keygen`); every VM
+ * Model (see proto/README.md): every member has a key pair (`schedcoordctl keygen`,
+ * coordinator/sc_keygen); every VM
  * holds the same keyring file listing each member's public key. Coordinators' ROUTER sockets
  * are CURVE servers; agents' and peers' DEALER sockets are CURVE clients that know the
  * server's public key from the keyring. A ZAP handler in the server's process accepts a client
@@ -121,12 +122,5 @@ int sc_curve_server_setup(void *sock, const sc_curve_keypair_t *kp, const sc_zap
 int sc_curve_client_setup(void *sock, const sc_curve_keypair_t *kp, const char *server_public_z85);
 /* Plain text (--insecure): only ZMQ_MAXMSGSIZE. 0 or -errno. */
 int sc_sock_insecure_setup(void *sock);
-
-/* `schedcoordctl keygen [--name NAME] [--out DIR] [--force]`: makes a key pair, writes it to
- * DIR/NAME.key (mode 0600; DIR defaults to ".", NAME to the host name; --force overwrites)
- * and prints the keyring line "NAME PUBLIC_Z85" on stdout. argv[0] is "keygen". Prints its
- * errors on stderr (it is a command, not library code). Returns the exit status (0, 1 on
- * error, 2 on bad usage). */
-int sc_curve_keygen_main(int argc, char **argv);
 
 #endif

@@ -5,6 +5,7 @@
  *  - a document diffed against itself, or against its round trip, has no differences;
  *    diffed against nothing, everything is added;
  *  - sc_doc_dup gives an equal document;
+ *  - every event goes through sc_event_to_json and back through sc_event_from_json equal;
  *  - sc_doc_parse_lenient fails exactly when the document itself is bad (then as sc_doc_parse,
  *    same code and message); otherwise every kept event is valid, kept + malformed = the length
  *    of Events, every reason names an event ("Events[i]..."), the kept events round-trip
@@ -79,6 +80,20 @@ static void s_doc(const char *buf, size_t size)
     sc_doc_diff_release(&diff);
 
     s_check(sc_doc_dup(doc, &copy) == 0 && s_doc_equal(doc, copy), "dup is equal");
+
+    for (size_t i = 0; i < doc->n_events; i++) {
+        json_object *o = NULL;
+        sc_event_t ev = {0};
+
+        s_check(sc_event_to_json(&doc->events[i], &o) == 0, "event to_json succeeds");
+        rc = sc_event_from_json(o, &ev, err, sizeof(err));
+        if (rc < 0)
+            fprintf(stderr, "event from_json failed: %s\n%s\n", err, json_object_to_json_string(o));
+        s_check(rc == 0, "event to_json output reads back");
+        s_check(sc_event_equal(&doc->events[i], &ev), "event -> json -> event is equal");
+        sc_event_clear(&ev);
+        json_object_put(o);
+    }
 
     free(json);
     sc_doc_destroy(&copy);

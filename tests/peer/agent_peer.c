@@ -27,6 +27,7 @@
 #include <zmq.h>
 
 #include "sc_curve.h"
+#include "sc_keygen.h"
 #include "sc_error.h"
 #include "sc_msg.h"
 #include "sc_time.h"
@@ -181,7 +182,7 @@ int main(int argc, char **argv)
     int zero = 0;
 
     if (argc > 1 && strcmp(argv[1], "keygen") == 0)
-        return sc_curve_keygen_main(argc - 1, argv + 1);
+        return sc_keygen_main(argc - 1, argv + 1);
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--insecure") == 0) {

@@ -6,6 +6,7 @@
 #include "sc_dlog.h"
 #include "sc_error.h"
 #include "sc_store.h"
+#include "sc_store_test.h"
 #include "sc_test.h"
 
 static int s_requests(sc_ts_t *ts)
@@ -20,7 +21,7 @@ static int s_requests(sc_ts_t *ts)
 static int64_t s_count(sc_store_t *s, const char *sql)
 {
     int64_t n = -1;
-    sc_db_query_int64(sc_store_db(s), &n, sql, NULL);
+    sc_db_query_int64(sc_store_test_db(s), &n, sql, NULL);
     return n;
 }
 

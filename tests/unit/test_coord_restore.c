@@ -169,7 +169,7 @@ SC_TEST(old_ended_event_with_a_pending_recover_is_restored)
     sc_coord_destroy(&c);
 
     SC_REQUIRE(sc_store_open(path, &st, err, sizeof(err)) == 0);
-    SC_REQUIRE(sc_store_history_json(sc_db_handle(sc_store_db(st)), 1000, &hist) == 0);
+    SC_REQUIRE(sc_store_history_json(st, 1000, &hist, NULL, 0) == 0);
     for (size_t i = 0; i < json_object_array_length(hist); i++) {
         json_object *e = json_object_array_get_idx(hist, i), *d;
         if (strcmp(json_object_get_string(json_object_object_get(e, "kind")), "alert") != 0 ||
@@ -199,7 +199,7 @@ static int s_alerts(const char *path, const char *alert, const char *id, const c
     int n = 0;
 
     if (sc_store_open(path, &st, err, sizeof(err)) < 0 ||
-        sc_store_history_json(sc_db_handle(sc_store_db(st)), 1000, &hist) < 0) {
+        sc_store_history_json(st, 1000, &hist, NULL, 0) < 0) {
         sc_store_close(&st);
         return -1;
     }
@@ -826,7 +826,7 @@ static int s_seen_decisions(const char *path, const char *id, int64_t observed)
     int n = 0;
 
     if (sc_store_open(path, &st, err, sizeof(err)) < 0 ||
-        sc_store_history_json(sc_db_handle(sc_store_db(st)), 1000, &hist) < 0) {
+        sc_store_history_json(st, 1000, &hist, NULL, 0) < 0) {
         sc_store_close(&st);
         return -1;
     }

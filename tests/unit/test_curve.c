@@ -17,6 +17,7 @@
 #include <zmq.h>
 
 #include "sc_curve.h"
+#include "sc_keygen.h"
 #include "sc_error.h"
 #include "sc_time.h"
 
@@ -135,9 +136,9 @@ SC_TEST(keygen_command)
     SC_REQUIRE(saved >= 0 && fd >= 0);
     dup2(fd, 1);
     close(fd);
-    SC_CHECK_INT(sc_curve_keygen_main(5, argv), 0);
-    SC_CHECK_INT(sc_curve_keygen_main(5, argv), 1); /* exists: refused without --force */
-    SC_CHECK_INT(sc_curve_keygen_main(3, bad), 2);
+    SC_CHECK_INT(sc_keygen_main(5, argv), 0);
+    SC_CHECK_INT(sc_keygen_main(5, argv), 1); /* exists: refused without --force */
+    SC_CHECK_INT(sc_keygen_main(3, bad), 2);
     fflush(stdout);
     dup2(saved, 1);
     close(saved);

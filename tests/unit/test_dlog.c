@@ -3,6 +3,7 @@
 #include "sc_dlog.h"
 #include "sc_error.h"
 #include "sc_store.h"
+#include "sc_store_test.h"
 #include "sc_test.h"
 
 #include <errno.h>
@@ -23,7 +24,7 @@ SC_TEST(append_indexes_and_terms)
     sc_store_t *s = s_open();
     int64_t idx = 0, last = 0, term = 0;
     SC_REQUIRE(s);
-    sc_db_t *db = sc_store_db(s);
+    sc_db_t *db = sc_store_test_db(s);
     SC_CHECK_INT(sc_dlog_last(db, &last, &term), 0);
     SC_CHECK_INT(last, 0);
     SC_CHECK_INT(sc_dlog_append(db, 1, SC_DLOG_ALERT, "{\"message\":\"a\"}", "r1", 10, &idx), 0);
@@ -47,7 +48,7 @@ SC_TEST(append_only)
 {
     sc_store_t *s = s_open();
     SC_REQUIRE(s);
-    sc_db_t *db = sc_store_db(s);
+    sc_db_t *db = sc_store_test_db(s);
     SC_CHECK_INT(sc_dlog_append(db, 1, SC_DLOG_ALERT, "{}", "x", 1, NULL), 0);
     SC_CHECK(sc_db_exec(db, "DELETE FROM dlog", NULL, 0) < 0);
     SC_CHECK(sc_db_exec(db, "UPDATE dlog SET reason = 'forged'", NULL, 0) < 0);
@@ -60,7 +61,7 @@ SC_TEST(replicated_entries)
 {
     sc_store_t *s = s_open();
     SC_REQUIRE(s);
-    sc_db_t *db = sc_store_db(s);
+    sc_db_t *db = sc_store_test_db(s);
     sc_dlog_entry_t e = {.index = 1,
                          .term = 3,
                          .kind = SC_DLOG_TERM,

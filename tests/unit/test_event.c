@@ -751,6 +751,142 @@ SC_TEST(to_json_of_event_built_in_code)
     SC_CHECK_INT(sc_doc_to_json(NULL, &json), -EINVAL);
 }
 
+/* ---- one event as a JSON object ------------------------------------------------------- */
+
+SC_TEST(event_json_round_trip_fixtures)
+{
+    const char *names[] = {"westno-1.json", "westno-2.json", "westno-3.json", "westno-4.json",
+                           "v2017-03-01-iso-notbefore.json"};
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        size_t len = 0;
+        char *buf = sc_test_fixture(names[i], &len), err[256] = "";
+        sc_doc_t *doc = s_parse_fixture(names[i]);
+        json_object *root = NULL, *events = NULL;
+
+        SC_REQUIRE(buf && doc);
+        root = json_tokener_parse(buf);
+        SC_REQUIRE(root && json_object_object_get_ex(root, "Events", &events));
+        SC_REQUIRE(json_object_array_length(events) == doc->n_events);
+        for (size_t k = 0; k < doc->n_events; k++) {
+            sc_event_t direct = {0}, back = {0};
+            json_object *o = NULL;
+
+            /* the fixture's own object reads as sc_doc_parse read it */
+            SC_CHECK_INT(
+                sc_event_from_json(json_object_array_get_idx(events, k), &direct, err, sizeof(err)),
+                0);
+            SC_CHECK(sc_event_equal(&direct, &doc->events[k]));
+            /* and the event comes back equal through its object */
+            SC_REQUIRE(sc_event_to_json(&doc->events[k], &o) == 0);
+            SC_CHECK_INT(sc_event_from_json(o, &back, err, sizeof(err)), 0);
+            if (!sc_event_equal(&back, &doc->events[k]))
+                SC_FAILF("%s Events[%zu] changed through its object: %s", names[i], k,
+                         json_object_to_json_string(o));
+            json_object_put(o);
+            sc_event_clear(&direct);
+            sc_event_clear(&back);
+        }
+        json_object_put(root);
+        sc_doc_destroy(&doc);
+        free(buf);
+    }
+}
+
+SC_TEST(doc_json_object_round_trip)
+{
+    const char *names[] = {"westno-1.json", "westno-2.json", "westno-3.json", "westno-4.json",
+                           "v2017-03-01-iso-notbefore.json"};
+    char err[256] = "";
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        size_t len = 0;
+        char *buf = sc_test_fixture(names[i], &len);
+        sc_doc_t *doc = s_parse_fixture(names[i]), *direct = NULL, *back = NULL;
+        json_object *root = NULL, *o = NULL;
+
+        SC_REQUIRE(buf && doc && (root = json_tokener_parse(buf)));
+        SC_CHECK_INT(sc_doc_from_json(root, &direct, err, sizeof(err)), 0);
+        SC_CHECK(direct && s_doc_equal(direct, doc));
+        SC_REQUIRE(sc_doc_to_json_object(doc, &o) == 0);
+        SC_CHECK_INT(sc_doc_from_json(o, &back, err, sizeof(err)), 0);
+        SC_CHECK(back && s_doc_equal(back, doc));
+        json_object_put(o);
+        json_object_put(root);
+        sc_doc_destroy(&direct);
+        sc_doc_destroy(&back);
+        sc_doc_destroy(&doc);
+        free(buf);
+    }
+    {
+        json_object *arr = json_object_new_array();
+        json_object *bad = json_tokener_parse("{\"DocumentIncarnation\":1,\"Events\":[{}]}");
+        sc_doc_t *doc = NULL;
+
+        SC_CHECK_INT(sc_doc_from_json(arr, &doc, err, sizeof(err)), SC_E_PARSE);
+        SC_CHECK(doc == NULL && strstr(err, "document must be a JSON object"));
+        SC_CHECK_INT(sc_doc_from_json(bad, &doc, err, sizeof(err)), SC_E_PARSE);
+        SC_CHECK(doc == NULL && strstr(err, "Events[0].EventId: missing"));
+        SC_CHECK_INT(sc_doc_from_json(NULL, &doc, err, sizeof(err)), -EINVAL);
+        json_object_put(arr);
+        json_object_put(bad);
+    }
+}
+
+SC_TEST(event_from_json_names_the_field)
+{
+    static const struct {
+        const char *obj; /* one event object */
+        int rc;          /* what sc_event_from_json returns */
+        const char *why; /* what its message starts with */
+    } bad[] = {
+        {"[]", SC_E_PARSE, "event: must be an object"},
+        {"{\"EventType\":\"Reboot\",\"EventStatus\":\"Scheduled\",\"ResourceType\":\"VM\","
+         "\"Resources\":[],\"NotBefore\":\"\"}",
+         SC_E_PARSE, "EventId: missing"},
+        {"{\"EventId\":\"a b\",\"EventType\":\"Reboot\",\"EventStatus\":\"Scheduled\","
+         "\"ResourceType\":\"VM\",\"Resources\":[],\"NotBefore\":\"\"}",
+         SC_E_PARSE, "EventId: \"a b\" is not an EventId"},
+        {"{\"EventId\":\"e1\",\"EventType\":5,\"EventStatus\":\"Scheduled\","
+         "\"ResourceType\":\"VM\",\"Resources\":[],\"NotBefore\":\"\"}",
+         SC_E_PARSE, "EventType: must be a string"},
+        {"{\"EventId\":\"e1\",\"EventType\":\"Reboot\",\"EventStatus\":\"Scheduled\","
+         "\"ResourceType\":\"VM\",\"Resources\":\"vm\",\"NotBefore\":\"\"}",
+         SC_E_PARSE, "Resources: must be an array"},
+        {"{\"EventId\":\"e1\",\"EventType\":\"Reboot\",\"EventStatus\":\"Scheduled\","
+         "\"ResourceType\":\"VM\",\"Resources\":[],\"NotBefore\":\"tomorrow\"}",
+         SC_E_PARSE, "NotBefore: \"tomorrow\" is neither"},
+        {"{\"EventId\":\"e1\",\"EventType\":\"Reboot\",\"EventStatus\":\"Scheduled\","
+         "\"ResourceType\":\"VM\",\"Resources\":[],\"NotBefore\":\"\","
+         "\"DurationInSeconds\":-2}",
+         SC_E_PARSE, "DurationInSeconds: -2 is below -1"},
+        {"{\"EventId\":\"e1\",\"EventType\":\"Reboot\",\"EventStatus\":\"Scheduled\","
+         "\"ResourceType\":\"VM\",\"Resources\":[],\"NotBefore\":\"\",\"Description\":null}",
+         SC_E_PARSE, "Description: must be a string"},
+    };
+    sc_event_t ev = {0};
+    json_object *o = NULL;
+    char err[256];
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        json_object *obj = json_tokener_parse(bad[i].obj);
+
+        SC_REQUIRE(obj);
+        memset(&ev, 0x5a, sizeof(ev)); /* untouched on error */
+        err[0] = '\0';
+        SC_CHECK_INT(sc_event_from_json(obj, &ev, err, sizeof(err)), bad[i].rc);
+        if (strncmp(err, bad[i].why, strlen(bad[i].why)) != 0)
+            SC_FAILF("case %zu: message \"%s\", wanted \"%s...\"", i, err, bad[i].why);
+        SC_CHECK(ev.id[0] == 0x5a && ev.n_resources == (size_t)0x5a5a5a5a5a5a5a5aULL);
+        json_object_put(obj);
+    }
+    memset(&ev, 0, sizeof(ev));
+    SC_CHECK_INT(sc_event_from_json(NULL, &ev, err, sizeof(err)), -EINVAL);
+    SC_CHECK_INT(sc_event_to_json(NULL, &o), -EINVAL);
+    SC_CHECK_INT(sc_event_to_json(&ev, &o), -EINVAL); /* no EventId */
+    SC_CHECK(o == NULL);
+}
+
 /* ---- diff ----------------------------------------------------------------------------- */
 
 SC_TEST(diff_along_westno)
@@ -937,6 +1073,9 @@ int main(void)
     SC_RUN(event_equal_sees_every_field);
     SC_RUN(round_trip_fixtures);
     SC_RUN(to_json_of_event_built_in_code);
+    SC_RUN(event_json_round_trip_fixtures);
+    SC_RUN(event_from_json_names_the_field);
+    SC_RUN(doc_json_object_round_trip);
     SC_RUN(diff_along_westno);
     SC_RUN(diff_mixed_and_case_insensitive);
     SC_RUN(approval_fixtures_parse);

@@ -3,6 +3,7 @@
 #include "sc_dlog.h"
 #include "sc_error.h"
 #include "sc_store.h"
+#include "sc_store_test.h"
 #include "sc_test.h"
 
 #include <errno.h>
@@ -79,22 +80,22 @@ SC_TEST(migrates_from_empty)
     s_fresh_path("migrate");
     SC_CHECK_INT(sc_store_open(s_path, &s, err, sizeof(err)), 0);
     SC_REQUIRE(s);
-    SC_CHECK_INT(sc_db_user_version(sc_store_db(s), &v), 0);
+    SC_CHECK_INT(sc_db_user_version(sc_store_test_db(s), &v), 0);
     SC_CHECK_INT(v, SC_STORE_SCHEMA_VERSION);
     int64_t n = 0;
-    SC_CHECK_INT(sc_db_query_int64(sc_store_db(s), &n,
+    SC_CHECK_INT(sc_db_query_int64(sc_store_test_db(s), &n,
                                    "SELECT count(*) FROM sqlite_master WHERE name IN ('meta', "
                                    "'members', 'events', 'drains', 'approvals', 'dlog', "
                                    "'drains_by_vm')",
                                    NULL),
                  0);
     SC_CHECK_INT(n, 7);
-    SC_CHECK_INT(sc_db_query_int64(sc_store_db(s), &n, "PRAGMA synchronous", NULL), 0);
+    SC_CHECK_INT(sc_db_query_int64(sc_store_test_db(s), &n, "PRAGMA synchronous", NULL), 0);
     SC_CHECK_INT(n, 2); /* FULL */
     sc_store_close(&s);
     /* A database from a newer program is refused with a reason. */
     SC_REQUIRE(sc_store_open(s_path, &s, err, sizeof(err)) == 0);
-    SC_CHECK_INT(sc_db_exec(sc_store_db(s), "PRAGMA user_version = 99", NULL, 0), 0);
+    SC_CHECK_INT(sc_db_exec(sc_store_test_db(s), "PRAGMA user_version = 99", NULL, 0), 0);
     sc_store_close(&s);
     SC_CHECK(sc_store_open(s_path, &s, err, sizeof(err)) < 0);
     SC_CHECK(s == NULL);
@@ -189,11 +190,11 @@ SC_TEST(decisions_survive_restart)
                  0);
     /* An answer for an intent that does not exist is refused, and nothing is logged. */
     int64_t last0 = 0, last1 = 0;
-    sc_dlog_last(sc_store_db(s), &last0, NULL);
+    sc_dlog_last(sc_store_test_db(s), &last0, NULL);
     SC_CHECK_INT(sc_store_decide(s, term, SC_DLOG_APPROVAL_ANSWER, "{\"intent\":999,\"rc\":0}", "",
                                  302, NULL),
                  -EINVAL);
-    sc_dlog_last(sc_store_db(s), &last1, NULL);
+    sc_dlog_last(sc_store_test_db(s), &last1, NULL);
     SC_CHECK_INT(last1, last0);
     sc_store_close(&s);
 
@@ -214,7 +215,7 @@ SC_TEST(decisions_survive_restart)
     json_object_put(snap);
 
     json_object *hist = NULL;
-    SC_CHECK_INT(sc_store_history_json(sc_db_handle(sc_store_db(s)), 3, &hist), 0);
+    SC_CHECK_INT(sc_store_history_json(s, 3, &hist, NULL, 0), 0);
     SC_REQUIRE(hist);
     SC_CHECK_INT(json_object_array_length(hist), 3);
     SC_CHECK_STR(s_gets(hist, "2.kind"), "recover_ordered");
@@ -237,13 +238,56 @@ SC_TEST(bad_decisions_rejected)
                                  "", 1, NULL),
                  -EINVAL);
     int64_t last = 5;
-    SC_CHECK_INT(sc_dlog_last(sc_store_db(s), &last, NULL), 0);
+    SC_CHECK_INT(sc_dlog_last(sc_store_test_db(s), &last, NULL), 0);
     SC_CHECK_INT(last, 0); /* nothing half-written */
     sc_store_close(&s);
 }
 
 /* A hook result reported again (an agent answering a re-sent order, or a new term) keeps the
  * time it first finished; a different result (interrupted, then run again) moves it. */
+/* A batch of decisions in the caller's transaction: rolled back, none is left; committed, all
+ * are. A read-only store reads the log and refuses to write. */
+SC_TEST(transactions_and_read_only)
+{
+    sc_store_t *s = NULL, *ro = NULL;
+    json_object *hist = NULL;
+    int64_t term = 0;
+    char err[256] = "";
+
+    s_fresh_path("txn");
+    SC_REQUIRE(sc_store_open(s_path, &s, err, sizeof(err)) == 0);
+    SC_REQUIRE(sc_store_next_term(s, 100, &term) == 0);
+    SC_CHECK_INT(sc_store_begin(s), 0);
+    SC_CHECK_INT(sc_store_decide(s, term, SC_DLOG_ALERT, "{\"message\":\"a\"}", "r", 101, NULL), 0);
+    SC_CHECK_INT(sc_store_rollback(s), 0);
+    SC_CHECK_INT(sc_store_history_json(s, 10, &hist, err, sizeof(err)), 0);
+    SC_CHECK_INT(json_object_array_length(hist), 1); /* the TERM entry only */
+    json_object_put(hist);
+    SC_CHECK_INT(sc_store_begin(s), 0);
+    SC_CHECK_INT(sc_store_decide(s, term, SC_DLOG_ALERT, "{\"message\":\"b\"}", "r", 102, NULL), 0);
+    SC_CHECK_INT(sc_store_decide(s, term, SC_DLOG_ALERT, "{\"message\":\"c\"}", "r", 103, NULL), 0);
+    SC_CHECK_INT(sc_store_commit(s), 0);
+    SC_CHECK_INT(sc_store_rollback(s), 0); /* none open: harmless */
+
+    SC_REQUIRE(sc_store_open_readonly(s_path, &ro, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_store_history_json(ro, 10, &hist, err, sizeof(err)), 0);
+    SC_CHECK_INT(json_object_array_length(hist), 3);
+    SC_CHECK_STR(s_gets(hist, "2.data.message"), "c");
+    json_object_put(hist);
+    SC_CHECK(sc_store_decide(ro, term, SC_DLOG_ALERT, "{\"message\":\"d\"}", "r", 104, NULL) < 0);
+    SC_CHECK_INT(sc_store_history_json(ro, 10, &hist, err, sizeof(err)), 0);
+    SC_CHECK_INT(json_object_array_length(hist), 3); /* nothing written */
+    json_object_put(hist);
+    sc_store_close(&ro);
+    sc_store_close(&s);
+
+    /* a missing file is not created, and the reason is given */
+    s_fresh_path("txn-missing");
+    SC_CHECK(sc_store_open_readonly(s_path, &ro, err, sizeof(err)) < 0);
+    SC_CHECK(ro == NULL && strstr(err, "unable to open") != NULL);
+    SC_CHECK(access(s_path, F_OK) != 0);
+}
+
 static int64_t s_detail_int(sc_store_t *s, const char *vm, const char *phase, const char *key)
 {
     json_object *snap = NULL;
@@ -338,12 +382,12 @@ SC_TEST(decide_json_logs_text_and_applies)
     SC_CHECK_STR(s_gets(snap, "members.0.endpoint"), "tcp://h:1");
     SC_CHECK_INT(json_object_get_int(s_get(snap, "members.0.fault_domain")), 2);
     SC_CHECK_INT(json_object_get_int(s_get(snap, "members.0.update_domain")), 4);
-    SC_CHECK_INT(sc_store_history_json(sc_db_handle(sc_store_db(s)), 10, &hist), 0);
+    SC_CHECK_INT(sc_store_history_json(s, 10, &hist, NULL, 0), 0);
     SC_CHECK_STR(s_gets(hist, "0.data.endpoint"), "tcp://h:1");
     SC_CHECK_STR(s_gets(hist, "0.reason"), "why");
     SC_CHECK_INT(sc_store_decide_json(s, 3, SC_DLOG_MEMBER, bad, "bad", 43, NULL), -EINVAL);
     SC_CHECK_INT(sc_store_decide_json(s, 3, SC_DLOG_MEMBER, NULL, "bad", 43, NULL), -EINVAL);
-    SC_CHECK_INT(sc_dlog_last(sc_store_db(s), &last, NULL), 0);
+    SC_CHECK_INT(sc_dlog_last(sc_store_test_db(s), &last, NULL), 0);
     SC_CHECK_INT(last, idx); /* nothing half-written */
     json_object_put(d);
     json_object_put(bad);
@@ -357,6 +401,7 @@ int main(void)
     SC_RUN(migrates_from_empty);
     SC_RUN(decisions_survive_restart);
     SC_RUN(bad_decisions_rejected);
+    SC_RUN(transactions_and_read_only);
     SC_RUN(hook_result_reported_again_keeps_its_time);
     SC_RUN(drain_state_names);
     SC_RUN(decide_json_logs_text_and_applies);
