@@ -15,32 +15,32 @@ struct sc_store {
 
 /* migrations[i] takes the schema from version i to i + 1. Never edit a released one. */
 static const char *const s_migrations[SC_STORE_SCHEMA_VERSION] = {
-    /* 0 -> 1: the tables. */
-    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-    "CREATE TABLE members(name TEXT PRIMARY KEY, endpoint TEXT, fault_domain INTEGER,"
-    "  update_domain INTEGER, state TEXT NOT NULL DEFAULT 'healthy', updated_ms INTEGER);"
-    "CREATE TABLE events(event_id TEXT PRIMARY KEY COLLATE NOCASE, event_type TEXT,"
-    "  status TEXT, source TEXT, resource_type TEXT, resources TEXT, not_before INTEGER,"
-    "  not_before_raw TEXT, description TEXT, duration_s INTEGER, doc TEXT, seen_by TEXT,"
-    "  first_seen_ms INTEGER, last_changed_ms INTEGER, approved_ms INTEGER, approved_by TEXT,"
-    "  started_ms INTEGER, started_how TEXT, ended_ms INTEGER, ended_how TEXT);"
-    "CREATE TABLE drains(event_id TEXT NOT NULL COLLATE NOCASE, vm TEXT NOT NULL,"
-    "  phase TEXT NOT NULL CHECK (phase IN ('prepare', 'recover')), ordered_ms INTEGER,"
-    "  started_ms INTEGER, finished_ms INTEGER, result TEXT, exit_status INTEGER,"
-    "  PRIMARY KEY (event_id, vm, phase));"
-    "CREATE TABLE approvals(id INTEGER PRIMARY KEY, event_ids TEXT NOT NULL,"
-    "  body TEXT NOT NULL, via TEXT, by TEXT, intent_ms INTEGER NOT NULL, answered_ms INTEGER,"
-    "  rc INTEGER, http_status INTEGER, answer TEXT);"
-    "CREATE TABLE dlog(idx INTEGER PRIMARY KEY, term INTEGER NOT NULL, kind TEXT NOT NULL,"
-    "  data TEXT NOT NULL, reason TEXT NOT NULL, wall_ms INTEGER NOT NULL,"
-    "  applied INTEGER NOT NULL DEFAULT 0);"
-    "CREATE TRIGGER dlog_append_only_u BEFORE UPDATE OF idx, term, kind, data, reason, wall_ms"
-    "  ON dlog BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END;"
-    "CREATE TRIGGER dlog_append_only_d BEFORE DELETE ON dlog"
-    "  BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END;",
+    /* 0 -> 1: the tables. (Parenthesised: one element of several literals.) */
+    ("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+     "CREATE TABLE members(name TEXT PRIMARY KEY, endpoint TEXT, fault_domain INTEGER,"
+     "  update_domain INTEGER, state TEXT NOT NULL DEFAULT 'healthy', updated_ms INTEGER);"
+     "CREATE TABLE events(event_id TEXT PRIMARY KEY COLLATE NOCASE, event_type TEXT,"
+     "  status TEXT, source TEXT, resource_type TEXT, resources TEXT, not_before INTEGER,"
+     "  not_before_raw TEXT, description TEXT, duration_s INTEGER, doc TEXT, seen_by TEXT,"
+     "  first_seen_ms INTEGER, last_changed_ms INTEGER, approved_ms INTEGER, approved_by TEXT,"
+     "  started_ms INTEGER, started_how TEXT, ended_ms INTEGER, ended_how TEXT);"
+     "CREATE TABLE drains(event_id TEXT NOT NULL COLLATE NOCASE, vm TEXT NOT NULL,"
+     "  phase TEXT NOT NULL CHECK (phase IN ('prepare', 'recover')), ordered_ms INTEGER,"
+     "  started_ms INTEGER, finished_ms INTEGER, result TEXT, exit_status INTEGER,"
+     "  PRIMARY KEY (event_id, vm, phase));"
+     "CREATE TABLE approvals(id INTEGER PRIMARY KEY, event_ids TEXT NOT NULL,"
+     "  body TEXT NOT NULL, via TEXT, by TEXT, intent_ms INTEGER NOT NULL, answered_ms INTEGER,"
+     "  rc INTEGER, http_status INTEGER, answer TEXT);"
+     "CREATE TABLE dlog(idx INTEGER PRIMARY KEY, term INTEGER NOT NULL, kind TEXT NOT NULL,"
+     "  data TEXT NOT NULL, reason TEXT NOT NULL, wall_ms INTEGER NOT NULL,"
+     "  applied INTEGER NOT NULL DEFAULT 0);"
+     "CREATE TRIGGER dlog_append_only_u BEFORE UPDATE OF idx, term, kind, data, reason, wall_ms"
+     "  ON dlog BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END;"
+     "CREATE TRIGGER dlog_append_only_d BEFORE DELETE ON dlog"
+     "  BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END;"),
     /* 1 -> 2: lookups by VM (status per member) and unanswered approvals (restart). */
-    "CREATE INDEX drains_by_vm ON drains(vm);"
-    "CREATE INDEX approvals_unanswered ON approvals(id) WHERE answered_ms IS NULL;",
+    ("CREATE INDEX drains_by_vm ON drains(vm);"
+     "CREATE INDEX approvals_unanswered ON approvals(id) WHERE answered_ms IS NULL;"),
     /* 2 -> 3: a drain's attempt (a failed prepare is rolled back and tried again). */
     "ALTER TABLE drains ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;",
     /* 3 -> 4: the agent boot id a member was gone with (only a new agent brings it back). */
