@@ -483,6 +483,9 @@ static int s_check_hook_progress(s_ctx_t *c, const sc_msg_t *m);
 
 #define S_BODY(t) .fields = (t), .n = sizeof(t) / sizeof((t)[0])
 
+static const s_msgdef_t s_envelope_def = {S_BODY(s_envelope_fields)};
+static const s_msgdef_t s_entry_def = {S_BODY(s_entry_fields)};
+
 /* The catalog: adding a message type is one line here, its table above and its struct. */
 static const s_msgdef_t s_msgdefs[SC_MSG_TYPE_MAX] = {
     [SC_MSG_HELLO] = {S_BODY(s_hello_fields), .check = s_check_hello},
@@ -509,10 +512,16 @@ static const s_msgdef_t s_msgdefs[SC_MSG_TYPE_MAX] = {
 typedef char s_event_id_t[SC_EVENT_ID_MAX + 1];
 typedef char s_cap_t[SC_MSG_CAP_MAX + 1];
 
-/* Capability i of an S_CAPS field. */
-static const char *s_cap(const void *base, const s_field_t *f, size_t i)
+/* Item i of list f (S_CAPS, S_EVENTS, S_STRV) in base; NULL for an S_STRV hole. */
+static const char *s_item(const void *base, const s_field_t *f, size_t i)
 {
-    return (const char *)base + f->off + i * sizeof(s_cap_t);
+    const char *at = (const char *)base + f->off;
+
+    switch (f->kind) {
+    case S_CAPS: return at + i * sizeof(s_cap_t);
+    case S_EVENTS: return (*(s_event_id_t *const *)(const void *)at)[i];
+    default: return (*(char **const *)(const void *)at)[i];
+    }
 }
 
 /* The integer of f in base as an int64_t; a uint64_t above INT64_MAX goes to *ret_big (else
@@ -547,27 +556,23 @@ static void s_int_range(const s_field_t *f, int64_t *ret_min, int64_t *ret_max)
 
 /* ---------------------------------------------------------------- life cycle */
 
-static void s_release_fields(const s_field_t *fields, size_t n, void *base)
+static void s_release_fields(const s_msgdef_t *def, void *base)
 {
-    for (size_t i = 0; i < n; i++) {
-        const s_field_t *f = &fields[i];
+    for (size_t i = 0; i < def->n; i++) {
+        const s_field_t *f = &def->fields[i];
 
         switch (f->kind) {
         case S_TEXT:
-        case S_OBJECT: free(*S_AT(base, f, char *)); break;
-        case S_EVENTS: free(*S_AT(base, f, s_event_id_t *)); break;
+        case S_OBJECT:
+        case S_EVENTS: free(*S_AT(base, f, void *)); break;
         case S_STRV: sc_strv_free(*S_AT(base, f, char **), S_COUNT(base, f)); break;
         case S_DOC:
         case S_EVENT_DOC: sc_doc_destroy(S_AT(base, f, sc_doc_t *)); break;
-        case S_ENTRIES: {
-            sc_msg_entry_t *en = *S_AT(base, f, sc_msg_entry_t *);
-
-            for (size_t j = 0; en && j < S_COUNT(base, f); j++)
-                s_release_fields(s_entry_fields, sizeof(s_entry_fields) / sizeof(s_entry_fields[0]),
-                                 &en[j]);
-            free(en);
+        case S_ENTRIES:
+            for (size_t j = 0; *S_AT(base, f, void *) && j < S_COUNT(base, f); j++)
+                s_release_fields(&s_entry_def, &(*S_AT(base, f, sc_msg_entry_t *))[j]);
+            free(*S_AT(base, f, void *));
             break;
-        }
         default: break;
         }
     }
@@ -578,7 +583,7 @@ void sc_msg_destroy(sc_msg_t **msg)
     if (!msg || !*msg)
         return;
     if ((unsigned)(*msg)->type < SC_MSG_TYPE_MAX)
-        s_release_fields(s_msgdefs[(*msg)->type].fields, s_msgdefs[(*msg)->type].n, *msg);
+        s_release_fields(&s_msgdefs[(*msg)->type], *msg);
     free(*msg);
     *msg = NULL;
 }
@@ -709,23 +714,6 @@ static int s_check_terminated(s_ctx_t *c, const char *what, const char *s, size_
     if ((*ret_len = strnlen(s, size)) == size)
         return s_fail(c, S_BAD(c), SC_E_PROTO, "%s%s%s: not NUL-terminated", S_PFX(c), what);
     return 0;
-}
-
-static int s_too_many(s_ctx_t *c, const s_field_t *f, size_t n)
-{
-    return s_fail(c, SC_MSG_REJ_TOO_BIG, SC_E_TOO_BIG, "%s.%s: %zu items, more than %zu", c->pfx,
-                  f->key, n, f->items);
-}
-
-static int s_empty_list(s_ctx_t *c, const s_field_t *f)
-{
-    return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: empty%s", c->pfx, f->key,
-                  f->flags & S_OPTIONAL ? " (omit it)" : "");
-}
-
-static int s_repeated(s_ctx_t *c, const char *what, const char *s)
-{
-    return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: \"%s\" repeated", c->pfx, what, s);
 }
 
 /* A document agrees with the field it refers to: its DocumentIncarnation (S_DOC) or its one
@@ -1013,22 +1001,37 @@ static int s_field(s_ctx_t *c, json_object *obj, const char *key, json_type want
     return 0;
 }
 
-/* Item i of a list field: a string, checked like one (*ret_s, *ret_n). */
-static int s_item_str(s_ctx_t *c, const s_field_t *f, json_object *arr, size_t i, char *what,
-                      size_t whatlen, const char **ret_s, size_t *ret_n)
+/* A string s of n bytes for field f (or item what of list f) by the rules of its kind. */
+static int s_check_string(s_ctx_t *c, const s_field_t *f, const char *what, const char *s, size_t n)
 {
-    json_object *v = json_object_array_get_idx(arr, i);
+    if (f->kind == S_EVENT_ID || f->kind == S_EVENTS)
+        return s_check_event_id(c, what, s, n);
+    return s_check_str(c, what, s, n, (size_t)f->min, (size_t)f->max, f->chars, f->charset);
+}
 
-    snprintf(what, whatlen, "%s[%zu]", f->key, i);
-    if (!json_object_is_type(v, json_type_string))
-        return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: must be a string, not %s", c->pfx,
-                      what, s_jtype(v));
-    *ret_s = json_object_get_string(v);
-    *ret_n = (size_t)json_object_get_string_len(v);
-    if (f->kind == S_EVENTS)
-        return s_check_event_id(c, what, *ret_s, *ret_n);
-    return s_check_str(c, what, *ret_s, *ret_n, (size_t)f->min, (size_t)f->max, f->chars,
-                       f->charset);
+/* Item i of list f, s of n bytes: valid, and not a repeat of the items before it in base. */
+static int s_check_item(s_ctx_t *c, const s_field_t *f, const void *base, size_t i,
+                        const char *what, const char *s, size_t n)
+{
+    int rc = s_check_string(c, f, what, s, n);
+
+    for (size_t j = 0; rc == 0 && f->kind != S_STRV && j < i; j++)
+        if (f->kind == S_EVENTS ? sc_event_id_equal(s_item(base, f, j), s)
+                                : strcmp(s_item(base, f, j), s) == 0)
+            rc = s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: \"%s\" repeated", c->pfx, what, s);
+    return rc;
+}
+
+/* The count of list f (0..items, and not 0 for S_EVENTS / S_STRV). */
+static int s_check_count(s_ctx_t *c, const s_field_t *f, size_t n)
+{
+    if (n == 0 && (f->kind == S_EVENTS || f->kind == S_STRV))
+        return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: empty%s", c->pfx, f->key,
+                      f->flags & S_OPTIONAL ? " (omit it)" : "");
+    if (n > f->items)
+        return s_fail(c, SC_MSG_REJ_TOO_BIG, SC_E_TOO_BIG, "%s.%s: %zu items, more than %zu",
+                      c->pfx, f->key, n, f->items);
+    return 0;
 }
 
 static int s_doc_rc(s_ctx_t *c, int rc, const char *what, const char *why)
@@ -1067,112 +1070,81 @@ static int s_dec_doc(s_ctx_t *c, const s_field_t *f, json_object *v, sc_doc_t **
     return rc < 0 ? s_doc_rc(c, rc, f->key, why) : 0;
 }
 
-static int s_dec_fields(s_ctx_t *c, json_object *o, const s_field_t *fields, size_t n, void *base,
-                        sc_msg_t *m, bool late);
-
-/* The entries of an append: each an object of s_entry_fields, following the one before. */
-static int s_dec_entries(s_ctx_t *c, const s_field_t *f, json_object *arr, sc_msg_t *m)
+/* A key of o that neither table knows (nor "v" and "type" when envelope is given). */
+static int s_unknown_keys(s_ctx_t *c, json_object *o, const s_msgdef_t *def,
+                          const s_msgdef_t *envelope)
 {
-    size_t n = json_object_array_length(arr);
-    sc_msg_entry_t **entries = S_AT(m, f, sc_msg_entry_t *);
-    const char *pfx = c->pfx;
-    int rc = 0;
+    json_object_object_foreach(o, key, val)
+    {
+        bool known = envelope && (!strcmp(key, "v") || !strcmp(key, "type"));
 
-    if (n > f->items)
-        return s_too_many(c, f, n);
-    if (n > 0 && !(*entries = calloc(n, sizeof(**entries))))
-        return s_nomem(c);
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        json_object *e = json_object_array_get_idx(arr, i);
-        char epfx[96];
-
-        snprintf(epfx, sizeof(epfx), "%s.%s[%zu]", pfx, f->key, i);
-        if (!json_object_is_type(e, json_type_object))
-            return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s: must be an object, not %s", epfx,
-                          s_jtype(e));
-        c->pfx = epfx;
-        S_COUNT(m, f) = i + 1;
-        json_object_object_foreach(e, key, val)
-        {
-            bool known = false;
-
-            (void)val;
-            for (size_t k = 0; k < sizeof(s_entry_fields) / sizeof(s_entry_fields[0]); k++)
-                known = known || strcmp(key, s_entry_fields[k].key) == 0;
-            if (!known)
-                return s_fail(c, SC_MSG_REJ_UNKNOWN, SC_E_PROTO,
-                              "%s.%.64s: unknown field (protocol v%d)", epfx, key,
-                              SC_PROTO_VERSION);
-        }
-        if ((rc = s_dec_fields(c, e, s_entry_fields,
-                               sizeof(s_entry_fields) / sizeof(s_entry_fields[0]), &(*entries)[i],
-                               m, false)) == 0)
-            rc = s_check_entry(c, m, i);
+        (void)val;
+        for (size_t i = 0; !known && i < def->n; i++)
+            known = !strcmp(key, def->fields[i].key);
+        for (size_t i = 0; !known && envelope && i < envelope->n; i++)
+            known = !strcmp(key, envelope->fields[i].key);
+        if (!known)
+            return s_fail(c, SC_MSG_REJ_UNKNOWN, SC_E_PROTO,
+                          "%s.%.64s: unknown field (protocol v%d)", c->pfx, key, SC_PROTO_VERSION);
     }
-    c->pfx = pfx;
-    return rc;
+    return 0;
 }
+
+static int s_dec_fields(s_ctx_t *c, json_object *o, const s_msgdef_t *def, void *base, sc_msg_t *m,
+                        bool late);
 
 /* The items of a list (or the content of a document) v of field f into base. */
 static int s_dec_items(s_ctx_t *c, const s_field_t *f, json_object *v, void *base, sc_msg_t *m)
 {
     size_t n = json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
-    char what[48];
-    const char *s;
-    size_t len;
+    const char *pfx = c->pfx;
     int rc;
 
-    switch (f->kind) {
-    case S_DOC:
-    case S_EVENT_DOC:
-        if ((rc = s_dec_doc(c, f, v, S_AT(base, f, sc_doc_t *))) < 0)
-            return rc;
-        return s_check_doc_ref(c, f, base, *S_AT(base, f, sc_doc_t *));
-    case S_ENTRIES: return s_dec_entries(c, f, v, m);
-    case S_CAPS:
-        if (n > f->items)
-            return s_too_many(c, f, n);
-        for (size_t i = 0; i < n; i++) {
-            s_cap_t *caps = S_AT(base, f, s_cap_t);
+    if (f->kind == S_DOC || f->kind == S_EVENT_DOC)
+        return (rc = s_dec_doc(c, f, v, S_AT(base, f, sc_doc_t *))) < 0
+                   ? rc
+                   : s_check_doc_ref(c, f, base, *S_AT(base, f, sc_doc_t *));
+    if ((rc = s_check_count(c, f, n)) < 0)
+        return rc;
+    /* Owned by the message at once, so that a failure below frees it with the message. */
+    if (n > 0 && f->kind != S_CAPS &&
+        !(*S_AT(base, f, void *) = calloc(n, f->kind == S_EVENTS ? sizeof(s_event_id_t)
+                                             : f->kind == S_STRV ? sizeof(char *)
+                                                                 : sizeof(sc_msg_entry_t))))
+        return s_nomem(c);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        json_object *it = json_object_array_get_idx(v, i);
+        const char *str = json_object_get_string(it);
+        size_t len = (size_t)json_object_get_string_len(it);
+        char what[96];
 
-            if ((rc = s_item_str(c, f, v, i, what, sizeof(what), &s, &len)) < 0)
-                return rc;
-            for (size_t j = 0; j < i; j++)
-                if (strcmp(caps[j], s) == 0)
-                    return s_repeated(c, what, s);
-            memcpy(caps[i], s, len + 1);
-            S_COUNT(base, f) = i + 1;
-        }
-        return 0;
-    case S_EVENTS:
-    case S_STRV:
-        if (n == 0)
-            return s_empty_list(c, f);
-        if (n > f->items)
-            return s_too_many(c, f, n);
-        /* Owned by the message at once, so that a failure below frees it with the message. */
-        if (!(*S_AT(base, f, void *) =
-                  calloc(n, f->kind == S_EVENTS ? sizeof(s_event_id_t) : sizeof(char *))))
-            return s_nomem(c);
-        for (size_t i = 0; i < n; i++) {
-            if ((rc = s_item_str(c, f, v, i, what, sizeof(what), &s, &len)) < 0)
-                return rc;
-            if (f->kind == S_STRV) {
-                if (!((*S_AT(base, f, char **))[i] = strdup(s)))
-                    return s_nomem(c);
-            } else {
-                s_event_id_t *ev = *S_AT(base, f, s_event_id_t *);
+        snprintf(what, sizeof(what), "%s[%zu]", f->key, i);
+        S_COUNT(base, f) = i + 1;
+        if (f->kind == S_ENTRIES) {
+            sc_msg_entry_t *en = &(*S_AT(base, f, sc_msg_entry_t *))[i];
 
-                for (size_t j = 0; j < i; j++)
-                    if (sc_event_id_equal(ev[j], s))
-                        return s_repeated(c, what, s);
-                memcpy(ev[i], s, len + 1);
-            }
-            S_COUNT(base, f) = i + 1;
+            snprintf(what, sizeof(what), "%s.%s[%zu]", pfx, f->key, i);
+            if (!json_object_is_type(it, json_type_object))
+                return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s: must be an object, not %s",
+                              what, s_jtype(it));
+            c->pfx = what;
+            if ((rc = s_unknown_keys(c, it, &s_entry_def, NULL)) == 0 &&
+                (rc = s_dec_fields(c, it, &s_entry_def, en, m, false)) == 0)
+                rc = s_check_entry(c, m, i);
+            c->pfx = pfx;
+        } else if (!json_object_is_type(it, json_type_string)) {
+            return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: must be a string, not %s",
+                          c->pfx, what, s_jtype(it));
+        } else if ((rc = s_check_item(c, f, base, i, what, str, len)) == 0) {
+            if (f->kind == S_STRV)
+                rc = ((*S_AT(base, f, char **))[i] = strdup(str)) ? 0 : s_nomem(c);
+            else
+                memcpy(f->kind == S_CAPS ? S_AT(base, f, char) + i * sizeof(s_cap_t)
+                                         : (*S_AT(base, f, s_event_id_t *))[i],
+                       str, len + 1);
         }
-        return 0;
-    default: return 0;
     }
+    return rc;
 }
 
 /* The value v of field f into base. */
@@ -1207,14 +1179,12 @@ static int s_dec_value(s_ctx_t *c, const s_field_t *f, json_object *v, void *bas
         return 0;
     case S_STR:
     case S_EVENT_ID:
-        if ((rc = f->kind == S_STR ? s_check_str(c, f->key, s, n, (size_t)f->min, (size_t)f->max,
-                                                 f->chars, f->charset)
-                                   : s_check_event_id(c, f->key, s, n)) < 0)
+        if ((rc = s_check_string(c, f, f->key, s, n)) < 0)
             return rc;
         memcpy(S_AT(base, f, char), s, n + 1);
         return 0;
     case S_TEXT:
-        if ((rc = s_check_str(c, f->key, s, n, 0, (size_t)f->max, NULL, NULL)) < 0)
+        if ((rc = s_check_string(c, f, f->key, s, n)) < 0)
             return rc;
         return (*S_AT(base, f, char *) = strdup(s)) ? 0 : s_nomem(c);
     case S_OBJECT: return (*S_AT(base, f, char *) = s_json_text(v)) ? 0 : s_nomem(c);
@@ -1225,13 +1195,13 @@ static int s_dec_value(s_ctx_t *c, const s_field_t *f, json_object *v, void *bas
 /* Decodes the fields of a table from o into base, in table order: each present (unless
  * optional) and of its JSON type, then its value. late = false: an S_LATE field only up to its
  * JSON type; late = true: the items of the S_LATE fields. */
-static int s_dec_fields(s_ctx_t *c, json_object *o, const s_field_t *fields, size_t n, void *base,
-                        sc_msg_t *m, bool late)
+static int s_dec_fields(s_ctx_t *c, json_object *o, const s_msgdef_t *def, void *base, sc_msg_t *m,
+                        bool late)
 {
     int rc;
 
-    for (size_t i = 0; i < n; i++) {
-        const s_field_t *f = &fields[i];
+    for (size_t i = 0; i < def->n; i++) {
+        const s_field_t *f = &def->fields[i];
         json_object *v = NULL;
 
         if (late && !(f->flags & S_LATE))
@@ -1242,14 +1212,6 @@ static int s_dec_fields(s_ctx_t *c, json_object *o, const s_field_t *fields, siz
             return rc;
     }
     return 0;
-}
-
-static bool s_is_key(const s_field_t *fields, size_t n, const char *k)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(fields[i].key, k) == 0)
-            return true;
-    return false;
 }
 
 /* Parses buf into one JSON object (*ret_obj, caller's). */
@@ -1333,28 +1295,13 @@ static int s_decode_obj(s_ctx_t *c, json_object *o, sc_msg_t **ret_msg)
     def = &s_msgdefs[type];
     if (!(m = s_alloc(type)))
         return s_nomem(c);
-    rc = s_dec_fields(c, o, s_envelope_fields,
-                      sizeof(s_envelope_fields) / sizeof(s_envelope_fields[0]), m, m, false);
-    c->pfx = s_type_names[type];
-    if (rc == 0) {
-        json_object_object_foreach(o, key, val)
-        {
-            (void)val;
-            if (strcmp(key, "v") && strcmp(key, "type") &&
-                !s_is_key(s_envelope_fields,
-                          sizeof(s_envelope_fields) / sizeof(s_envelope_fields[0]), key) &&
-                !s_is_key(def->fields, def->n, key)) {
-                rc =
-                    s_fail(c, SC_MSG_REJ_UNKNOWN, SC_E_PROTO,
-                           "%s.%.64s: unknown field (protocol v%d)", c->pfx, key, SC_PROTO_VERSION);
-                break;
-            }
-        }
+    if ((rc = s_dec_fields(c, o, &s_envelope_def, m, m, false)) == 0) {
+        c->pfx = s_type_names[type];
+        rc = s_unknown_keys(c, o, def, &s_envelope_def);
     }
     /* The fields, the rules across them, then the items read late (see S_LATE). */
-    if (rc < 0 || (rc = s_dec_fields(c, o, def->fields, def->n, m, m, false)) < 0 ||
-        (rc = s_check_msg(c, def, m)) < 0 ||
-        (rc = s_dec_fields(c, o, def->fields, def->n, m, m, true)) < 0) {
+    if (rc < 0 || (rc = s_dec_fields(c, o, def, m, m, false)) < 0 ||
+        (rc = s_check_msg(c, def, m)) < 0 || (rc = s_dec_fields(c, o, def, m, m, true)) < 0) {
         sc_msg_destroy(&m);
         return rc;
     }
@@ -1399,15 +1346,6 @@ static int s_put(s_ctx_t *c, json_object *parent, const char *key, json_object *
     return 0;
 }
 
-static int s_push(s_ctx_t *c, json_object *arr, json_object *v)
-{
-    if (!v || json_object_array_add(arr, v) < 0) {
-        json_object_put(v);
-        return s_nomem(c);
-    }
-    return 0;
-}
-
 /* The JSON of a document (sc_doc_to_json reparsed); sc_doc_to_json writes what sc_doc_parse
  * reads back. */
 static int s_doc_json(s_ctx_t *c, const s_field_t *f, const sc_doc_t *doc, json_object **ret)
@@ -1425,104 +1363,73 @@ static int s_doc_json(s_ctx_t *c, const s_field_t *f, const sc_doc_t *doc, json_
     return *ret ? 0 : s_nomem(c);
 }
 
-static int s_enc_fields(s_ctx_t *c, json_object *o, const s_field_t *fields, size_t n,
-                        const void *base, const sc_msg_t *m, bool late);
+static int s_enc_fields(s_ctx_t *c, json_object *o, const s_msgdef_t *def, const void *base,
+                        const sc_msg_t *m, bool late);
 
-/* The array of the items of list f (or a document's object): checked by the decoder's rules
- * (*ret, caller's; NULL: left out). */
+/* The JSON of a document field: the document, or its one event bare (S_EVENT_DOC). */
+static int s_enc_doc(s_ctx_t *c, const s_field_t *f, const void *base, json_object **ret)
+{
+    const sc_doc_t *doc = *S_CAT(base, f, sc_doc_t *);
+    json_object *o = NULL, *evs;
+    int rc;
+
+    if ((rc = s_check_doc_ref(c, f, base, doc)) < 0 || (rc = s_doc_json(c, f, doc, &o)) < 0)
+        return rc;
+    if (f->kind == S_DOC) {
+        *ret = o;
+        return 0;
+    }
+    if (json_object_object_get_ex(o, "Events", &evs) && json_object_array_length(evs) == 1)
+        *ret = json_object_get(json_object_array_get_idx(evs, 0));
+    json_object_put(o);
+    return *ret
+               ? 0
+               : s_fail(c, SC_MSG_REJ_DOCUMENT, SC_E_PROTO, "%s.%s: not one event", c->pfx, f->key);
+}
+
+/* The array of the items of list f, checked by the decoder's rules (*ret, caller's). */
 static int s_enc_items(s_ctx_t *c, const s_field_t *f, const void *base, const sc_msg_t *m,
                        json_object **ret)
 {
-    size_t n = f->off_n ? S_CCOUNT(base, f) : 0;
-    json_object *arr = NULL, *doc = NULL, *evs;
-    int rc = 0;
+    size_t n = S_CCOUNT(base, f);
+    const char *pfx = c->pfx;
+    json_object *arr;
+    int rc;
 
-    switch (f->kind) {
-    case S_DOC:
-    case S_EVENT_DOC:
-        if (!*S_CAT(base, f, sc_doc_t *))
-            return f->flags & S_OPTIONAL ? 0
-                                         : s_fail(c, SC_MSG_REJ_MISSING, SC_E_PROTO,
-                                                  "%s.%s: missing", c->pfx, f->key);
-        if ((rc = s_check_doc_ref(c, f, base, *S_CAT(base, f, sc_doc_t *))) < 0 ||
-            (rc = s_doc_json(c, f, *S_CAT(base, f, sc_doc_t *), &doc)) < 0)
-            return rc;
-        if (f->kind == S_DOC) {
-            *ret = doc;
-            return 0;
-        }
-        /* the bare event object */
-        if (json_object_object_get_ex(doc, "Events", &evs) && json_object_array_length(evs) == 1)
-            *ret = json_object_get(json_object_array_get_idx(evs, 0));
-        json_object_put(doc);
-        return *ret ? 0
-                    : s_fail(c, SC_MSG_REJ_DOCUMENT, SC_E_PROTO, "%s.%s: not one event", c->pfx,
-                             f->key);
-    case S_STRV:
-        if (n == 0 && (f->flags & S_OMIT))
-            return 0;
-        /* fall through */
-    case S_EVENTS:
-        if (n == 0)
-            return s_empty_list(c, f);
-        /* fall through */
-    default:
-        if (n > f->items)
-            return s_too_many(c, f, n);
-    }
+    if ((rc = s_check_count(c, f, n)) < 0)
+        return rc;
     if (!(arr = json_object_new_array()))
         return s_nomem(c);
     for (size_t i = 0; i < n && rc == 0; i++) {
-        char what[48];
-        const char *s = "";
-        size_t len = 0;
+        json_object *v = NULL;
+        const char *str;
+        size_t len;
+        char what[96];
 
         snprintf(what, sizeof(what), "%s[%zu]", f->key, i);
-        switch (f->kind) {
-        case S_CAPS:
-            s = s_cap(base, f, i);
-            rc = s_check_terminated(c, what, s, sizeof(s_cap_t), &len);
-            for (size_t j = 0; rc == 0 && j < i; j++)
-                if (strcmp(s_cap(base, f, j), s) == 0)
-                    rc = s_repeated(c, what, s);
-            break;
-        case S_EVENTS:
-            s = (*S_CAT(base, f, s_event_id_t *))[i];
-            rc = s_check_terminated(c, what, s, sizeof(s_event_id_t), &len);
-            for (size_t j = 0; rc == 0 && j < i; j++)
-                if (sc_event_id_equal((*S_CAT(base, f, s_event_id_t *))[j], s))
-                    rc = s_repeated(c, what, s);
-            break;
-        case S_STRV:
-            s = (*S_CAT(base, f, char **))[i] ? (*S_CAT(base, f, char **))[i] : "";
-            len = strlen(s);
-            break;
-        case S_ENTRIES: {
-            const sc_msg_entry_t *en = &(*S_CAT(base, f, sc_msg_entry_t *))[i];
-            const char *pfx = c->pfx;
-            json_object *eo = json_object_new_object();
-            char epfx[96];
-
-            snprintf(epfx, sizeof(epfx), "%s.%s", pfx, what);
-            c->pfx = epfx;
-            if (!eo)
-                rc = s_nomem(c);
-            else if ((rc = s_enc_fields(c, eo, s_entry_fields,
-                                        sizeof(s_entry_fields) / sizeof(s_entry_fields[0]), en, m,
-                                        false)) == 0 &&
-                     (rc = s_check_entry(c, m, i)) == 0)
-                rc = s_push(c, arr, json_object_get(eo));
-            json_object_put(eo);
+        if (f->kind == S_ENTRIES) {
+            snprintf(what, sizeof(what), "%s.%s[%zu]", pfx, f->key, i);
+            c->pfx = what;
+            if ((v = json_object_new_object()) &&
+                (rc = s_enc_fields(c, v, &s_entry_def, &(*S_CAT(base, f, sc_msg_entry_t *))[i], m,
+                                   false)) == 0)
+                rc = s_check_entry(c, m, i);
             c->pfx = pfx;
-            continue;
+        } else if ((str = s_item(base, f, i) ? s_item(base, f, i) : ""),
+                   (rc = s_check_terminated(c, what, str,
+                                            f->kind == S_CAPS     ? sizeof(s_cap_t)
+                                            : f->kind == S_EVENTS ? sizeof(s_event_id_t)
+                                                                  : SIZE_MAX,
+                                            &len)) == 0 &&
+                       (rc = s_check_item(c, f, base, i, what, str, len)) == 0) {
+            v = json_object_new_string_len(str, (int)len);
         }
-        default: break;
+        if (rc == 0 && (!v || json_object_array_add(arr, v) < 0)) {
+            rc = s_nomem(c);
+            json_object_put(v);
+        } else if (rc < 0) {
+            json_object_put(v);
         }
-        if (rc == 0 &&
-            (rc = f->kind == S_EVENTS ? s_check_event_id(c, what, s, len)
-                                      : s_check_str(c, what, s, len, (size_t)f->min, (size_t)f->max,
-                                                    f->chars, f->charset)) == 0)
-            rc = s_push(c, arr, json_object_new_string_len(s, (int)len));
     }
     if (rc < 0) {
         json_object_put(arr);
@@ -1542,7 +1449,7 @@ static int s_enc_value(s_ctx_t *c, json_object *o, const s_field_t *f, const voi
     uint64_t big;
     int64_t i, min, max;
     size_t n;
-    int rc, e;
+    int rc = 0, e;
 
     switch (f->kind) {
     case S_INT:
@@ -1558,31 +1465,26 @@ static int s_enc_value(s_ctx_t *c, json_object *o, const s_field_t *f, const voi
         break;
     case S_BOOL: v = json_object_new_boolean(*S_CAT(base, f, bool)); break;
     case S_ENUM:
-        e = *S_CAT(base, f, int);
-        if (e < 0 || e >= f->n_names)
+        if ((e = *S_CAT(base, f, int)) < 0 || e >= f->n_names)
             return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: unknown value \"?\"", c->pfx,
                           f->key);
         v = json_object_new_string(f->names[e]);
         break;
     case S_STR:
     case S_EVENT_ID:
-        s = S_CAT(base, f, char);
-        if ((rc = s_check_terminated(c, f->key, s,
-                                     f->kind == S_STR ? f->size : sizeof(s_event_id_t), &n)) < 0)
+    case S_TEXT:
+        s = f->kind == S_TEXT ? *S_CAT(base, f, char *) : S_CAT(base, f, char);
+        if ((rc = s_check_terminated(c, f->key, s ? s : "",
+                                     f->kind == S_TEXT       ? SIZE_MAX
+                                     : f->kind == S_EVENT_ID ? sizeof(s_event_id_t)
+                                                             : f->size,
+                                     &n)) < 0)
             return rc;
         if (n == 0 && (f->flags & S_OMIT))
             return 0;
-        if ((rc = f->kind == S_STR ? s_check_str(c, f->key, s, n, (size_t)f->min, (size_t)f->max,
-                                                 f->chars, f->charset)
-                                   : s_check_event_id(c, f->key, s, n)) < 0)
+        if ((rc = s_check_string(c, f, f->key, s ? s : "", n)) < 0)
             return rc;
-        v = json_object_new_string_len(s, (int)n);
-        break;
-    case S_TEXT:
-        s = *S_CAT(base, f, char *) ? *S_CAT(base, f, char *) : "";
-        if ((rc = s_check_str(c, f->key, s, strlen(s), 0, (size_t)f->max, NULL, NULL)) < 0)
-            return rc;
-        v = json_object_new_string(s);
+        v = json_object_new_string_len(s ? s : "", (int)n);
         break;
     case S_OBJECT:
         s = *S_CAT(base, f, char *) ? *S_CAT(base, f, char *) : "{}";
@@ -1593,23 +1495,32 @@ static int s_enc_value(s_ctx_t *c, json_object *o, const s_field_t *f, const voi
                           "%s.%s: not the text of a JSON object (nested <= %d)", c->pfx, f->key,
                           S_DATA_DEPTH);
         break;
+    case S_DOC:
+    case S_EVENT_DOC:
+        if (!*S_CAT(base, f, sc_doc_t *))
+            return f->flags & S_OPTIONAL ? 0
+                                         : s_fail(c, SC_MSG_REJ_MISSING, SC_E_PROTO,
+                                                  "%s.%s: missing", c->pfx, f->key);
+        rc = s_enc_doc(c, f, base, &v);
+        break;
     default:
-        if ((rc = s_enc_items(c, f, base, m, &v)) < 0 || !v)
-            return rc;
+        if (S_CCOUNT(base, f) == 0 && (f->flags & S_OMIT))
+            return 0;
+        rc = s_enc_items(c, f, base, m, &v);
         break;
     }
-    return s_put(c, o, f->key, v);
+    return rc < 0 ? rc : s_put(c, o, f->key, v);
 }
 
 /* The fields of a table into o, in table order (late: as s_dec_fields). */
-static int s_enc_fields(s_ctx_t *c, json_object *o, const s_field_t *fields, size_t n,
-                        const void *base, const sc_msg_t *m, bool late)
+static int s_enc_fields(s_ctx_t *c, json_object *o, const s_msgdef_t *def, const void *base,
+                        const sc_msg_t *m, bool late)
 {
     int rc;
 
-    for (size_t i = 0; i < n; i++)
-        if (late == !!(fields[i].flags & S_LATE) &&
-            (rc = s_enc_value(c, o, &fields[i], base, m)) < 0)
+    for (size_t i = 0; i < def->n; i++)
+        if (late == !!(def->fields[i].flags & S_LATE) &&
+            (rc = s_enc_value(c, o, &def->fields[i], base, m)) < 0)
             return rc;
     return 0;
 }
@@ -1639,18 +1550,16 @@ static int s_build(const sc_msg_t *msg, char **ret_buf, size_t *ret_len, char *e
         return -ENOMEM;
     if ((rc = s_put(&c, o, "v", json_object_new_int64(msg->version))) == 0 &&
         (rc = s_put(&c, o, "type", json_object_new_string(s_type_names[msg->type]))) == 0 &&
-        (rc = s_enc_fields(&c, o, s_envelope_fields,
-                           sizeof(s_envelope_fields) / sizeof(s_envelope_fields[0]), msg, msg,
-                           false)) == 0) {
+        (rc = s_enc_fields(&c, o, &s_envelope_def, msg, msg, false)) == 0) {
         c.pfx = s_type_names[msg->type];
         /* a message without its document is told so first, not for the fields around it */
         for (size_t i = 0; i < def->n && rc == 0; i++)
             if (def->fields[i].kind == S_DOC && !*S_CAT(msg, &def->fields[i], sc_doc_t *))
                 rc = s_fail(&c, SC_MSG_REJ_MISSING, SC_E_PROTO, "%s.%s: missing", c.pfx,
                             def->fields[i].key);
-        if (rc == 0 && (rc = s_enc_fields(&c, o, def->fields, def->n, msg, msg, false)) == 0 &&
+        if (rc == 0 && (rc = s_enc_fields(&c, o, def, msg, msg, false)) == 0 &&
             (rc = s_check_msg(&c, def, msg)) == 0)
-            rc = s_enc_fields(&c, o, def->fields, def->n, msg, msg, true);
+            rc = s_enc_fields(&c, o, def, msg, msg, true);
     }
     if (rc == 0) {
         text = json_object_to_json_string_length(
@@ -1723,13 +1632,13 @@ static bool s_doc_eq(const sc_doc_t *a, const sc_doc_t *b, bool incarnation)
     return true;
 }
 
-static bool s_equal_fields(const s_field_t *fields, size_t n, const void *a, const void *b)
+static bool s_equal_fields(const s_msgdef_t *def, const void *a, const void *b)
 {
-    for (size_t i = 0; i < n; i++) {
-        const s_field_t *f = &fields[i];
-        size_t na = f->off_n ? S_CCOUNT(a, f) : 0, nb = f->off_n ? S_CCOUNT(b, f) : 0;
+    for (size_t i = 0; i < def->n; i++) {
+        const s_field_t *f = &def->fields[i];
+        size_t n = f->off_n ? S_CCOUNT(a, f) : 0;
         uint64_t biga, bigb;
-        bool eq = na == nb;
+        bool eq = !f->off_n || (n == S_CCOUNT(b, f) && (f->kind != S_CAPS || n <= f->items));
 
         switch (f->kind) {
         case S_INT:
@@ -1741,31 +1650,19 @@ static bool s_equal_fields(const s_field_t *fields, size_t n, const void *a, con
         case S_EVENT_ID: eq = strcmp(S_CAT(a, f, char), S_CAT(b, f, char)) == 0; break;
         case S_TEXT:
         case S_OBJECT: eq = s_text_eq(*S_CAT(a, f, char *), *S_CAT(b, f, char *)); break;
-        case S_CAPS:
-            eq = eq && na <= f->items;
-            for (size_t j = 0; eq && j < na; j++)
-                eq = strcmp(s_cap(a, f, j), s_cap(b, f, j)) == 0;
-            break;
-        case S_EVENTS:
-            for (size_t j = 0; eq && j < na; j++)
-                eq = strcmp((*S_CAT(a, f, s_event_id_t *))[j], (*S_CAT(b, f, s_event_id_t *))[j]) ==
-                     0;
-            break;
-        case S_STRV:
-            for (size_t j = 0; eq && j < na; j++)
-                eq = s_text_eq((*S_CAT(a, f, char **))[j], (*S_CAT(b, f, char **))[j]);
-            break;
         case S_DOC:
         case S_EVENT_DOC:
             eq = s_doc_eq(*S_CAT(a, f, sc_doc_t *), *S_CAT(b, f, sc_doc_t *), f->kind == S_DOC);
             break;
         case S_ENTRIES:
-            for (size_t j = 0; eq && j < na; j++)
-                eq = s_equal_fields(
-                    s_entry_fields, sizeof(s_entry_fields) / sizeof(s_entry_fields[0]),
-                    &(*S_CAT(a, f, sc_msg_entry_t *))[j], &(*S_CAT(b, f, sc_msg_entry_t *))[j]);
+            for (size_t j = 0; eq && j < n; j++)
+                eq = s_equal_fields(&s_entry_def, &(*S_CAT(a, f, sc_msg_entry_t *))[j],
+                                    &(*S_CAT(b, f, sc_msg_entry_t *))[j]);
             break;
-        default: eq = false; break;
+        default: /* S_CAPS, S_EVENTS, S_STRV */
+            for (size_t j = 0; eq && j < n; j++)
+                eq = s_text_eq(s_item(a, f, j), s_item(b, f, j));
+            break;
         }
         if (!eq)
             return false;
@@ -1778,7 +1675,5 @@ bool sc_msg_equal(const sc_msg_t *a, const sc_msg_t *b)
     if (!a || !b)
         return a == b;
     return a->type == b->type && (unsigned)a->type < SC_MSG_TYPE_MAX && a->version == b->version &&
-           s_equal_fields(s_envelope_fields,
-                          sizeof(s_envelope_fields) / sizeof(s_envelope_fields[0]), a, b) &&
-           s_equal_fields(s_msgdefs[a->type].fields, s_msgdefs[a->type].n, a, b);
+           s_equal_fields(&s_envelope_def, a, b) && s_equal_fields(&s_msgdefs[a->type], a, b);
 }
