@@ -1114,16 +1114,20 @@ static int s_dec_items(s_ctx_t *c, const s_field_t *f, json_object *v, void *bas
         return s_nomem(c);
     for (size_t i = 0; i < n && rc == 0; i++) {
         json_object *it = json_object_array_get_idx(v, i);
-        const char *str = json_object_get_string(it);
-        size_t len = (size_t)json_object_get_string_len(it);
+        bool is_str = json_object_is_type(it, json_type_string);
+        /* (json_object_get_string of anything else would serialize it) */
+        const char *str = is_str ? json_object_get_string(it) : "";
+        size_t len = is_str ? (size_t)json_object_get_string_len(it) : 0;
         char what[96];
 
-        snprintf(what, sizeof(what), "%s[%zu]", f->key, i);
+        if (f->kind == S_ENTRIES) /* an entry is a prefix: "append.entries[3]" */
+            snprintf(what, sizeof(what), "%s.%s[%zu]", pfx, f->key, i);
+        else
+            snprintf(what, sizeof(what), "%s[%zu]", f->key, i);
         S_COUNT(base, f) = i + 1;
         if (f->kind == S_ENTRIES) {
             sc_msg_entry_t *en = &(*S_AT(base, f, sc_msg_entry_t *))[i];
 
-            snprintf(what, sizeof(what), "%s.%s[%zu]", pfx, f->key, i);
             if (!json_object_is_type(it, json_type_object))
                 return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s: must be an object, not %s",
                               what, s_jtype(it));
@@ -1132,7 +1136,7 @@ static int s_dec_items(s_ctx_t *c, const s_field_t *f, json_object *v, void *bas
                 (rc = s_dec_fields(c, it, &s_entry_def, en, m, false)) == 0)
                 rc = s_check_entry(c, m, i);
             c->pfx = pfx;
-        } else if (!json_object_is_type(it, json_type_string)) {
+        } else if (!is_str) {
             return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: must be a string, not %s",
                           c->pfx, what, s_jtype(it));
         } else if ((rc = s_check_item(c, f, base, i, what, str, len)) == 0) {
@@ -1150,8 +1154,10 @@ static int s_dec_items(s_ctx_t *c, const s_field_t *f, json_object *v, void *bas
 /* The value v of field f into base. */
 static int s_dec_value(s_ctx_t *c, const s_field_t *f, json_object *v, void *base, sc_msg_t *m)
 {
-    const char *s = json_object_get_string(v);
-    size_t n = json_object_is_type(v, json_type_string) ? (size_t)json_object_get_string_len(v) : 0;
+    bool is_str = json_object_is_type(v, json_type_string);
+    /* (json_object_get_string of anything else would serialize it) */
+    const char *s = is_str ? json_object_get_string(v) : "";
+    size_t n = is_str ? (size_t)json_object_get_string_len(v) : 0;
     int64_t i, min, max;
     int rc;
 
@@ -1406,9 +1412,11 @@ static int s_enc_items(s_ctx_t *c, const s_field_t *f, const void *base, const s
         size_t len;
         char what[96];
 
-        snprintf(what, sizeof(what), "%s[%zu]", f->key, i);
-        if (f->kind == S_ENTRIES) {
+        if (f->kind == S_ENTRIES) /* an entry is a prefix: "append.entries[3]" */
             snprintf(what, sizeof(what), "%s.%s[%zu]", pfx, f->key, i);
+        else
+            snprintf(what, sizeof(what), "%s[%zu]", f->key, i);
+        if (f->kind == S_ENTRIES) {
             c->pfx = what;
             if ((v = json_object_new_object()) &&
                 (rc = s_enc_fields(c, v, &s_entry_def, &(*S_CAT(base, f, sc_msg_entry_t *))[i], m,
@@ -1594,22 +1602,9 @@ int sc_msg_validate(const sc_msg_t *msg, char *err, size_t errlen)
 
 int sc_msg_encode(const sc_msg_t *msg, char **ret_buf, size_t *ret_len)
 {
-    sc_msg_t *back = NULL;
-    int rc;
-
     if (!ret_buf || !ret_len)
         return -EINVAL;
-    if ((rc = s_build(msg, ret_buf, ret_len, NULL, 0)) < 0)
-        return rc;
-    /* still checked by decoding it (goes with the next commit) */
-    rc = sc_msg_decode(*ret_buf, *ret_len, &back, NULL, 0);
-    sc_msg_destroy(&back);
-    if (rc < 0) {
-        free(*ret_buf);
-        *ret_buf = NULL;
-        return rc == -ENOMEM ? rc : -EINVAL;
-    }
-    return 0;
+    return s_build(msg, ret_buf, ret_len, NULL, 0);
 }
 
 /* ---------------------------------------------------------------- equality */
