@@ -834,72 +834,96 @@ static char *s_json_text(json_object *o)
 /* An entry's data sits 3 levels deep in an append (message, entries, entry). */
 #define S_DATA_DEPTH (SC_MSG_MAX_DEPTH - 3)
 
+/* A string s of n bytes for field f (or item what of list f) by the rules of its kind. */
+static int s_check_string(s_ctx_t *c, const s_field_t *f, const char *what, const char *s, size_t n)
+{
+    if (f->kind == S_EVENT_ID || f->kind == S_EVENTS)
+        return s_check_event_id(c, what, s, n);
+    return s_check_str(c, what, s, n, (size_t)f->min, (size_t)f->max, f->chars, f->charset);
+}
+
+/* Item i of list f, s of n bytes: valid, and not a repeat of the items before it in base. */
+static int s_check_item(s_ctx_t *c, const s_field_t *f, const void *base, size_t i,
+                        const char *what, const char *s, size_t n)
+{
+    int rc = s_check_string(c, f, what, s, n);
+
+    for (size_t j = 0; rc == 0 && f->kind != S_STRV && j < i; j++)
+        if (f->kind == S_EVENTS ? sc_event_id_equal(s_item(base, f, j), s)
+                                : strcmp(s_item(base, f, j), s) == 0)
+            rc = s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: \"%s\" repeated", c->pfx, what, s);
+    return rc;
+}
+
+/* The count of list f (0..items, and not 0 for S_EVENTS / S_STRV). */
+static int s_check_count(s_ctx_t *c, const s_field_t *f, size_t n)
+{
+    if (n == 0 && (f->kind == S_EVENTS || f->kind == S_STRV))
+        return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: empty%s", c->pfx, f->key,
+                      f->flags & S_OPTIONAL ? " (omit it)" : "");
+    if (n > f->items)
+        return s_fail(c, SC_MSG_REJ_TOO_BIG, SC_E_TOO_BIG, "%s.%s: %zu items, more than %zu",
+                      c->pfx, f->key, n, f->items);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- list helpers */
+
+/* Appends item s to msg's list of this kind (checked by the decoder's rules; a text item is
+ * taken over on success). 0, -EINVAL (no such list, invalid or repeated item), SC_E_TOO_BIG
+ * or -ENOMEM. */
+static int s_add_item(sc_msg_t *msg, s_kind_t kind, const char *s)
+{
+    const s_field_t *f = NULL;
+    s_ctx_t c = {0};
+    size_t n, size = kind == S_EVENTS ? sizeof(s_event_id_t) : sizeof(char *);
+    char *grown;
+
+    for (size_t i = 0; msg && (unsigned)msg->type < SC_MSG_TYPE_MAX && i < s_msgdefs[msg->type].n;
+         i++)
+        if (s_msgdefs[msg->type].fields[i].kind == kind)
+            f = &s_msgdefs[msg->type].fields[i];
+    if (!f || !s || s_check_item(&c, f, msg, (n = S_COUNT(msg, f)), "", s, strlen(s)) < 0)
+        return -EINVAL;
+    if (n >= f->items)
+        return SC_E_TOO_BIG;
+    if (kind == S_CAPS) {
+        memcpy(S_AT(msg, f, char) + n * sizeof(s_cap_t), s, strlen(s) + 1);
+    } else {
+        if (!(grown = realloc(*S_AT(msg, f, char *), (n + 1) * size)))
+            return -ENOMEM;
+        *S_AT(msg, f, char *) = grown;
+        if (kind == S_EVENTS)
+            memcpy(grown + n * size, s, strlen(s) + 1);
+        else
+            ((char **)(void *)grown)[n] = (char *)(uintptr_t)s;
+    }
+    S_COUNT(msg, f) = n + 1;
+    return 0;
+}
 
 int sc_msg_add_event(sc_msg_t *msg, const char *event_id)
 {
-    s_event_id_t **events, *grown;
-    size_t *n;
-
-    if (!msg || !sc_event_id_valid(event_id))
-        return -EINVAL;
-    if (msg->type == SC_MSG_APPROVE_VIA) {
-        events = &msg->approve_via.events;
-        n = &msg->approve_via.n_events;
-    } else if (msg->type == SC_MSG_APPROVE_RESULT) {
-        events = &msg->approve_result.events;
-        n = &msg->approve_result.n_events;
-    } else {
-        return -EINVAL;
-    }
-    for (size_t i = 0; i < *n; i++)
-        if (sc_event_id_equal((*events)[i], event_id))
-            return -EINVAL;
-    if (*n >= SC_MSG_MAX_EVENTS)
-        return SC_E_TOO_BIG;
-    if (!(grown = realloc(*events, (*n + 1) * sizeof(*grown))))
-        return -ENOMEM;
-    *events = grown;
-    snprintf(grown[(*n)++], sizeof(*grown), "%s", event_id);
-    return 0;
+    return s_add_item(msg, S_EVENTS, event_id);
 }
 
 int sc_msg_add_malformed(sc_msg_t *msg, const char *reason)
 {
-    sc_msg_document_t *d;
-    char **grown, *text = NULL;
+    char *text = NULL;
     int rc;
 
-    if (!msg || msg->type != SC_MSG_DOCUMENT || !reason || !*reason)
+    if (!reason || !*reason)
         return -EINVAL;
-    d = &msg->document;
-    if (d->n_malformed >= SC_MSG_MAX_MALFORMED)
-        return SC_E_TOO_BIG;
     if ((rc = s_set_text(&text, reason, strlen(reason), false, SC_MSG_MALFORMED_MAX)) < 0)
         return rc;
-    if (!(grown = realloc(d->malformed, (d->n_malformed + 1) * sizeof(*grown)))) {
+    if ((rc = s_add_item(msg, S_STRV, text)) < 0)
         free(text);
-        return -ENOMEM;
-    }
-    d->malformed = grown;
-    grown[d->n_malformed++] = text;
-    return 0;
+    return rc;
 }
 
 int sc_msg_add_capability(sc_msg_t *msg, const char *cap)
 {
-    size_t n;
-
-    if (!msg || msg->type != SC_MSG_HELLO || !cap)
-        return -EINVAL;
-    n = strnlen(cap, SC_MSG_CAP_MAX + 1);
-    if (n < 1 || n > SC_MSG_CAP_MAX || !s_chars_ok(cap, n, s_is_cap_char) ||
-        sc_msg_has_capability(msg, cap))
-        return -EINVAL;
-    if (msg->hello.n_capabilities >= SC_MSG_MAX_CAPS)
-        return SC_E_TOO_BIG;
-    memcpy(msg->hello.capabilities[msg->hello.n_capabilities++], cap, n + 1);
-    return 0;
+    return s_add_item(msg, S_CAPS, cap);
 }
 
 bool sc_msg_has_capability(const sc_msg_t *msg, const char *cap)
@@ -998,39 +1022,6 @@ static int s_field(s_ctx_t *c, json_object *obj, const char *key, json_type want
         return s_fail(c, S_BAD(c), SC_E_PROTO, "%s%s%s: must be %s, not %s", S_PFX(c), key,
                       want_names[want], s_jtype(v));
     *ret = v;
-    return 0;
-}
-
-/* A string s of n bytes for field f (or item what of list f) by the rules of its kind. */
-static int s_check_string(s_ctx_t *c, const s_field_t *f, const char *what, const char *s, size_t n)
-{
-    if (f->kind == S_EVENT_ID || f->kind == S_EVENTS)
-        return s_check_event_id(c, what, s, n);
-    return s_check_str(c, what, s, n, (size_t)f->min, (size_t)f->max, f->chars, f->charset);
-}
-
-/* Item i of list f, s of n bytes: valid, and not a repeat of the items before it in base. */
-static int s_check_item(s_ctx_t *c, const s_field_t *f, const void *base, size_t i,
-                        const char *what, const char *s, size_t n)
-{
-    int rc = s_check_string(c, f, what, s, n);
-
-    for (size_t j = 0; rc == 0 && f->kind != S_STRV && j < i; j++)
-        if (f->kind == S_EVENTS ? sc_event_id_equal(s_item(base, f, j), s)
-                                : strcmp(s_item(base, f, j), s) == 0)
-            rc = s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: \"%s\" repeated", c->pfx, what, s);
-    return rc;
-}
-
-/* The count of list f (0..items, and not 0 for S_EVENTS / S_STRV). */
-static int s_check_count(s_ctx_t *c, const s_field_t *f, size_t n)
-{
-    if (n == 0 && (f->kind == S_EVENTS || f->kind == S_STRV))
-        return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: empty%s", c->pfx, f->key,
-                      f->flags & S_OPTIONAL ? " (omit it)" : "");
-    if (n > f->items)
-        return s_fail(c, SC_MSG_REJ_TOO_BIG, SC_E_TOO_BIG, "%s.%s: %zu items, more than %zu",
-                      c->pfx, f->key, n, f->items);
     return 0;
 }
 
