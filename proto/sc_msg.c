@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,24 +44,6 @@ static const char *const s_reject_names[SC_MSG_REJ_MAX] = {
     "missing", "field",   "unknown",  "document", "nomem"};
 
 /* The body fields each type may carry (besides the envelope's v, type, from, term, seq). */
-static const char *const s_body_keys[SC_MSG_TYPE_MAX][11] = {
-    [SC_MSG_HELLO] = {"name", "fault_domain", "update_domain", "agent_version", "proto_min",
-                      "proto_max", "capabilities", "boot_id", "incarnation"},
-    [SC_MSG_HEARTBEAT] = {"incarnation", "running_hooks", "standalone", "imds_down_ms"},
-    [SC_MSG_DOCUMENT] = {"incarnation", "observed_at_ms", "document", "malformed"},
-    [SC_MSG_DOC_REQUEST] = {NULL},
-    [SC_MSG_HOOK_PROGRESS] = {"event", "phase", "state", "exit_status", "origin", "order_term",
-                              "detail", "attempt"},
-    [SC_MSG_ORDER] = {"action", "event", "event_doc", "attempt"},
-    [SC_MSG_APPROVE_VIA] = {"events"},
-    [SC_MSG_APPROVE_RESULT] = {"events", "http_status", "result", "message"},
-    [SC_MSG_LEADER] = {"leader", "lease_ms", "members_hash"},
-    [SC_MSG_VOTE_REQUEST] = {"candidate", "last_log_index", "last_log_term"},
-    [SC_MSG_VOTE] = {"granted", "reason"},
-    [SC_MSG_APPEND] = {"leader", "prev_index", "prev_term", "commit_index", "entries"},
-    [SC_MSG_APPEND_ACK] = {"success", "match_index"},
-    [SC_MSG_NACK] = {"ref_seq", "reason"},
-};
 
 static int s_parse_name(const char *const *names, int n, const char *s)
 {
@@ -290,30 +273,308 @@ int sc_msg_set_text(char **field, const char *s, size_t len, bool keep_tail)
     return s_set_text(field, s, len, keep_tail, SC_MSG_MAX_TEXT);
 }
 
+/* ---------------------------------------------------------------- the catalog */
+
+/* How a field is held in C and written in JSON. Every walker below (decode, encode, release,
+ * equal) has one handler per kind: a message type is described by its table alone. */
+typedef enum {
+    S_INT,       /* int: a JSON integer in min..max */
+    S_I64,       /* int64_t: a JSON integer in min..max */
+    S_U64,       /* uint64_t: a JSON integer in 0..INT64_MAX (terms, seqs, indices) */
+    S_BOOL,      /* bool: true or false */
+    S_ENUM,      /* an enum: one of names[0..n_names) */
+    S_STR,       /* char[size]: min..max bytes, each accepted by chars */
+    S_EVENT_ID,  /* char[SC_EVENT_ID_MAX + 1]: an EventId (sc_event_id_valid) */
+    S_TEXT,      /* char *: free text of 0..max bytes, owned; NULL is sent as "" */
+    S_OBJECT,    /* char *: the compact text of a JSON object, owned (an entry's data) */
+    S_CAPS,      /* char[items][max + 1] and a count: names of min..max bytes, no repeats */
+    S_EVENTS,    /* char (*)[SC_EVENT_ID_MAX + 1] and a count: 1..items EventIds, no repeats
+                    (ignoring case), owned */
+    S_STRV,      /* char ** and a count: 1..items texts of min..max bytes, owned */
+    S_DOC,       /* sc_doc_t *: an IMDS document (sc_doc_parse) whose DocumentIncarnation is
+                    the S_I64 at ref, owned */
+    S_EVENT_DOC, /* sc_doc_t *: one IMDS event object, sent bare, whose EventId is the
+                    S_EVENT_ID at ref, owned */
+    S_ENTRIES,   /* sc_msg_entry_t * and a count: 0..items entries (s_entry_fields) that
+                    follow append.prev_index / prev_term, owned */
+    S_KIND_MAX
+} s_kind_t;
+
+/* Field flags. */
+enum {
+    S_OPTIONAL = 1 << 0, /* may be absent; then it keeps its default (def, "", NULL, none) */
+    S_OMIT = 1 << 1,     /* left out by the encoder while at its default: what older peers
+                            know */
+    S_LATE = 1 << 2,     /* items read after the type's rules across fields (last in table) */
+    S_FROM = 1 << 3,     /* sc_msg_new sets it to the sender's name */
+    S_IS_FROM = 1 << 4,  /* must equal the envelope's from (sc_msg_new sets it too) */
+    S_LE_TERM = 1 << 5,  /* must not be above the envelope's term */
+};
+
+/* One field of a message (or of an append entry): everything the walkers need. */
+typedef struct s_field {
+    const char *key;              /* JSON key, also the name in reasons */
+    s_kind_t kind;                /* C type and wire form */
+    unsigned flags;               /* S_OPTIONAL, S_OMIT, ... */
+    size_t off;                   /* offset of the value in its struct */
+    size_t off_n;                 /* lists: offset of their size_t count */
+    size_t size;                  /* S_STR: size of the buffer */
+    int64_t min, max;             /* integers: range; strings, list items: bytes */
+    size_t items;                 /* lists: most items */
+    int64_t def;                  /* integers: value of sc_msg_new, and when absent */
+    bool (*chars)(unsigned char); /* strings: accepted bytes (NULL: any) */
+    const char *charset;          /* ... described for reasons */
+    const char *const *names;     /* S_ENUM: wire names, by value */
+    int n_names;                  /* ... their number */
+    size_t ref;                   /* S_DOC, S_EVENT_DOC: offset of the field to agree with */
+    const char *ref_key;          /* ... its key */
+} s_field_t;
+
+#define S_M(f) .off = offsetof(sc_msg_t, f)
+#define S_BUF(T, f) .off = offsetof(T, f), .size = sizeof(((T *)0)->f)
+#define S_LIST(f, n) .off = offsetof(sc_msg_t, f), .off_n = offsetof(sc_msg_t, n)
+#define S_NAMES(a) .names = (a), .n_names = (int)(sizeof(a) / sizeof((a)[0]))
+#define S_REF(f, k) .ref = offsetof(sc_msg_t, f), .ref_key = (k)
+#define S_RANGE(lo, hi) .min = (lo), .max = (hi)
+#define S_NAME_RULE                                                                                \
+    .min = 1, .max = SC_NAME_MAX, .chars = s_is_name_char, .charset = "[A-Za-z0-9._-]"
+
+_Static_assert(sizeof(sc_msg_phase_t) == sizeof(int) &&
+                   sizeof(sc_msg_hook_state_t) == sizeof(int) &&
+                   sizeof(sc_msg_origin_t) == sizeof(int),
+               "S_ENUM fields are held as int");
+
+/* The envelope's from, term and seq (v and type are read first, by hand). */
+static const s_field_t s_envelope_fields[] = {
+    {"from", S_STR, 0, S_BUF(sc_msg_t, from), S_NAME_RULE},
+    {"term", S_U64, 0, S_M(term)},
+    {"seq", S_U64, 0, S_M(seq)},
+};
+
+static const s_field_t s_hello_fields[] = {
+    {"name", S_STR, S_IS_FROM, S_BUF(sc_msg_t, hello.name), S_NAME_RULE},
+    {"fault_domain", S_INT, 0, S_M(hello.fault_domain), S_RANGE(-1, SC_MSG_DOMAIN_MAX), .def = -1},
+    {"update_domain", S_INT, 0, S_M(hello.update_domain), S_RANGE(-1, SC_MSG_DOMAIN_MAX),
+     .def = -1},
+    {"agent_version", S_STR, 0, S_BUF(sc_msg_t, hello.agent_version),
+     S_RANGE(1, SC_MSG_VERSION_MAX), .chars = s_is_print_char, .charset = "printable ASCII"},
+    {"proto_min", S_INT, 0, S_M(hello.proto_min), S_RANGE(1, SC_MSG_PROTO_MAX),
+     .def = SC_PROTO_VERSION},
+    {"proto_max", S_INT, 0, S_M(hello.proto_max), S_RANGE(1, SC_MSG_PROTO_MAX),
+     .def = SC_PROTO_VERSION},
+    {"boot_id", S_STR, 0, S_BUF(sc_msg_t, hello.boot_id), S_RANGE(1, SC_MSG_BOOT_ID_MAX),
+     .chars = s_is_boot_char, .charset = "[A-Za-z0-9-]"},
+    {"incarnation", S_I64, 0, S_M(hello.incarnation), S_RANGE(-1, INT64_MAX), .def = -1},
+    {"capabilities", S_CAPS, S_LATE, S_LIST(hello.capabilities, hello.n_capabilities),
+     S_RANGE(1, SC_MSG_CAP_MAX), .items = SC_MSG_MAX_CAPS, .chars = s_is_cap_char,
+     .charset = "[a-z0-9-]"},
+};
+
+static const s_field_t s_heartbeat_fields[] = {
+    {"incarnation", S_I64, 0, S_M(heartbeat.incarnation), S_RANGE(-1, INT64_MAX), .def = -1},
+    {"running_hooks", S_INT, 0, S_M(heartbeat.running_hooks), S_RANGE(0, SC_MSG_RUNNING_HOOKS_MAX)},
+    {"standalone", S_BOOL, 0, S_M(heartbeat.standalone)},
+    /* agents older than the field don't send it; it is always sent (-1 included) */
+    {"imds_down_ms", S_I64, S_OPTIONAL, S_M(heartbeat.imds_down_ms), S_RANGE(-1, INT64_MAX),
+     .def = -1},
+};
+
+static const s_field_t s_document_fields[] = {
+    {"incarnation", S_I64, 0, S_M(document.incarnation), S_RANGE(0, INT64_MAX), .def = -1},
+    {"observed_at_ms", S_I64, 0, S_M(document.observed_at_ms), S_RANGE(0, INT64_MAX)},
+    {"document", S_DOC, 0, S_M(document.document), S_REF(document.incarnation, "incarnation")},
+    {"malformed", S_STRV, S_OPTIONAL | S_OMIT, S_LIST(document.malformed, document.n_malformed),
+     S_RANGE(1, SC_MSG_MALFORMED_MAX), .items = SC_MSG_MAX_MALFORMED},
+};
+
+static const s_field_t s_hook_progress_fields[] = {
+    {"event", S_EVENT_ID, 0, S_M(hook_progress.event)},
+    {"phase", S_ENUM, 0, S_M(hook_progress.phase), S_NAMES(s_phase_names)},
+    {"state", S_ENUM, 0, S_M(hook_progress.state), S_NAMES(s_state_names)},
+    {"exit_status", S_INT, 0, S_M(hook_progress.exit_status), S_RANGE(-1, 255), .def = -1},
+    {"origin", S_ENUM, 0, S_M(hook_progress.origin), S_NAMES(s_origin_names)},
+    {"order_term", S_U64, 0, S_M(hook_progress.order_term)},
+    {"detail", S_TEXT, 0, S_M(hook_progress.detail), S_RANGE(0, SC_MSG_MAX_TEXT)},
+    {"attempt", S_INT, S_OPTIONAL | S_OMIT, S_M(hook_progress.attempt),
+     S_RANGE(1, SC_MSG_ATTEMPT_MAX), .def = 1},
+};
+
+static const s_field_t s_order_fields[] = {
+    {"action", S_ENUM, 0, S_M(order.action), S_NAMES(s_phase_names)},
+    {"event", S_EVENT_ID, 0, S_M(order.event)},
+    {"attempt", S_INT, S_OPTIONAL | S_OMIT, S_M(order.attempt), S_RANGE(1, SC_MSG_ATTEMPT_MAX),
+     .def = 1},
+    {"event_doc", S_EVENT_DOC, S_OPTIONAL | S_OMIT | S_LATE, S_M(order.event_doc),
+     S_REF(order.event, "event")},
+};
+
+static const s_field_t s_approve_via_fields[] = {
+    {"events", S_EVENTS, 0, S_LIST(approve_via.events, approve_via.n_events),
+     .items = SC_MSG_MAX_EVENTS},
+};
+
+static const s_field_t s_approve_result_fields[] = {
+    {"events", S_EVENTS, 0, S_LIST(approve_result.events, approve_result.n_events),
+     .items = SC_MSG_MAX_EVENTS},
+    {"http_status", S_INT, 0, S_M(approve_result.http_status), S_RANGE(0, 999)},
+    {"result", S_STR, 0, S_BUF(sc_msg_t, approve_result.result), S_RANGE(1, SC_MSG_RESULT_MAX),
+     .chars = s_is_result_char, .charset = "[A-Za-z0-9_]"},
+    {"message", S_TEXT, 0, S_M(approve_result.message), S_RANGE(0, SC_MSG_MAX_TEXT)},
+};
+
+static const s_field_t s_leader_fields[] = {
+    {"leader", S_STR, S_FROM, S_BUF(sc_msg_t, leader.leader), S_NAME_RULE},
+    {"lease_ms", S_I64, 0, S_M(leader.lease_ms), S_RANGE(1, SC_MSG_LEASE_MAX_MS)},
+    {"members_hash", S_STR, S_OPTIONAL | S_OMIT, S_BUF(sc_msg_t, leader.members_hash),
+     S_RANGE(1, SC_MSG_HASH_MAX), .chars = s_is_hex_char, .charset = "[0-9a-fA-F]"},
+};
+
+static const s_field_t s_vote_request_fields[] = {
+    {"candidate", S_STR, S_IS_FROM, S_BUF(sc_msg_t, vote_request.candidate), S_NAME_RULE},
+    {"last_log_index", S_U64, 0, S_M(vote_request.last_log_index)},
+    {"last_log_term", S_U64, S_LE_TERM, S_M(vote_request.last_log_term)},
+};
+
+static const s_field_t s_vote_fields[] = {
+    {"granted", S_BOOL, 0, S_M(vote.granted)},
+    {"reason", S_TEXT, 0, S_M(vote.reason), S_RANGE(0, SC_MSG_MAX_TEXT)},
+};
+
+static const s_field_t s_append_fields[] = {
+    {"leader", S_STR, S_IS_FROM, S_BUF(sc_msg_t, append.leader), S_NAME_RULE},
+    {"prev_index", S_U64, 0, S_M(append.prev_index)},
+    {"prev_term", S_U64, S_LE_TERM, S_M(append.prev_term)},
+    {"commit_index", S_U64, 0, S_M(append.commit_index)},
+    {"entries", S_ENTRIES, S_LATE, S_LIST(append.entries, append.n_entries),
+     .items = SC_MSG_MAX_ENTRIES},
+};
+
+/* The fields of one entry of an append (offsets in sc_msg_entry_t). */
+static const s_field_t s_entry_fields[] = {
+    {"term", S_U64, 0, .off = offsetof(sc_msg_entry_t, term)},
+    {"index", S_U64, 0, .off = offsetof(sc_msg_entry_t, index)},
+    {"kind", S_STR, 0, S_BUF(sc_msg_entry_t, kind), S_RANGE(1, SC_MSG_KIND_MAX),
+     .chars = s_is_kind_char, .charset = "[a-z0-9_.-]"},
+    {"data", S_OBJECT, 0, .off = offsetof(sc_msg_entry_t, data)},
+};
+
+static const s_field_t s_append_ack_fields[] = {
+    {"success", S_BOOL, 0, S_M(append_ack.success)},
+    {"match_index", S_U64, 0, S_M(append_ack.match_index)},
+};
+
+static const s_field_t s_nack_fields[] = {
+    {"ref_seq", S_U64, 0, S_M(nack.ref_seq)},
+    {"reason", S_TEXT, 0, S_M(nack.reason), S_RANGE(0, SC_MSG_MAX_TEXT)},
+};
+
+typedef struct s_ctx s_ctx_t;
+
+/* One message type: its body and its rules across fields. */
+typedef struct s_msgdef {
+    const s_field_t *fields; /* the body, in wire order */
+    size_t n;                /* entries in fields */
+    const char *term_why;    /* the term must be >= 1, for this reason (NULL: any term) */
+    int (*check)(s_ctx_t *c, const sc_msg_t *m); /* further rules across fields, or NULL */
+} s_msgdef_t;
+
+static int s_check_hello(s_ctx_t *c, const sc_msg_t *m);
+static int s_check_hook_progress(s_ctx_t *c, const sc_msg_t *m);
+
+#define S_BODY(t) .fields = (t), .n = sizeof(t) / sizeof((t)[0])
+
+static const s_msgdef_t s_envelope_def = {S_BODY(s_envelope_fields)};
+static const s_msgdef_t s_entry_def = {S_BODY(s_entry_fields)};
+
+/* The catalog: adding a message type is one line here, its table above and its struct. */
+static const s_msgdef_t s_msgdefs[SC_MSG_TYPE_MAX] = {
+    [SC_MSG_HELLO] = {S_BODY(s_hello_fields), .check = s_check_hello},
+    [SC_MSG_HEARTBEAT] = {S_BODY(s_heartbeat_fields)},
+    [SC_MSG_DOCUMENT] = {S_BODY(s_document_fields)},
+    [SC_MSG_DOC_REQUEST] = {.fields = NULL, .n = 0},
+    [SC_MSG_HOOK_PROGRESS] = {S_BODY(s_hook_progress_fields), .check = s_check_hook_progress},
+    [SC_MSG_ORDER] = {S_BODY(s_order_fields), .term_why = "orders carry a term >= 1"},
+    [SC_MSG_APPROVE_VIA] = {S_BODY(s_approve_via_fields)},
+    [SC_MSG_APPROVE_RESULT] = {S_BODY(s_approve_result_fields)},
+    [SC_MSG_LEADER] = {S_BODY(s_leader_fields), .term_why = "terms start at 1"},
+    [SC_MSG_VOTE_REQUEST] = {S_BODY(s_vote_request_fields), .term_why = "terms start at 1"},
+    [SC_MSG_VOTE] = {S_BODY(s_vote_fields)},
+    [SC_MSG_APPEND] = {S_BODY(s_append_fields), .term_why = "terms start at 1"},
+    [SC_MSG_APPEND_ACK] = {S_BODY(s_append_ack_fields)},
+    [SC_MSG_NACK] = {S_BODY(s_nack_fields)},
+};
+
+#define S_AT(base, f, T) ((T *)((char *)(base) + (f)->off))
+#define S_CAT(base, f, T) ((T const *)((const char *)(base) + (f)->off))
+#define S_COUNT(base, f) (*(size_t *)((char *)(base) + (f)->off_n))
+#define S_CCOUNT(base, f) (*(const size_t *)((const char *)(base) + (f)->off_n))
+
+typedef char s_event_id_t[SC_EVENT_ID_MAX + 1];
+typedef char s_cap_t[SC_MSG_CAP_MAX + 1];
+
+/* Item i of list f (S_CAPS, S_EVENTS, S_STRV) in base; NULL for an S_STRV hole. */
+static const char *s_item(const void *base, const s_field_t *f, size_t i)
+{
+    const char *at = (const char *)base + f->off;
+
+    switch (f->kind) {
+    case S_CAPS: return at + i * sizeof(s_cap_t);
+    case S_EVENTS: return (*(s_event_id_t *const *)(const void *)at)[i];
+    default: return (*(char **const *)(const void *)at)[i];
+    }
+}
+
+/* The integer of f in base as an int64_t; a uint64_t above INT64_MAX goes to *ret_big (else
+ * 0 there). */
+static int64_t s_int_get(const s_field_t *f, const void *base, uint64_t *ret_big)
+{
+    *ret_big = 0;
+    switch (f->kind) {
+    case S_INT: return *S_CAT(base, f, int);
+    case S_I64: return *S_CAT(base, f, int64_t);
+    default:
+        if (*S_CAT(base, f, uint64_t) > (uint64_t)INT64_MAX)
+            *ret_big = *S_CAT(base, f, uint64_t);
+        return (int64_t)*S_CAT(base, f, uint64_t);
+    }
+}
+
+static void s_int_set(const s_field_t *f, void *base, int64_t v)
+{
+    switch (f->kind) {
+    case S_INT: *S_AT(base, f, int) = (int)v; break;
+    case S_I64: *S_AT(base, f, int64_t) = v; break;
+    default: *S_AT(base, f, uint64_t) = (uint64_t)v; break;
+    }
+}
+
+static void s_int_range(const s_field_t *f, int64_t *ret_min, int64_t *ret_max)
+{
+    *ret_min = f->kind == S_U64 ? 0 : f->min;
+    *ret_max = f->kind == S_U64 ? INT64_MAX : f->max;
+}
+
 /* ---------------------------------------------------------------- life cycle */
 
-static void s_body_release(sc_msg_t *m)
+static void s_release_fields(const s_msgdef_t *def, void *base)
 {
-    switch (m->type) {
-    case SC_MSG_DOCUMENT:
-        sc_doc_destroy(&m->document.document);
-        sc_strv_free(m->document.malformed, m->document.n_malformed);
-        break;
-    case SC_MSG_HOOK_PROGRESS: free(m->hook_progress.detail); break;
-    case SC_MSG_ORDER: sc_doc_destroy(&m->order.event_doc); break;
-    case SC_MSG_APPROVE_VIA: free(m->approve_via.events); break;
-    case SC_MSG_APPROVE_RESULT:
-        free(m->approve_result.events);
-        free(m->approve_result.message);
-        break;
-    case SC_MSG_VOTE: free(m->vote.reason); break;
-    case SC_MSG_APPEND:
-        for (size_t i = 0; i < m->append.n_entries; i++)
-            free(m->append.entries[i].data);
-        free(m->append.entries);
-        break;
-    case SC_MSG_NACK: free(m->nack.reason); break;
-    default: break;
+    for (size_t i = 0; i < def->n; i++) {
+        const s_field_t *f = &def->fields[i];
+
+        switch (f->kind) {
+        case S_TEXT:
+        case S_OBJECT:
+        case S_EVENTS: free(*S_AT(base, f, void *)); break;
+        case S_STRV: sc_strv_free(*S_AT(base, f, char **), S_COUNT(base, f)); break;
+        case S_DOC:
+        case S_EVENT_DOC: sc_doc_destroy(S_AT(base, f, sc_doc_t *)); break;
+        case S_ENTRIES:
+            for (size_t j = 0; *S_AT(base, f, void *) && j < S_COUNT(base, f); j++)
+                s_release_fields(&s_entry_def, &(*S_AT(base, f, sc_msg_entry_t *))[j]);
+            free(*S_AT(base, f, void *));
+            break;
+        default: break;
+        }
     }
 }
 
@@ -321,45 +582,32 @@ void sc_msg_destroy(sc_msg_t **msg)
 {
     if (!msg || !*msg)
         return;
-    s_body_release(*msg);
+    if ((unsigned)(*msg)->type < SC_MSG_TYPE_MAX)
+        s_release_fields(&s_msgdefs[(*msg)->type], *msg);
     free(*msg);
     *msg = NULL;
 }
 
+/* A zeroed message of this type whose integers hold their defaults. */
 static sc_msg_t *s_alloc(sc_msg_type_t type)
 {
+    const s_msgdef_t *def = &s_msgdefs[type];
     sc_msg_t *m = calloc(1, sizeof(*m));
 
     if (!m)
         return NULL;
     m->type = type;
     m->version = SC_PROTO_VERSION;
-    switch (type) {
-    case SC_MSG_HELLO:
-        m->hello.fault_domain = -1;
-        m->hello.update_domain = -1;
-        m->hello.proto_min = SC_PROTO_VERSION;
-        m->hello.proto_max = SC_PROTO_VERSION;
-        m->hello.incarnation = -1;
-        break;
-    case SC_MSG_HEARTBEAT:
-        m->heartbeat.incarnation = -1;
-        m->heartbeat.imds_down_ms = -1;
-        break;
-    case SC_MSG_DOCUMENT: m->document.incarnation = -1; break;
-    case SC_MSG_HOOK_PROGRESS:
-        m->hook_progress.exit_status = -1;
-        m->hook_progress.attempt = 1;
-        break;
-    case SC_MSG_ORDER: m->order.attempt = 1; break;
-    default: break;
-    }
+    for (size_t i = 0; i < def->n; i++)
+        if (def->fields[i].def && (def->fields[i].kind == S_INT || def->fields[i].kind == S_I64))
+            s_int_set(&def->fields[i], m, def->fields[i].def);
     return m;
 }
 
 int sc_msg_new(sc_msg_type_t type, const char *from, uint64_t term, uint64_t seq,
                sc_msg_t **ret_msg)
 {
+    const s_msgdef_t *def;
     sc_msg_t *m;
 
     if (!ret_msg || (unsigned)type >= SC_MSG_TYPE_MAX || !sc_msg_name_valid(from) ||
@@ -370,86 +618,312 @@ int sc_msg_new(sc_msg_type_t type, const char *from, uint64_t term, uint64_t seq
     snprintf(m->from, sizeof(m->from), "%s", from);
     m->term = term;
     m->seq = seq;
-    if (type == SC_MSG_HELLO)
-        snprintf(m->hello.name, sizeof(m->hello.name), "%s", from);
-    else if (type == SC_MSG_APPEND)
-        snprintf(m->append.leader, sizeof(m->append.leader), "%s", from);
-    else if (type == SC_MSG_VOTE_REQUEST)
-        snprintf(m->vote_request.candidate, sizeof(m->vote_request.candidate), "%s", from);
-    else if (type == SC_MSG_LEADER)
-        snprintf(m->leader.leader, sizeof(m->leader.leader), "%s", from);
+    def = &s_msgdefs[type];
+    for (size_t i = 0; i < def->n; i++)
+        if (def->fields[i].flags & (S_FROM | S_IS_FROM))
+            snprintf(S_AT(m, &def->fields[i], char), def->fields[i].size, "%s", from);
     *ret_msg = m;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- rules */
+
+/* Where reasons and the rejection class go; shared by the decoder and the encoder, which
+ * apply the same rules (the encoder to the struct, the decoder to the JSON). */
+struct s_ctx {
+    char *err;           /* caller's reason buffer, may be NULL */
+    size_t errlen;       /* its size */
+    sc_msg_reject_t rej; /* class of the first failure */
+    const char *pfx;     /* body prefix for reasons: the type name (NULL: the envelope) */
+};
+
+__attribute__((format(printf, 4, 5))) static int s_fail(s_ctx_t *c, sc_msg_reject_t rej, int rc,
+                                                        const char *fmt, ...)
+{
+    va_list ap;
+
+    c->rej = rej;
+    if (c->err && c->errlen) {
+        va_start(ap, fmt);
+        vsnprintf(c->err, c->errlen, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+#define S_PFX(c) ((c)->pfx ? (c)->pfx : ""), ((c)->pfx ? "." : "")
+/* A bad value: FIELD in a body, ENVELOPE in the envelope. */
+#define S_BAD(c) ((c)->pfx ? SC_MSG_REJ_FIELD : SC_MSG_REJ_ENVELOPE)
+
+static int s_nomem(s_ctx_t *c)
+{
+    return s_fail(c, SC_MSG_REJ_NOMEM, -ENOMEM, "out of memory");
+}
+
+/* An integer v (or big, a uint64_t above INT64_MAX, when not 0) in [min, max]. */
+static int s_check_int(s_ctx_t *c, const char *what, int64_t v, uint64_t big, int64_t min,
+                       int64_t max)
+{
+    if (big)
+        return s_fail(c, S_BAD(c), SC_E_PROTO,
+                      "%s%s%s: %" PRIu64 " out of range %" PRId64 "..%" PRId64, S_PFX(c), what, big,
+                      min, max);
+    if (v < min || v > max)
+        return s_fail(c, S_BAD(c), SC_E_PROTO,
+                      "%s%s%s: %" PRId64 " out of range %" PRId64 "..%" PRId64, S_PFX(c), what, v,
+                      min, max);
+    return 0;
+}
+
+/* A string of n bytes: no NUL, valid UTF-8, min..max bytes, chars accepted by ok. */
+static int s_check_str(s_ctx_t *c, const char *what, const char *s, size_t n, size_t min,
+                       size_t max, bool (*ok)(unsigned char), const char *charset)
+{
+    if (memchr(s, '\0', n))
+        return s_fail(c, S_BAD(c), SC_E_PROTO, "%s%s%s: contains a NUL character", S_PFX(c), what);
+    if (!s_utf8_valid(s, n))
+        return s_fail(c, S_BAD(c), SC_E_PROTO, "%s%s%s: invalid UTF-8", S_PFX(c), what);
+    if (n < min)
+        return s_fail(c, S_BAD(c), SC_E_PROTO, "%s%s%s: empty", S_PFX(c), what);
+    if (n > max)
+        return s_fail(c, S_BAD(c), SC_E_PROTO, "%s%s%s: %zu bytes, longer than %zu", S_PFX(c), what,
+                      n, max);
+    if (ok && !s_chars_ok(s, n, ok))
+        return s_fail(c, S_BAD(c), SC_E_PROTO, "%s%s%s: \"%.64s\" has characters outside %s",
+                      S_PFX(c), what, s, charset);
+    return 0;
+}
+
+static int s_check_event_id(s_ctx_t *c, const char *what, const char *s, size_t n)
+{
+    int rc;
+
+    if ((rc = s_check_str(c, what, s, n, 1, SC_EVENT_ID_MAX, NULL, NULL)) < 0)
+        return rc;
+    if (!sc_event_id_valid(s))
+        return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO,
+                      "%s%s%s: \"%s\" is not an EventId ([A-Za-z0-9_-], first alphanumeric)",
+                      S_PFX(c), what, s);
+    return 0;
+}
+
+/* A fixed-size string of the struct: its terminator within size. */
+static int s_check_terminated(s_ctx_t *c, const char *what, const char *s, size_t size,
+                              size_t *ret_len)
+{
+    if ((*ret_len = strnlen(s, size)) == size)
+        return s_fail(c, S_BAD(c), SC_E_PROTO, "%s%s%s: not NUL-terminated", S_PFX(c), what);
+    return 0;
+}
+
+/* A document agrees with the field it refers to: its DocumentIncarnation (S_DOC) or its one
+ * event's EventId (S_EVENT_DOC). */
+static int s_check_doc_ref(s_ctx_t *c, const s_field_t *f, const void *base, const sc_doc_t *doc)
+{
+    const char *ref = (const char *)base + f->ref;
+
+    if (f->kind == S_DOC) {
+        if (doc->incarnation != *(const int64_t *)ref)
+            return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO,
+                          "%s.%s: %" PRId64 " differs from DocumentIncarnation %" PRId64, c->pfx,
+                          f->ref_key, *(const int64_t *)ref, doc->incarnation);
+        return 0;
+    }
+    if (doc->n_events != 1)
+        return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: %zu events, must hold one", c->pfx,
+                      f->key, doc->n_events);
+    if (!sc_event_id_equal(doc->events[0].id, ref))
+        return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO,
+                      "%s.%s: EventId \"%s\" differs from %s \"%s\"", c->pfx, f->key,
+                      doc->events[0].id, f->ref_key, ref);
+    return 0;
+}
+
+/* Entry i of an append follows the one before it (or prev_index / prev_term). c->pfx names
+ * the entry. */
+static int s_check_entry(s_ctx_t *c, const sc_msg_t *m, size_t i)
+{
+    const sc_msg_append_t *a = &m->append;
+    const sc_msg_entry_t *en = &a->entries[i];
+    uint64_t prev_term = i ? a->entries[i - 1].term : a->prev_term;
+
+    if (en->term < 1 || en->term > m->term || en->term < prev_term)
+        return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO,
+                      "%s.term: %" PRIu64 " not in %" PRIu64 "..%" PRIu64
+                      " (>= 1, >= the previous entry's, <= the message's term)",
+                      c->pfx, en->term, prev_term > 1 ? prev_term : 1, m->term);
+    if (a->prev_index > INT64_MAX - 1 - i || en->index != a->prev_index + 1 + i)
+        return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO,
+                      "%s.index: %" PRIu64 ", expected %" PRIu64 " (prev_index + %zu)", c->pfx,
+                      en->index, a->prev_index + 1 + i, i + 1);
+    return 0;
+}
+
+static int s_check_hello(s_ctx_t *c, const sc_msg_t *m)
+{
+    if (m->hello.proto_min > m->hello.proto_max)
+        return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "hello.proto_min: %d above proto_max %d",
+                      m->hello.proto_min, m->hello.proto_max);
+    return 0;
+}
+
+static int s_check_hook_progress(s_ctx_t *c, const sc_msg_t *m)
+{
+    if (m->hook_progress.origin == SC_MSG_ORIGIN_ORDER && m->hook_progress.order_term == 0)
+        return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO,
+                      "hook_progress.order_term: 0 but origin is \"order\" (terms start at 1)");
+    return 0;
+}
+
+/* The rules of a message type across its fields (and the envelope's term), in this order:
+ * fields equal to from, a term >= 1, fields not above the term, the type's own rules. */
+static int s_check_msg(s_ctx_t *c, const s_msgdef_t *def, const sc_msg_t *m)
+{
+    for (size_t i = 0; i < def->n; i++) {
+        const s_field_t *f = &def->fields[i];
+
+        if ((f->flags & S_IS_FROM) && strcmp(S_CAT(m, f, char), m->from) != 0)
+            return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: \"%s\" differs from from \"%s\"",
+                          c->pfx, f->key, S_CAT(m, f, char), m->from);
+    }
+    if (def->term_why && m->term == 0)
+        return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s: term 0 (%s)", c->pfx, def->term_why);
+    for (size_t i = 0; i < def->n; i++) {
+        const s_field_t *f = &def->fields[i];
+
+        if ((f->flags & S_LE_TERM) && *S_CAT(m, f, uint64_t) > m->term)
+            return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO,
+                          "%s.%s: %" PRIu64 " above the term %" PRIu64, c->pfx, f->key,
+                          *S_CAT(m, f, uint64_t), m->term);
+    }
+    return def->check ? def->check(c, m) : 0;
+}
+
+/* Parses the JSON text of an object, strictly, nested at most depth deep (*ret_obj, caller's).
+ * -EINVAL when it is not one such object, or -ENOMEM. */
+static int s_object_parse(const char *json, int depth, json_object **ret_obj)
+{
+    json_tokener *tok = json_tokener_new_ex(depth);
+    json_object *o = NULL;
+    size_t len = strlen(json);
+    int rc = -EINVAL;
+
+    if (!tok)
+        return -ENOMEM;
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    o = json_tokener_parse_ex(tok, json, (int)len);
+    if (o && json_tokener_get_error(tok) == json_tokener_success &&
+        (size_t)json_tokener_get_parse_end(tok) == len &&
+        json_object_is_type(o, json_type_object)) {
+        *ret_obj = o;
+        o = NULL;
+        rc = 0;
+    }
+    json_object_put(o);
+    json_tokener_free(tok);
+    return rc;
+}
+
+/* The compact text of a JSON value (*ret, caller's), or NULL when out of memory. */
+static char *s_json_text(json_object *o)
+{
+    return strdup(
+        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+/* An entry's data sits 3 levels deep in an append (message, entries, entry). */
+#define S_DATA_DEPTH (SC_MSG_MAX_DEPTH - 3)
+
+/* A string s of n bytes for field f (or item what of list f) by the rules of its kind. */
+static int s_check_string(s_ctx_t *c, const s_field_t *f, const char *what, const char *s, size_t n)
+{
+    if (f->kind == S_EVENT_ID || f->kind == S_EVENTS)
+        return s_check_event_id(c, what, s, n);
+    return s_check_str(c, what, s, n, (size_t)f->min, (size_t)f->max, f->chars, f->charset);
+}
+
+/* Item i of list f, s of n bytes: valid, and not a repeat of the items before it in base. */
+static int s_check_item(s_ctx_t *c, const s_field_t *f, const void *base, size_t i,
+                        const char *what, const char *s, size_t n)
+{
+    int rc = s_check_string(c, f, what, s, n);
+
+    for (size_t j = 0; rc == 0 && f->kind != S_STRV && j < i; j++)
+        if (f->kind == S_EVENTS ? sc_event_id_equal(s_item(base, f, j), s)
+                                : strcmp(s_item(base, f, j), s) == 0)
+            rc = s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: \"%s\" repeated", c->pfx, what, s);
+    return rc;
+}
+
+/* The count of list f (0..items, and not 0 for S_EVENTS / S_STRV). */
+static int s_check_count(s_ctx_t *c, const s_field_t *f, size_t n)
+{
+    if (n == 0 && (f->kind == S_EVENTS || f->kind == S_STRV))
+        return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: empty%s", c->pfx, f->key,
+                      f->flags & S_OPTIONAL ? " (omit it)" : "");
+    if (n > f->items)
+        return s_fail(c, SC_MSG_REJ_TOO_BIG, SC_E_TOO_BIG, "%s.%s: %zu items, more than %zu",
+                      c->pfx, f->key, n, f->items);
     return 0;
 }
 
 /* ---------------------------------------------------------------- list helpers */
 
-typedef char s_event_id_t[SC_EVENT_ID_MAX + 1];
+/* Appends item s to msg's list of this kind (checked by the decoder's rules; a text item is
+ * taken over on success). 0, -EINVAL (no such list, invalid or repeated item), SC_E_TOO_BIG
+ * or -ENOMEM. */
+static int s_add_item(sc_msg_t *msg, s_kind_t kind, const char *s)
+{
+    const s_field_t *f = NULL;
+    s_ctx_t c = {0};
+    size_t n, size = kind == S_EVENTS ? sizeof(s_event_id_t) : sizeof(char *);
+    char *grown;
+
+    for (size_t i = 0; msg && (unsigned)msg->type < SC_MSG_TYPE_MAX && i < s_msgdefs[msg->type].n;
+         i++)
+        if (s_msgdefs[msg->type].fields[i].kind == kind)
+            f = &s_msgdefs[msg->type].fields[i];
+    if (!f || !s || s_check_item(&c, f, msg, (n = S_COUNT(msg, f)), "", s, strlen(s)) < 0)
+        return -EINVAL;
+    if (n >= f->items)
+        return SC_E_TOO_BIG;
+    if (kind == S_CAPS) {
+        memcpy(S_AT(msg, f, char) + n * sizeof(s_cap_t), s, strlen(s) + 1);
+    } else {
+        if (!(grown = realloc(*S_AT(msg, f, char *), (n + 1) * size)))
+            return -ENOMEM;
+        *S_AT(msg, f, char *) = grown;
+        if (kind == S_EVENTS)
+            memcpy(grown + n * size, s, strlen(s) + 1);
+        else
+            ((char **)(void *)grown)[n] = (char *)(uintptr_t)s;
+    }
+    S_COUNT(msg, f) = n + 1;
+    return 0;
+}
 
 int sc_msg_add_event(sc_msg_t *msg, const char *event_id)
 {
-    s_event_id_t **events, *grown;
-    size_t *n;
-
-    if (!msg || !sc_event_id_valid(event_id))
-        return -EINVAL;
-    if (msg->type == SC_MSG_APPROVE_VIA) {
-        events = &msg->approve_via.events;
-        n = &msg->approve_via.n_events;
-    } else if (msg->type == SC_MSG_APPROVE_RESULT) {
-        events = &msg->approve_result.events;
-        n = &msg->approve_result.n_events;
-    } else {
-        return -EINVAL;
-    }
-    for (size_t i = 0; i < *n; i++)
-        if (sc_event_id_equal((*events)[i], event_id))
-            return -EINVAL;
-    if (*n >= SC_MSG_MAX_EVENTS)
-        return SC_E_TOO_BIG;
-    if (!(grown = realloc(*events, (*n + 1) * sizeof(*grown))))
-        return -ENOMEM;
-    *events = grown;
-    snprintf(grown[(*n)++], sizeof(*grown), "%s", event_id);
-    return 0;
+    return s_add_item(msg, S_EVENTS, event_id);
 }
 
 int sc_msg_add_malformed(sc_msg_t *msg, const char *reason)
 {
-    sc_msg_document_t *d;
-    char **grown, *text = NULL;
+    char *text = NULL;
     int rc;
 
-    if (!msg || msg->type != SC_MSG_DOCUMENT || !reason || !*reason)
+    if (!reason || !*reason)
         return -EINVAL;
-    d = &msg->document;
-    if (d->n_malformed >= SC_MSG_MAX_MALFORMED)
-        return SC_E_TOO_BIG;
     if ((rc = s_set_text(&text, reason, strlen(reason), false, SC_MSG_MALFORMED_MAX)) < 0)
         return rc;
-    if (!(grown = realloc(d->malformed, (d->n_malformed + 1) * sizeof(*grown)))) {
+    if ((rc = s_add_item(msg, S_STRV, text)) < 0)
         free(text);
-        return -ENOMEM;
-    }
-    d->malformed = grown;
-    grown[d->n_malformed++] = text;
-    return 0;
+    return rc;
 }
 
 int sc_msg_add_capability(sc_msg_t *msg, const char *cap)
 {
-    size_t n;
-
-    if (!msg || msg->type != SC_MSG_HELLO || !cap)
-        return -EINVAL;
-    n = strnlen(cap, SC_MSG_CAP_MAX + 1);
-    if (n < 1 || n > SC_MSG_CAP_MAX || !s_chars_ok(cap, n, s_is_cap_char) ||
-        sc_msg_has_capability(msg, cap))
-        return -EINVAL;
-    if (msg->hello.n_capabilities >= SC_MSG_MAX_CAPS)
-        return SC_E_TOO_BIG;
-    memcpy(msg->hello.capabilities[msg->hello.n_capabilities++], cap, n + 1);
-    return 0;
+    return s_add_item(msg, S_CAPS, cap);
 }
 
 bool sc_msg_has_capability(const sc_msg_t *msg, const char *cap)
@@ -462,41 +936,13 @@ bool sc_msg_has_capability(const sc_msg_t *msg, const char *cap)
     return false;
 }
 
-/* Parses a JSON object text into compact text (*ret_json, caller's). */
-static int s_object_normalize(const char *json, char **ret_json)
-{
-    json_tokener *tok = json_tokener_new_ex(SC_MSG_MAX_DEPTH - 3);
-    json_object *o = NULL;
-    size_t len = strlen(json);
-    char *out;
-    int rc = -EINVAL;
-
-    if (!tok)
-        return -ENOMEM;
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-    o = json_tokener_parse_ex(tok, json, (int)len);
-    if (o && json_tokener_get_error(tok) == json_tokener_success &&
-        (size_t)json_tokener_get_parse_end(tok) == len &&
-        json_object_is_type(o, json_type_object)) {
-        if ((out = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-                                                                JSON_C_TO_STRING_NOSLASHESCAPE)))) {
-            *ret_json = out;
-            rc = 0;
-        } else {
-            rc = -ENOMEM;
-        }
-    }
-    json_object_put(o);
-    json_tokener_free(tok);
-    return rc;
-}
-
 int sc_msg_add_entry(sc_msg_t *msg, uint64_t term, uint64_t index, const char *kind,
                      const char *data_json)
 {
     sc_msg_append_t *a;
     sc_msg_entry_t *grown;
     char *data = NULL;
+    json_object *obj = NULL;
     size_t n;
     int rc;
 
@@ -508,8 +954,12 @@ int sc_msg_add_entry(sc_msg_t *msg, uint64_t term, uint64_t index, const char *k
         return -EINVAL;
     if (a->n_entries >= SC_MSG_MAX_ENTRIES)
         return SC_E_TOO_BIG;
-    if ((rc = s_object_normalize(data_json ? data_json : "{}", &data)) < 0)
+    if ((rc = s_object_parse(data_json ? data_json : "{}", S_DATA_DEPTH, &obj)) < 0)
         return rc;
+    data = s_json_text(obj);
+    json_object_put(obj);
+    if (!data)
+        return -ENOMEM;
     if (!(grown = realloc(a->entries, (a->n_entries + 1) * sizeof(*grown)))) {
         free(data);
         return -ENOMEM;
@@ -522,27 +972,6 @@ int sc_msg_add_entry(sc_msg_t *msg, uint64_t term, uint64_t index, const char *k
 }
 
 /* ---------------------------------------------------------------- decoding */
-
-typedef struct s_dec {
-    char *err;           /* caller's reason buffer, may be NULL */
-    size_t errlen;       /* its size */
-    sc_msg_reject_t rej; /* class of the first failure */
-    const char *pfx;     /* body prefix for reasons: the type name */
-} s_dec_t;
-
-__attribute__((format(printf, 4, 5))) static int s_fail(s_dec_t *d, sc_msg_reject_t rej, int rc,
-                                                        const char *fmt, ...)
-{
-    va_list ap;
-
-    d->rej = rej;
-    if (d->err && d->errlen) {
-        va_start(ap, fmt);
-        vsnprintf(d->err, d->errlen, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
 
 static const char *s_jtype(json_object *o)
 {
@@ -558,8 +987,20 @@ static const char *s_jtype(json_object *o)
     return "?";
 }
 
+/* The JSON type of each kind. */
+static const json_type s_kind_json[S_KIND_MAX] = {
+    [S_INT] = json_type_int,         [S_I64] = json_type_int,
+    [S_U64] = json_type_int,         [S_BOOL] = json_type_boolean,
+    [S_ENUM] = json_type_string,     [S_STR] = json_type_string,
+    [S_EVENT_ID] = json_type_string, [S_TEXT] = json_type_string,
+    [S_OBJECT] = json_type_object,   [S_CAPS] = json_type_array,
+    [S_EVENTS] = json_type_array,    [S_STRV] = json_type_array,
+    [S_DOC] = json_type_object,      [S_EVENT_DOC] = json_type_object,
+    [S_ENTRIES] = json_type_array,
+};
+
 /* The field key of obj, which must be of type want. optional: absent gives *ret NULL. */
-static int s_field(s_dec_t *d, json_object *obj, const char *key, json_type want, bool optional,
+static int s_field(s_ctx_t *c, json_object *obj, const char *key, json_type want, bool optional,
                    json_object **ret)
 {
     static const char *const want_names[] = {
@@ -574,608 +1015,204 @@ static int s_field(s_dec_t *d, json_object *obj, const char *key, json_type want
             *ret = NULL;
             return 0;
         }
-        return s_fail(d, d->pfx ? SC_MSG_REJ_MISSING : SC_MSG_REJ_ENVELOPE, SC_E_PROTO,
-                      "%s%s%s: missing", d->pfx ? d->pfx : "", d->pfx ? "." : "", key);
+        return s_fail(c, c->pfx ? SC_MSG_REJ_MISSING : SC_MSG_REJ_ENVELOPE, SC_E_PROTO,
+                      "%s%s%s: missing", S_PFX(c), key);
     }
     if (!json_object_is_type(v, want))
-        return s_fail(d, d->pfx ? SC_MSG_REJ_FIELD : SC_MSG_REJ_ENVELOPE, SC_E_PROTO,
-                      "%s%s%s: must be %s, not %s", d->pfx ? d->pfx : "", d->pfx ? "." : "", key,
+        return s_fail(c, S_BAD(c), SC_E_PROTO, "%s%s%s: must be %s, not %s", S_PFX(c), key,
                       want_names[want], s_jtype(v));
     *ret = v;
     return 0;
 }
 
-#define S_PFX(d) ((d)->pfx ? (d)->pfx : ""), ((d)->pfx ? "." : "")
-
-/* A JSON integer in [min, max] (max <= INT64_MAX). */
-static int s_int_value(s_dec_t *d, json_object *v, const char *what, int64_t min, int64_t max,
-                       int64_t *ret)
-{
-    int64_t i = json_object_get_int64(v);
-    sc_msg_reject_t rej = d->pfx ? SC_MSG_REJ_FIELD : SC_MSG_REJ_ENVELOPE;
-
-    if (i >= 0 && json_object_get_uint64(v) > (uint64_t)INT64_MAX)
-        return s_fail(d, rej, SC_E_PROTO, "%s%s%s: %" PRIu64 " out of range %" PRId64 "..%" PRId64,
-                      S_PFX(d), what, json_object_get_uint64(v), min, max);
-    if (i < min || i > max)
-        return s_fail(d, rej, SC_E_PROTO, "%s%s%s: %" PRId64 " out of range %" PRId64 "..%" PRId64,
-                      S_PFX(d), what, i, min, max);
-    *ret = i;
-    return 0;
-}
-
-static int s_get_i64(s_dec_t *d, json_object *obj, const char *key, int64_t min, int64_t max,
-                     int64_t *ret)
-{
-    json_object *v = NULL;
-    int rc;
-
-    if ((rc = s_field(d, obj, key, json_type_int, false, &v)) < 0)
-        return rc;
-    return s_int_value(d, v, key, min, max, ret);
-}
-
-static int s_get_int(s_dec_t *d, json_object *obj, const char *key, int min, int max, int *ret)
-{
-    int64_t v;
-    int rc = s_get_i64(d, obj, key, min, max, &v);
-
-    if (rc == 0)
-        *ret = (int)v;
-    return rc;
-}
-
-static int s_get_u64(s_dec_t *d, json_object *obj, const char *key, uint64_t *ret)
-{
-    int64_t v;
-    int rc = s_get_i64(d, obj, key, 0, INT64_MAX, &v);
-
-    if (rc == 0)
-        *ret = (uint64_t)v;
-    return rc;
-}
-
-static int s_get_bool(s_dec_t *d, json_object *obj, const char *key, bool *ret)
-{
-    json_object *v = NULL;
-    int rc;
-
-    if ((rc = s_field(d, obj, key, json_type_boolean, false, &v)) < 0)
-        return rc;
-    *ret = json_object_get_boolean(v);
-    return 0;
-}
-
-/* Checks a string value: no NUL, valid UTF-8, min..max bytes, chars accepted by ok. */
-static int s_str_value(s_dec_t *d, json_object *v, const char *what, size_t min, size_t max,
-                       bool (*ok)(unsigned char), const char *charset)
-{
-    const char *s = json_object_get_string(v);
-    size_t n = (size_t)json_object_get_string_len(v);
-    sc_msg_reject_t rej = d->pfx ? SC_MSG_REJ_FIELD : SC_MSG_REJ_ENVELOPE;
-
-    if (memchr(s, '\0', n))
-        return s_fail(d, rej, SC_E_PROTO, "%s%s%s: contains a NUL character", S_PFX(d), what);
-    if (!s_utf8_valid(s, n))
-        return s_fail(d, rej, SC_E_PROTO, "%s%s%s: invalid UTF-8", S_PFX(d), what);
-    if (n < min)
-        return s_fail(d, rej, SC_E_PROTO, "%s%s%s: empty", S_PFX(d), what);
-    if (n > max)
-        return s_fail(d, rej, SC_E_PROTO, "%s%s%s: %zu bytes, longer than %zu", S_PFX(d), what, n,
-                      max);
-    if (ok && !s_chars_ok(s, n, ok))
-        return s_fail(d, rej, SC_E_PROTO, "%s%s%s: \"%.64s\" has characters outside %s", S_PFX(d),
-                      what, s, charset);
-    return 0;
-}
-
-/* A string field copied into a fixed buffer of size max + 1. */
-static int s_get_fixed(s_dec_t *d, json_object *obj, const char *key, char *dst, size_t min,
-                       size_t max, bool (*ok)(unsigned char), const char *charset, bool optional)
-{
-    json_object *v = NULL;
-    int rc;
-
-    if ((rc = s_field(d, obj, key, json_type_string, optional, &v)) < 0)
-        return rc;
-    if (!v) {
-        dst[0] = '\0';
-        return 0;
-    }
-    if ((rc = s_str_value(d, v, key, min, max, ok, charset)) < 0)
-        return rc;
-    memcpy(dst, json_object_get_string(v), (size_t)json_object_get_string_len(v) + 1);
-    return 0;
-}
-
-static int s_get_name(s_dec_t *d, json_object *obj, const char *key, char *dst)
-{
-    return s_get_fixed(d, obj, key, dst, 1, SC_NAME_MAX, s_is_name_char, "[A-Za-z0-9._-]", false);
-}
-
-/* A free text (0..SC_MSG_MAX_TEXT bytes) copied to the heap. */
-static int s_get_text(s_dec_t *d, json_object *obj, const char *key, char **dst)
-{
-    json_object *v = NULL;
-    int rc;
-
-    if ((rc = s_field(d, obj, key, json_type_string, false, &v)) < 0)
-        return rc;
-    if ((rc = s_str_value(d, v, key, 0, SC_MSG_MAX_TEXT, NULL, NULL)) < 0)
-        return rc;
-    if (!(*dst = strdup(json_object_get_string(v))))
-        return s_fail(d, SC_MSG_REJ_NOMEM, -ENOMEM, "out of memory");
-    return 0;
-}
-
-static int s_get_event_id(s_dec_t *d, json_object *v, const char *what, char *dst)
-{
-    int rc;
-
-    if ((rc = s_str_value(d, v, what, 1, SC_EVENT_ID_MAX, NULL, NULL)) < 0)
-        return rc;
-    if (!sc_event_id_valid(json_object_get_string(v)))
-        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO,
-                      "%s%s%s: \"%s\" is not an EventId ([A-Za-z0-9_-], first alphanumeric)",
-                      S_PFX(d), what, json_object_get_string(v));
-    memcpy(dst, json_object_get_string(v), (size_t)json_object_get_string_len(v) + 1);
-    return 0;
-}
-
-/* An enum field whose names are names[0..n). */
-static int s_get_enum(s_dec_t *d, json_object *obj, const char *key, const char *const *names,
-                      int n, int *ret)
-{
-    json_object *v = NULL;
-    int rc, i;
-
-    if ((rc = s_field(d, obj, key, json_type_string, false, &v)) < 0)
-        return rc;
-    if ((rc = s_str_value(d, v, key, 1, 32, NULL, NULL)) < 0)
-        return rc;
-    if ((i = s_parse_name(names, n, json_object_get_string(v))) < 0)
-        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: unknown value \"%s\"", d->pfx, key,
-                      json_object_get_string(v));
-    *ret = i;
-    return 0;
-}
-
-/* A JSON object (a sub-object of the message) as compact text on the heap. */
-static int s_object_text(s_dec_t *d, json_object *o, char **ret)
-{
-    char *s = strdup(
-        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-
-    if (!s)
-        return s_fail(d, SC_MSG_REJ_NOMEM, -ENOMEM, "out of memory");
-    *ret = s;
-    return 0;
-}
-
-static int s_doc_rc(s_dec_t *d, int rc, const char *what, const char *why)
+static int s_doc_rc(s_ctx_t *c, int rc, const char *what, const char *why)
 {
     if (rc == -ENOMEM)
-        return s_fail(d, SC_MSG_REJ_NOMEM, -ENOMEM, "out of memory");
-    return s_fail(d, SC_MSG_REJ_DOCUMENT, rc == SC_E_TOO_BIG ? SC_E_TOO_BIG : SC_E_PROTO,
-                  "%s.%s: %s", d->pfx, what, why);
+        return s_nomem(c);
+    return s_fail(c, SC_MSG_REJ_DOCUMENT, rc == SC_E_TOO_BIG ? SC_E_TOO_BIG : SC_E_PROTO,
+                  "%s.%s: %s", c->pfx, what, why);
 }
 
-static int s_dec_hello(s_dec_t *d, json_object *o, sc_msg_t *m)
+/* The IMDS document v (S_DOC), or the IMDS event object v wrapped in one (S_EVENT_DOC), parsed
+ * by sc_event into *ret_doc. */
+static int s_dec_doc(s_ctx_t *c, const s_field_t *f, json_object *v, sc_doc_t **ret_doc)
 {
-    sc_msg_hello_t *h = &m->hello;
-    json_object *caps;
+    json_object *wrap = NULL, *arr = NULL;
+    char *text, why[512] = "";
     int rc;
 
-    if ((rc = s_get_name(d, o, "name", h->name)) < 0 ||
-        (rc = s_get_int(d, o, "fault_domain", -1, SC_MSG_DOMAIN_MAX, &h->fault_domain)) < 0 ||
-        (rc = s_get_int(d, o, "update_domain", -1, SC_MSG_DOMAIN_MAX, &h->update_domain)) < 0 ||
-        (rc = s_get_fixed(d, o, "agent_version", h->agent_version, 1, SC_MSG_VERSION_MAX,
-                          s_is_print_char, "printable ASCII", false)) < 0 ||
-        (rc = s_get_int(d, o, "proto_min", 1, SC_MSG_PROTO_MAX, &h->proto_min)) < 0 ||
-        (rc = s_get_int(d, o, "proto_max", 1, SC_MSG_PROTO_MAX, &h->proto_max)) < 0 ||
-        (rc = s_get_fixed(d, o, "boot_id", h->boot_id, 1, SC_MSG_BOOT_ID_MAX, s_is_boot_char,
-                          "[A-Za-z0-9-]", false)) < 0 ||
-        (rc = s_get_i64(d, o, "incarnation", -1, INT64_MAX, &h->incarnation)) < 0 ||
-        (rc = s_field(d, o, "capabilities", json_type_array, false, &caps)) < 0)
-        return rc;
-    if (strcmp(h->name, m->from) != 0)
-        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO,
-                      "hello.name: \"%s\" differs from from \"%s\"", h->name, m->from);
-    if (h->proto_min > h->proto_max)
-        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO, "hello.proto_min: %d above proto_max %d",
-                      h->proto_min, h->proto_max);
-    if (json_object_array_length(caps) > SC_MSG_MAX_CAPS)
-        return s_fail(d, SC_MSG_REJ_TOO_BIG, SC_E_TOO_BIG,
-                      "hello.capabilities: %zu items, more than %d", json_object_array_length(caps),
-                      SC_MSG_MAX_CAPS);
-    for (size_t i = 0; i < json_object_array_length(caps); i++) {
-        json_object *c = json_object_array_get_idx(caps, i);
-        char what[48];
-
-        snprintf(what, sizeof(what), "capabilities[%zu]", i);
-        if (!json_object_is_type(c, json_type_string))
-            return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO, "hello.%s: must be a string, not %s",
-                          what, s_jtype(c));
-        if ((rc = s_str_value(d, c, what, 1, SC_MSG_CAP_MAX, s_is_cap_char, "[a-z0-9-]")) < 0)
-            return rc;
-        if (sc_msg_has_capability(m, json_object_get_string(c)))
-            return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO, "hello.%s: \"%s\" repeated", what,
-                          json_object_get_string(c));
-        memcpy(h->capabilities[h->n_capabilities++], json_object_get_string(c),
-               (size_t)json_object_get_string_len(c) + 1);
-    }
-    return 0;
-}
-
-/* The optional "attempt" of an order or a hook_progress: 1 when absent. */
-static int s_get_attempt(s_dec_t *d, json_object *o, int *ret)
-{
-    json_object *v = NULL;
-    int64_t a = 1;
-    int rc;
-
-    if ((rc = s_field(d, o, "attempt", json_type_int, true, &v)) < 0 ||
-        (v && (rc = s_int_value(d, v, "attempt", 1, SC_MSG_ATTEMPT_MAX, &a)) < 0))
-        return rc;
-    *ret = (int)a;
-    return 0;
-}
-
-/* The optional "malformed" of a document: 1..SC_MSG_MAX_MALFORMED texts. */
-static int s_dec_malformed(s_dec_t *d, json_object *o, sc_msg_document_t *doc)
-{
-    json_object *arr = NULL;
-    size_t n;
-    int rc;
-
-    if ((rc = s_field(d, o, "malformed", json_type_array, true, &arr)) < 0 || !arr)
-        return rc;
-    n = json_object_array_length(arr);
-    if (n == 0)
-        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO, "document.malformed: empty (omit it)");
-    if (n > SC_MSG_MAX_MALFORMED)
-        return s_fail(d, SC_MSG_REJ_TOO_BIG, SC_E_TOO_BIG,
-                      "document.malformed: %zu items, more than %d", n, SC_MSG_MAX_MALFORMED);
-    /* Owned by the message at once, so that a failure below frees it with the message. */
-    if (!(doc->malformed = calloc(n, sizeof(*doc->malformed))))
-        return s_fail(d, SC_MSG_REJ_NOMEM, -ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        json_object *v = json_object_array_get_idx(arr, i);
-        char what[48];
-
-        snprintf(what, sizeof(what), "malformed[%zu]", i);
-        if (!json_object_is_type(v, json_type_string))
-            return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO, "document.%s: must be a string, not %s",
-                          what, s_jtype(v));
-        if ((rc = s_str_value(d, v, what, 1, SC_MSG_MALFORMED_MAX, NULL, NULL)) < 0)
-            return rc;
-        if (!(doc->malformed[i] = strdup(json_object_get_string(v))))
-            return s_fail(d, SC_MSG_REJ_NOMEM, -ENOMEM, "out of memory");
-        doc->n_malformed = i + 1;
-    }
-    return 0;
-}
-
-static int s_dec_heartbeat(s_dec_t *d, json_object *o, sc_msg_t *m)
-{
-    json_object *v = NULL;
-    int rc;
-
-    if ((rc = s_get_i64(d, o, "incarnation", -1, INT64_MAX, &m->heartbeat.incarnation)) < 0 ||
-        (rc = s_get_int(d, o, "running_hooks", 0, SC_MSG_RUNNING_HOOKS_MAX,
-                        &m->heartbeat.running_hooks)) < 0 ||
-        (rc = s_get_bool(d, o, "standalone", &m->heartbeat.standalone)) < 0)
-        return rc;
-    /* optional: agents older than the field don't send it */
-    if ((rc = s_field(d, o, "imds_down_ms", json_type_int, true, &v)) < 0 ||
-        (v &&
-         (rc = s_int_value(d, v, "imds_down_ms", -1, INT64_MAX, &m->heartbeat.imds_down_ms)) < 0))
-        return rc;
-    return 0;
-}
-
-static int s_dec_document(s_dec_t *d, json_object *o, sc_msg_t *m)
-{
-    sc_msg_document_t *doc = &m->document;
-    json_object *v = NULL;
-    char *text = NULL, why[512] = "";
-    int rc;
-
-    if ((rc = s_get_i64(d, o, "incarnation", 0, INT64_MAX, &doc->incarnation)) < 0 ||
-        (rc = s_get_i64(d, o, "observed_at_ms", 0, INT64_MAX, &doc->observed_at_ms)) < 0 ||
-        (rc = s_field(d, o, "document", json_type_object, false, &v)) < 0 ||
-        (rc = s_object_text(d, v, &text)) < 0)
-        return rc;
-    rc = sc_doc_parse(text, strlen(text), &doc->document, why, sizeof(why));
-    free(text);
-    if (rc < 0)
-        return s_doc_rc(d, rc, "document", why);
-    if (doc->document->incarnation != doc->incarnation)
-        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO,
-                      "document.incarnation: %" PRId64 " differs from DocumentIncarnation %" PRId64,
-                      doc->incarnation, doc->document->incarnation);
-    return s_dec_malformed(d, o, doc);
-}
-
-static int s_dec_hook_progress(s_dec_t *d, json_object *o, sc_msg_t *m)
-{
-    sc_msg_hook_progress_t *h = &m->hook_progress;
-    json_object *v = NULL;
-    int rc, phase = 0, state = 0, origin = 0;
-
-    if ((rc = s_field(d, o, "event", json_type_string, false, &v)) < 0 ||
-        (rc = s_get_event_id(d, v, "event", h->event)) < 0 ||
-        (rc = s_get_enum(d, o, "phase", s_phase_names, SC_MSG_PHASE_MAX, &phase)) < 0 ||
-        (rc = s_get_enum(d, o, "state", s_state_names, SC_MSG_HOOK_STATE_MAX, &state)) < 0 ||
-        (rc = s_get_int(d, o, "exit_status", -1, 255, &h->exit_status)) < 0 ||
-        (rc = s_get_enum(d, o, "origin", s_origin_names, SC_MSG_ORIGIN_MAX, &origin)) < 0 ||
-        (rc = s_get_u64(d, o, "order_term", &h->order_term)) < 0 ||
-        (rc = s_get_text(d, o, "detail", &h->detail)) < 0 ||
-        (rc = s_get_attempt(d, o, &h->attempt)) < 0)
-        return rc;
-    h->phase = (sc_msg_phase_t)phase;
-    h->state = (sc_msg_hook_state_t)state;
-    h->origin = (sc_msg_origin_t)origin;
-    if (h->origin == SC_MSG_ORIGIN_ORDER && h->order_term == 0)
-        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO,
-                      "hook_progress.order_term: 0 but origin is \"order\" (terms start at 1)");
-    return 0;
-}
-
-static int s_dec_order(s_dec_t *d, json_object *o, sc_msg_t *m)
-{
-    sc_msg_order_t *ord = &m->order;
-    json_object *v, *wrap = NULL, *arr = NULL;
-    char *text = NULL, why[512] = "";
-    int rc, action;
-
-    if ((rc = s_get_enum(d, o, "action", s_phase_names, SC_MSG_PHASE_MAX, &action)) < 0 ||
-        (rc = s_field(d, o, "event", json_type_string, false, &v)) < 0 ||
-        (rc = s_get_event_id(d, v, "event", ord->event)) < 0 ||
-        (rc = s_get_attempt(d, o, &ord->attempt)) < 0 ||
-        (rc = s_field(d, o, "event_doc", json_type_object, true, &v)) < 0)
-        return rc;
-    ord->action = (sc_msg_phase_t)action;
-    if (m->term == 0)
-        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO, "order: term 0 (orders carry a term >= 1)");
-    if (!v)
-        return 0;
-    /* sc_event parses documents: wrap the event in one. */
-    if (!(wrap = json_object_new_object()) || !(arr = json_object_new_array()) ||
-        json_object_object_add(wrap, "DocumentIncarnation", json_object_new_int64(0)) < 0 ||
-        json_object_array_add(arr, json_object_get(v)) < 0) {
-        json_object_put(arr);
-        json_object_put(wrap);
-        return s_fail(d, SC_MSG_REJ_NOMEM, -ENOMEM, "out of memory");
-    }
-    json_object_object_add(wrap, "Events", arr);
-    rc = s_object_text(d, wrap, &text);
-    json_object_put(wrap);
-    if (rc < 0)
-        return rc;
-    rc = sc_doc_parse(text, strlen(text), &ord->event_doc, why, sizeof(why));
-    free(text);
-    if (rc < 0)
-        return s_doc_rc(d, rc, "event_doc", why);
-    if (!sc_event_id_equal(ord->event_doc->events[0].id, ord->event))
-        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO,
-                      "order.event_doc: EventId \"%s\" differs from event \"%s\"",
-                      ord->event_doc->events[0].id, ord->event);
-    return 0;
-}
-
-static int s_dec_events(s_dec_t *d, json_object *o, s_event_id_t **ret_events, size_t *ret_n)
-{
-    struct {
-        s_event_id_t *events;
-        size_t n_events;
-    } ev_, *ev = &ev_;
-    json_object *arr;
-    size_t n;
-    int rc;
-
-    if ((rc = s_field(d, o, "events", json_type_array, false, &arr)) < 0)
-        return rc;
-    n = json_object_array_length(arr);
-    if (n == 0)
-        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.events: empty", d->pfx);
-    if (n > SC_MSG_MAX_EVENTS)
-        return s_fail(d, SC_MSG_REJ_TOO_BIG, SC_E_TOO_BIG, "%s.events: %zu items, more than %d",
-                      d->pfx, n, SC_MSG_MAX_EVENTS);
-    /* Owned by the message at once, so that a failure below frees it with the message. */
-    if (!(*ret_events = calloc(n, sizeof(**ret_events))))
-        return s_fail(d, SC_MSG_REJ_NOMEM, -ENOMEM, "out of memory");
-    ev->events = *ret_events;
-    ev->n_events = 0;
-    for (size_t i = 0; i < n; i++) {
-        json_object *e = json_object_array_get_idx(arr, i);
-        char what[48];
-
-        snprintf(what, sizeof(what), "events[%zu]", i);
-        if (!json_object_is_type(e, json_type_string))
-            return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: must be a string, not %s",
-                          d->pfx, what, s_jtype(e));
-        if ((rc = s_get_event_id(d, e, what, ev->events[i])) < 0)
-            return rc;
-        for (size_t j = 0; j < i; j++)
-            if (sc_event_id_equal(ev->events[j], ev->events[i]))
-                return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: \"%s\" repeated", d->pfx,
-                              what, ev->events[i]);
-        ev->n_events = i + 1;
-        *ret_n = i + 1;
-    }
-    return 0;
-}
-
-static int s_dec_approve_result(s_dec_t *d, json_object *o, sc_msg_t *m)
-{
-    sc_msg_approve_result_t *r = &m->approve_result;
-    int rc;
-
-    if ((rc = s_dec_events(d, o, &r->events, &r->n_events)) < 0 ||
-        (rc = s_get_int(d, o, "http_status", 0, 999, &r->http_status)) < 0 ||
-        (rc = s_get_fixed(d, o, "result", r->result, 1, SC_MSG_RESULT_MAX, s_is_result_char,
-                          "[A-Za-z0-9_]", false)) < 0 ||
-        (rc = s_get_text(d, o, "message", &r->message)) < 0)
-        return rc;
-    return 0;
-}
-
-static int s_dec_leader(s_dec_t *d, json_object *o, sc_msg_t *m)
-{
-    int rc;
-
-    if ((rc = s_get_name(d, o, "leader", m->leader.leader)) < 0 ||
-        (rc = s_get_i64(d, o, "lease_ms", 1, SC_MSG_LEASE_MAX_MS, &m->leader.lease_ms)) < 0 ||
-        (rc = s_get_fixed(d, o, "members_hash", m->leader.members_hash, 1, SC_MSG_HASH_MAX,
-                          s_is_hex_char, "[0-9a-fA-F]", true)) < 0)
-        return rc;
-    if (m->term == 0)
-        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO, "leader: term 0 (terms start at 1)");
-    return 0;
-}
-
-static int s_dec_vote_request(s_dec_t *d, json_object *o, sc_msg_t *m)
-{
-    sc_msg_vote_request_t *v = &m->vote_request;
-    int rc;
-
-    if ((rc = s_get_name(d, o, "candidate", v->candidate)) < 0 ||
-        (rc = s_get_u64(d, o, "last_log_index", &v->last_log_index)) < 0 ||
-        (rc = s_get_u64(d, o, "last_log_term", &v->last_log_term)) < 0)
-        return rc;
-    if (strcmp(v->candidate, m->from) != 0)
-        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO,
-                      "vote_request.candidate: \"%s\" differs from from \"%s\"", v->candidate,
-                      m->from);
-    if (m->term == 0)
-        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO, "vote_request: term 0 (terms start at 1)");
-    if (v->last_log_term > m->term)
-        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO,
-                      "vote_request.last_log_term: %" PRIu64 " above the term %" PRIu64,
-                      v->last_log_term, m->term);
-    return 0;
-}
-
-static int s_dec_append(s_dec_t *d, json_object *o, sc_msg_t *m)
-{
-    sc_msg_append_t *a = &m->append;
-    json_object *arr;
-    size_t n;
-    int rc;
-
-    if ((rc = s_get_name(d, o, "leader", a->leader)) < 0 ||
-        (rc = s_get_u64(d, o, "prev_index", &a->prev_index)) < 0 ||
-        (rc = s_get_u64(d, o, "prev_term", &a->prev_term)) < 0 ||
-        (rc = s_get_u64(d, o, "commit_index", &a->commit_index)) < 0 ||
-        (rc = s_field(d, o, "entries", json_type_array, false, &arr)) < 0)
-        return rc;
-    if (strcmp(a->leader, m->from) != 0)
-        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO,
-                      "append.leader: \"%s\" differs from from \"%s\"", a->leader, m->from);
-    if (m->term == 0)
-        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO, "append: term 0 (terms start at 1)");
-    if (a->prev_term > m->term)
-        return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO,
-                      "append.prev_term: %" PRIu64 " above the term %" PRIu64, a->prev_term,
-                      m->term);
-    n = json_object_array_length(arr);
-    if (n > SC_MSG_MAX_ENTRIES)
-        return s_fail(d, SC_MSG_REJ_TOO_BIG, SC_E_TOO_BIG,
-                      "append.entries: %zu items, more than %d", n, SC_MSG_MAX_ENTRIES);
-    if (n > 0 && !(a->entries = calloc(n, sizeof(*a->entries))))
-        return s_fail(d, SC_MSG_REJ_NOMEM, -ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        json_object *e = json_object_array_get_idx(arr, i), *data;
-        sc_msg_entry_t *en = &a->entries[i];
-        uint64_t prev_term = i ? a->entries[i - 1].term : a->prev_term;
-        char pfx[48];
-
-        snprintf(pfx, sizeof(pfx), "append.entries[%zu]", i);
-        if (!json_object_is_type(e, json_type_object))
-            return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s: must be an object, not %s", pfx,
-                          s_jtype(e));
-        d->pfx = pfx;
-        json_object_object_foreach(e, key, val)
-        {
-            (void)val;
-            if (strcmp(key, "term") && strcmp(key, "index") && strcmp(key, "kind") &&
-                strcmp(key, "data"))
-                return s_fail(d, SC_MSG_REJ_UNKNOWN, SC_E_PROTO,
-                              "%s.%.64s: unknown field (protocol v%d)", pfx, key, SC_PROTO_VERSION);
+    if (f->kind == S_EVENT_DOC) {
+        if (!(wrap = json_object_new_object()) || !(arr = json_object_new_array()) ||
+            json_object_object_add(wrap, "DocumentIncarnation", json_object_new_int64(0)) < 0 ||
+            json_object_array_add(arr, json_object_get(v)) < 0) {
+            json_object_put(arr);
+            json_object_put(wrap);
+            return s_nomem(c);
         }
-        if ((rc = s_get_u64(d, e, "term", &en->term)) < 0 ||
-            (rc = s_get_u64(d, e, "index", &en->index)) < 0 ||
-            (rc = s_get_fixed(d, e, "kind", en->kind, 1, SC_MSG_KIND_MAX, s_is_kind_char,
-                              "[a-z0-9_.-]", false)) < 0 ||
-            (rc = s_field(d, e, "data", json_type_object, false, &data)) < 0 ||
-            (rc = s_object_text(d, data, &en->data)) < 0)
-            return rc;
-        a->n_entries = i + 1;
-        if (en->term < 1 || en->term > m->term || en->term < prev_term)
-            return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO,
-                          "%s.term: %" PRIu64 " not in %" PRIu64 "..%" PRIu64
-                          " (>= 1, >= the previous entry's, <= the message's term)",
-                          pfx, en->term, prev_term > 1 ? prev_term : 1, m->term);
-        if (a->prev_index > INT64_MAX - 1 - i || en->index != a->prev_index + 1 + i)
-            return s_fail(d, SC_MSG_REJ_FIELD, SC_E_PROTO,
-                          "%s.index: %" PRIu64 ", expected %" PRIu64 " (prev_index + %zu)", pfx,
-                          en->index, a->prev_index + 1 + i, i + 1);
+        json_object_object_add(wrap, "Events", arr);
+        v = wrap;
     }
-    d->pfx = "append";
+    text = s_json_text(v);
+    json_object_put(wrap);
+    if (!text)
+        return s_nomem(c);
+    rc = sc_doc_parse(text, strlen(text), ret_doc, why, sizeof(why));
+    free(text);
+    return rc < 0 ? s_doc_rc(c, rc, f->key, why) : 0;
+}
+
+/* A key of o that neither table knows (nor "v" and "type" when envelope is given). */
+static int s_unknown_keys(s_ctx_t *c, json_object *o, const s_msgdef_t *def,
+                          const s_msgdef_t *envelope)
+{
+    json_object_object_foreach(o, key, val)
+    {
+        bool known = envelope && (!strcmp(key, "v") || !strcmp(key, "type"));
+
+        (void)val;
+        for (size_t i = 0; !known && i < def->n; i++)
+            known = !strcmp(key, def->fields[i].key);
+        for (size_t i = 0; !known && envelope && i < envelope->n; i++)
+            known = !strcmp(key, envelope->fields[i].key);
+        if (!known)
+            return s_fail(c, SC_MSG_REJ_UNKNOWN, SC_E_PROTO,
+                          "%s.%.64s: unknown field (protocol v%d)", c->pfx, key, SC_PROTO_VERSION);
+    }
     return 0;
 }
 
-/* Decodes the body of m->type from o into m. */
-static int s_dec_body(s_dec_t *d, json_object *o, sc_msg_t *m)
+static int s_dec_fields(s_ctx_t *c, json_object *o, const s_msgdef_t *def, void *base, sc_msg_t *m,
+                        bool late);
+
+/* The items of a list (or the content of a document) v of field f into base. */
+static int s_dec_items(s_ctx_t *c, const s_field_t *f, json_object *v, void *base, sc_msg_t *m)
 {
+    size_t n = json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
+    const char *pfx = c->pfx;
     int rc;
 
-    switch (m->type) {
-    case SC_MSG_HELLO: return s_dec_hello(d, o, m);
-    case SC_MSG_HEARTBEAT: return s_dec_heartbeat(d, o, m);
-    case SC_MSG_DOCUMENT: return s_dec_document(d, o, m);
-    case SC_MSG_DOC_REQUEST: return 0;
-    case SC_MSG_HOOK_PROGRESS: return s_dec_hook_progress(d, o, m);
-    case SC_MSG_ORDER: return s_dec_order(d, o, m);
-    case SC_MSG_APPROVE_VIA:
-        return s_dec_events(d, o, &m->approve_via.events, &m->approve_via.n_events);
-    case SC_MSG_APPROVE_RESULT: return s_dec_approve_result(d, o, m);
-    case SC_MSG_LEADER: return s_dec_leader(d, o, m);
-    case SC_MSG_VOTE_REQUEST: return s_dec_vote_request(d, o, m);
-    case SC_MSG_VOTE:
-        if ((rc = s_get_bool(d, o, "granted", &m->vote.granted)) < 0)
+    if (f->kind == S_DOC || f->kind == S_EVENT_DOC)
+        return (rc = s_dec_doc(c, f, v, S_AT(base, f, sc_doc_t *))) < 0
+                   ? rc
+                   : s_check_doc_ref(c, f, base, *S_AT(base, f, sc_doc_t *));
+    if ((rc = s_check_count(c, f, n)) < 0)
+        return rc;
+    /* Owned by the message at once, so that a failure below frees it with the message. */
+    if (n > 0 && f->kind != S_CAPS &&
+        !(*S_AT(base, f, void *) = calloc(n, f->kind == S_EVENTS ? sizeof(s_event_id_t)
+                                             : f->kind == S_STRV ? sizeof(char *)
+                                                                 : sizeof(sc_msg_entry_t))))
+        return s_nomem(c);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        json_object *it = json_object_array_get_idx(v, i);
+        bool is_str = json_object_is_type(it, json_type_string);
+        /* (json_object_get_string of anything else would serialize it) */
+        const char *str = is_str ? json_object_get_string(it) : "";
+        size_t len = is_str ? (size_t)json_object_get_string_len(it) : 0;
+        char what[96];
+
+        if (f->kind == S_ENTRIES) /* an entry is a prefix: "append.entries[3]" */
+            snprintf(what, sizeof(what), "%s.%s[%zu]", pfx, f->key, i);
+        else
+            snprintf(what, sizeof(what), "%s[%zu]", f->key, i);
+        S_COUNT(base, f) = i + 1;
+        if (f->kind == S_ENTRIES) {
+            sc_msg_entry_t *en = &(*S_AT(base, f, sc_msg_entry_t *))[i];
+
+            if (!json_object_is_type(it, json_type_object))
+                return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s: must be an object, not %s",
+                              what, s_jtype(it));
+            c->pfx = what;
+            if ((rc = s_unknown_keys(c, it, &s_entry_def, NULL)) == 0 &&
+                (rc = s_dec_fields(c, it, &s_entry_def, en, m, false)) == 0)
+                rc = s_check_entry(c, m, i);
+            c->pfx = pfx;
+        } else if (!is_str) {
+            return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: must be a string, not %s",
+                          c->pfx, what, s_jtype(it));
+        } else if ((rc = s_check_item(c, f, base, i, what, str, len)) == 0) {
+            if (f->kind == S_STRV)
+                rc = ((*S_AT(base, f, char **))[i] = strdup(str)) ? 0 : s_nomem(c);
+            else
+                memcpy(f->kind == S_CAPS ? S_AT(base, f, char) + i * sizeof(s_cap_t)
+                                         : (*S_AT(base, f, s_event_id_t *))[i],
+                       str, len + 1);
+        }
+    }
+    return rc;
+}
+
+/* The value v of field f into base. */
+static int s_dec_value(s_ctx_t *c, const s_field_t *f, json_object *v, void *base, sc_msg_t *m)
+{
+    bool is_str = json_object_is_type(v, json_type_string);
+    /* (json_object_get_string of anything else would serialize it) */
+    const char *s = is_str ? json_object_get_string(v) : "";
+    size_t n = is_str ? (size_t)json_object_get_string_len(v) : 0;
+    int64_t i, min, max;
+    int rc;
+
+    switch (f->kind) {
+    case S_INT:
+    case S_I64:
+    case S_U64:
+        i = json_object_get_int64(v);
+        s_int_range(f, &min, &max);
+        if ((rc = s_check_int(c, f->key, i,
+                              i >= 0 && json_object_get_uint64(v) > (uint64_t)INT64_MAX
+                                  ? json_object_get_uint64(v)
+                                  : 0,
+                              min, max)) < 0)
             return rc;
-        return s_get_text(d, o, "reason", &m->vote.reason);
-    case SC_MSG_APPEND: return s_dec_append(d, o, m);
-    case SC_MSG_APPEND_ACK:
-        if ((rc = s_get_bool(d, o, "success", &m->append_ack.success)) < 0)
+        s_int_set(f, base, i);
+        return 0;
+    case S_BOOL: *S_AT(base, f, bool) = json_object_get_boolean(v); return 0;
+    case S_ENUM:
+        if ((rc = s_check_str(c, f->key, s, n, 1, 32, NULL, NULL)) < 0)
             return rc;
-        return s_get_u64(d, o, "match_index", &m->append_ack.match_index);
-    case SC_MSG_NACK:
-        if ((rc = s_get_u64(d, o, "ref_seq", &m->nack.ref_seq)) < 0)
+        if ((*S_AT(base, f, int) = s_parse_name(f->names, f->n_names, s)) < 0)
+            return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: unknown value \"%s\"", c->pfx,
+                          f->key, s);
+        return 0;
+    case S_STR:
+    case S_EVENT_ID:
+        if ((rc = s_check_string(c, f, f->key, s, n)) < 0)
             return rc;
-        return s_get_text(d, o, "reason", &m->nack.reason);
-    default: return s_fail(d, SC_MSG_REJ_TYPE, SC_E_PROTO, "type: unknown");
+        memcpy(S_AT(base, f, char), s, n + 1);
+        return 0;
+    case S_TEXT:
+        if ((rc = s_check_string(c, f, f->key, s, n)) < 0)
+            return rc;
+        return (*S_AT(base, f, char *) = strdup(s)) ? 0 : s_nomem(c);
+    case S_OBJECT: return (*S_AT(base, f, char *) = s_json_text(v)) ? 0 : s_nomem(c);
+    default: return s_dec_items(c, f, v, base, m);
     }
 }
 
-static bool s_is_envelope_key(const char *k)
+/* Decodes the fields of a table from o into base, in table order: each present (unless
+ * optional) and of its JSON type, then its value. late = false: an S_LATE field only up to its
+ * JSON type; late = true: the items of the S_LATE fields. */
+static int s_dec_fields(s_ctx_t *c, json_object *o, const s_msgdef_t *def, void *base, sc_msg_t *m,
+                        bool late)
 {
-    return !strcmp(k, "v") || !strcmp(k, "type") || !strcmp(k, "from") || !strcmp(k, "term") ||
-           !strcmp(k, "seq");
-}
+    int rc;
 
-static bool s_is_body_key(sc_msg_type_t type, const char *k)
-{
-    for (size_t i = 0; i < sizeof(s_body_keys[0]) / sizeof(s_body_keys[0][0]); i++)
-        if (s_body_keys[type][i] && strcmp(s_body_keys[type][i], k) == 0)
-            return true;
-    return false;
+    for (size_t i = 0; i < def->n; i++) {
+        const s_field_t *f = &def->fields[i];
+        json_object *v = NULL;
+
+        if (late && !(f->flags & S_LATE))
+            continue;
+        if ((rc = s_field(c, o, f->key, s_kind_json[f->kind], f->flags & S_OPTIONAL, &v)) < 0)
+            return rc;
+        if (v && late == !!(f->flags & S_LATE) && (rc = s_dec_value(c, f, v, base, m)) < 0)
+            return rc;
+    }
+    return 0;
 }
 
 /* Parses buf into one JSON object (*ret_obj, caller's). */
-static int s_parse_json(s_dec_t *d, const char *buf, size_t len, json_object **ret_obj)
+static int s_parse_json(s_ctx_t *d, const char *buf, size_t len, json_object **ret_obj)
 {
     json_tokener *tok;
     json_object *o;
@@ -1223,56 +1260,45 @@ static int s_parse_json(s_dec_t *d, const char *buf, size_t len, json_object **r
     return 0;
 }
 
-static int s_decode_obj(s_dec_t *d, json_object *o, sc_msg_t **ret_msg)
+static int s_decode_obj(s_ctx_t *c, json_object *o, sc_msg_t **ret_msg)
 {
+    const s_msgdef_t *def;
     json_object *v = NULL;
     sc_msg_type_t type;
     sc_msg_t *m = NULL;
-    char from[SC_NAME_MAX + 1];
-    uint64_t term = 0, seq = 0;
     int64_t ver;
     int rc;
 
     /* The version first: a message of another version is refused as such, not for its
      * fields. */
     if (!json_object_object_get_ex(o, "v", &v))
-        return s_fail(d, SC_MSG_REJ_VERSION, SC_E_PROTO, "v: missing (protocol version)");
+        return s_fail(c, SC_MSG_REJ_VERSION, SC_E_PROTO, "v: missing (protocol version)");
     if (!json_object_is_type(v, json_type_int))
-        return s_fail(d, SC_MSG_REJ_VERSION, SC_E_PROTO, "v: must be an integer, not %s",
+        return s_fail(c, SC_MSG_REJ_VERSION, SC_E_PROTO, "v: must be an integer, not %s",
                       s_jtype(v));
     ver = json_object_get_int64(v);
     if (ver != SC_PROTO_VERSION || json_object_get_uint64(v) != (uint64_t)SC_PROTO_VERSION)
-        return s_fail(d, SC_MSG_REJ_VERSION, SC_E_PROTO,
+        return s_fail(c, SC_MSG_REJ_VERSION, SC_E_PROTO,
                       "v: unsupported protocol version %" PRId64 " (this build speaks %d)", ver,
                       SC_PROTO_VERSION);
     if (!json_object_object_get_ex(o, "type", &v))
-        return s_fail(d, SC_MSG_REJ_TYPE, SC_E_PROTO, "type: missing");
+        return s_fail(c, SC_MSG_REJ_TYPE, SC_E_PROTO, "type: missing");
     if (!json_object_is_type(v, json_type_string))
-        return s_fail(d, SC_MSG_REJ_TYPE, SC_E_PROTO, "type: must be a string, not %s", s_jtype(v));
+        return s_fail(c, SC_MSG_REJ_TYPE, SC_E_PROTO, "type: must be a string, not %s", s_jtype(v));
     if (sc_msg_type_parse(json_object_get_string(v), &type) < 0 ||
         strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
-        return s_fail(d, SC_MSG_REJ_TYPE, SC_E_PROTO, "type: unknown message type \"%.64s\"",
+        return s_fail(c, SC_MSG_REJ_TYPE, SC_E_PROTO, "type: unknown message type \"%.64s\"",
                       json_object_get_string(v));
-    if ((rc = s_get_name(d, o, "from", from)) < 0 || (rc = s_get_u64(d, o, "term", &term)) < 0 ||
-        (rc = s_get_u64(d, o, "seq", &seq)) < 0)
-        return rc;
-    d->pfx = s_type_names[type];
-    {
-        json_object_object_foreach(o, key, val)
-        {
-            (void)val;
-            if (!s_is_envelope_key(key) && !s_is_body_key(type, key))
-                return s_fail(d, SC_MSG_REJ_UNKNOWN, SC_E_PROTO,
-                              "%s.%.64s: unknown field (protocol v%d)", d->pfx, key,
-                              SC_PROTO_VERSION);
-        }
-    }
+    def = &s_msgdefs[type];
     if (!(m = s_alloc(type)))
-        return s_fail(d, SC_MSG_REJ_NOMEM, -ENOMEM, "out of memory");
-    memcpy(m->from, from, sizeof(from));
-    m->term = term;
-    m->seq = seq;
-    if ((rc = s_dec_body(d, o, m)) < 0) {
+        return s_nomem(c);
+    if ((rc = s_dec_fields(c, o, &s_envelope_def, m, m, false)) == 0) {
+        c->pfx = s_type_names[type];
+        rc = s_unknown_keys(c, o, def, &s_envelope_def);
+    }
+    /* The fields, the rules across them, then the items read late (see S_LATE). */
+    if (rc < 0 || (rc = s_dec_fields(c, o, def, m, m, false)) < 0 ||
+        (rc = s_check_msg(c, def, m)) < 0 || (rc = s_dec_fields(c, o, def, m, m, true)) < 0) {
         sc_msg_destroy(&m);
         return rc;
     }
@@ -1283,20 +1309,20 @@ static int s_decode_obj(s_dec_t *d, json_object *o, sc_msg_t **ret_msg)
 int sc_msg_decode_ex(const void *buf, size_t len, sc_msg_t **ret_msg, sc_msg_reject_t *out_reject,
                      char *err, size_t errlen)
 {
-    s_dec_t d = {.err = err, .errlen = errlen, .rej = SC_MSG_REJ_NONE};
+    s_ctx_t c = {.err = err, .errlen = errlen, .rej = SC_MSG_REJ_NONE};
     json_object *o = NULL;
     int rc;
 
     if (err && errlen)
         err[0] = '\0';
     if (!buf || !ret_msg) {
-        rc = s_fail(&d, SC_MSG_REJ_NOT_JSON, -EINVAL, "NULL argument");
-    } else if ((rc = s_parse_json(&d, buf, len, &o)) == 0) {
-        rc = s_decode_obj(&d, o, ret_msg);
+        rc = s_fail(&c, SC_MSG_REJ_NOT_JSON, -EINVAL, "NULL argument");
+    } else if ((rc = s_parse_json(&c, buf, len, &o)) == 0) {
+        rc = s_decode_obj(&c, o, ret_msg);
         json_object_put(o);
     }
     if (out_reject)
-        *out_reject = rc == 0 ? SC_MSG_REJ_NONE : d.rej;
+        *out_reject = rc == 0 ? SC_MSG_REJ_NONE : c.rej;
     return rc;
 }
 
@@ -1307,292 +1333,249 @@ int sc_msg_decode(const void *buf, size_t len, sc_msg_t **ret_msg, char *err, si
 
 /* ---------------------------------------------------------------- encoding */
 
-typedef struct s_enc {
-    json_object *o; /* the object being built */
-    bool failed;    /* an allocation or conversion failed */
-    bool nomem;     /* the failure was memory */
-    char *err;      /* reason buffer, may be NULL */
-    size_t errlen;  /* its size */
-} s_enc_t;
-
-static void s_put(s_enc_t *e, json_object *parent, const char *key, json_object *v)
+/* Adds v (owned) to parent under key; NULL v means out of memory. */
+static int s_put(s_ctx_t *c, json_object *parent, const char *key, json_object *v)
 {
     if (!v || json_object_object_add(parent, key, v) < 0) {
         json_object_put(v);
-        e->failed = e->nomem = true;
+        return s_nomem(c);
     }
+    return 0;
 }
 
-/* A fixed-size string field, checked for its terminator. */
-static void s_put_fixed(s_enc_t *e, json_object *p, const char *key, const char *s, size_t size)
-{
-    if (strnlen(s, size) == size) {
-        e->failed = true;
-        if (e->err && e->errlen)
-            snprintf(e->err, e->errlen, "%s: not NUL-terminated", key);
-        return;
-    }
-    s_put(e, p, key, json_object_new_string(s));
-}
-
-static void s_put_text(s_enc_t *e, json_object *p, const char *key, const char *s)
-{
-    s_put(e, p, key, json_object_new_string(s ? s : ""));
-}
-
-static void s_put_u64(s_enc_t *e, json_object *p, const char *key, uint64_t v)
-{
-    s_put(e, p, key, json_object_new_uint64(v));
-}
-
-static void s_put_i64(s_enc_t *e, json_object *p, const char *key, int64_t v)
-{
-    s_put(e, p, key, json_object_new_int64(v));
-}
-
-static void s_put_events(s_enc_t *e, json_object *p, char (*ev)[SC_EVENT_ID_MAX + 1], size_t n)
-{
-    json_object *arr = json_object_new_array();
-
-    for (size_t i = 0; arr && i < n; i++) {
-        json_object *s = strnlen(ev[i], SC_EVENT_ID_MAX + 1) <= SC_EVENT_ID_MAX
-                             ? json_object_new_string(ev[i])
-                             : json_object_new_string("");
-
-        if (!s || json_object_array_add(arr, s) < 0) {
-            json_object_put(s);
-            e->failed = e->nomem = true;
-        }
-    }
-    s_put(e, p, "events", arr);
-}
-
-/* "attempt", left out when 1 (its meaning when absent): what older peers know. */
-static void s_put_attempt(s_enc_t *e, json_object *p, int attempt)
-{
-    if (attempt != 1)
-        s_put_i64(e, p, "attempt", attempt);
-}
-
-static void s_put_strings(s_enc_t *e, json_object *p, const char *key, const char *const *v,
-                          size_t n)
-{
-    json_object *arr = json_object_new_array();
-
-    for (size_t i = 0; arr && i < n; i++) {
-        json_object *s = json_object_new_string(v[i] ? v[i] : "");
-
-        if (!s || json_object_array_add(arr, s) < 0) {
-            json_object_put(s);
-            e->failed = e->nomem = true;
-        }
-    }
-    s_put(e, p, key, arr);
-}
-
-/* The JSON of a document (sc_doc_to_json reparsed), or NULL with e->failed. */
-static json_object *s_doc_json(s_enc_t *e, const sc_doc_t *doc, const char *what)
+/* The JSON of a document (sc_doc_to_json reparsed); sc_doc_to_json writes what sc_doc_parse
+ * reads back. */
+static int s_doc_json(s_ctx_t *c, const s_field_t *f, const sc_doc_t *doc, json_object **ret)
 {
     char *text = NULL;
-    json_object *o;
     int rc;
 
-    if (!doc) {
-        e->failed = true;
-        if (e->err && e->errlen)
-            snprintf(e->err, e->errlen, "%s: missing", what);
-        return NULL;
-    }
-    if ((rc = sc_doc_to_json(doc, &text)) < 0) {
-        e->failed = true;
-        e->nomem = rc == -ENOMEM;
-        if (e->err && e->errlen)
-            snprintf(e->err, e->errlen, "%s: cannot serialize: %s", what, sc_strerror(rc));
-        return NULL;
-    }
-    o = json_tokener_parse(text);
+    if ((rc = sc_doc_to_json(doc, &text)) < 0)
+        return rc == -ENOMEM
+                   ? s_nomem(c)
+                   : s_fail(c, SC_MSG_REJ_DOCUMENT, -EINVAL, "%s.%s: cannot serialize: %s", c->pfx,
+                            f->key, sc_strerror(rc));
+    *ret = json_tokener_parse(text);
     free(text);
-    if (!o)
-        e->failed = true;
-    return o;
+    return *ret ? 0 : s_nomem(c);
 }
 
-static void s_enc_body(s_enc_t *e, const sc_msg_t *m)
+static int s_enc_fields(s_ctx_t *c, json_object *o, const s_msgdef_t *def, const void *base,
+                        const sc_msg_t *m, bool late);
+
+/* The JSON of a document field: the document, or its one event bare (S_EVENT_DOC). */
+static int s_enc_doc(s_ctx_t *c, const s_field_t *f, const void *base, json_object **ret)
 {
-    json_object *o = e->o, *arr, *doc, *evs;
+    const sc_doc_t *doc = *S_CAT(base, f, sc_doc_t *);
+    json_object *o = NULL, *evs;
+    int rc;
 
-    switch (m->type) {
-    case SC_MSG_HELLO:
-        s_put_fixed(e, o, "name", m->hello.name, sizeof(m->hello.name));
-        s_put_i64(e, o, "fault_domain", m->hello.fault_domain);
-        s_put_i64(e, o, "update_domain", m->hello.update_domain);
-        s_put_fixed(e, o, "agent_version", m->hello.agent_version, sizeof(m->hello.agent_version));
-        s_put_i64(e, o, "proto_min", m->hello.proto_min);
-        s_put_i64(e, o, "proto_max", m->hello.proto_max);
-        arr = json_object_new_array();
-        for (size_t i = 0; arr && i < m->hello.n_capabilities && i < SC_MSG_MAX_CAPS; i++) {
-            json_object *s = json_object_new_string_len(
-                m->hello.capabilities[i], (int)strnlen(m->hello.capabilities[i], SC_MSG_CAP_MAX));
-
-            if (!s || json_object_array_add(arr, s) < 0) {
-                json_object_put(s);
-                e->failed = e->nomem = true;
-            }
-        }
-        if (m->hello.n_capabilities > SC_MSG_MAX_CAPS)
-            e->failed = true;
-        s_put(e, o, "capabilities", arr);
-        s_put_fixed(e, o, "boot_id", m->hello.boot_id, sizeof(m->hello.boot_id));
-        s_put_i64(e, o, "incarnation", m->hello.incarnation);
-        break;
-    case SC_MSG_HEARTBEAT:
-        s_put_i64(e, o, "incarnation", m->heartbeat.incarnation);
-        s_put_i64(e, o, "running_hooks", m->heartbeat.running_hooks);
-        s_put(e, o, "standalone", json_object_new_boolean(m->heartbeat.standalone));
-        s_put_i64(e, o, "imds_down_ms", m->heartbeat.imds_down_ms);
-        break;
-    case SC_MSG_DOCUMENT:
-        s_put_i64(e, o, "incarnation", m->document.incarnation);
-        s_put_i64(e, o, "observed_at_ms", m->document.observed_at_ms);
-        if ((doc = s_doc_json(e, m->document.document, "document.document")))
-            s_put(e, o, "document", doc);
-        if (m->document.n_malformed) /* absent when none: what older coordinators know */
-            s_put_strings(e, o, "malformed", (const char *const *)m->document.malformed,
-                          m->document.n_malformed);
-        break;
-    case SC_MSG_DOC_REQUEST: break;
-    case SC_MSG_HOOK_PROGRESS:
-        s_put_fixed(e, o, "event", m->hook_progress.event, sizeof(m->hook_progress.event));
-        s_put_text(e, o, "phase", sc_msg_phase_name(m->hook_progress.phase));
-        s_put_text(e, o, "state", sc_msg_hook_state_name(m->hook_progress.state));
-        s_put_i64(e, o, "exit_status", m->hook_progress.exit_status);
-        s_put_text(e, o, "origin", sc_msg_origin_name(m->hook_progress.origin));
-        s_put_u64(e, o, "order_term", m->hook_progress.order_term);
-        s_put_text(e, o, "detail", m->hook_progress.detail);
-        s_put_attempt(e, o, m->hook_progress.attempt);
-        break;
-    case SC_MSG_ORDER:
-        s_put_text(e, o, "action", sc_msg_phase_name(m->order.action));
-        s_put_fixed(e, o, "event", m->order.event, sizeof(m->order.event));
-        s_put_attempt(e, o, m->order.attempt);
-        if (m->order.event_doc) {
-            if (m->order.event_doc->n_events != 1) {
-                e->failed = true;
-                if (e->err && e->errlen)
-                    snprintf(e->err, e->errlen, "order.event_doc: %zu events, must hold one",
-                             m->order.event_doc->n_events);
-            } else if ((doc = s_doc_json(e, m->order.event_doc, "order.event_doc"))) {
-                if (json_object_object_get_ex(doc, "Events", &evs) &&
-                    json_object_array_length(evs) == 1)
-                    s_put(e, o, "event_doc", json_object_get(json_object_array_get_idx(evs, 0)));
-                else
-                    e->failed = true;
-                json_object_put(doc);
-            }
-        }
-        break;
-    case SC_MSG_APPROVE_VIA:
-        s_put_events(e, o, m->approve_via.events, m->approve_via.n_events);
-        break;
-    case SC_MSG_APPROVE_RESULT:
-        s_put_events(e, o, m->approve_result.events, m->approve_result.n_events);
-        s_put_i64(e, o, "http_status", m->approve_result.http_status);
-        s_put_fixed(e, o, "result", m->approve_result.result, sizeof(m->approve_result.result));
-        s_put_text(e, o, "message", m->approve_result.message);
-        break;
-    case SC_MSG_LEADER:
-        s_put_fixed(e, o, "leader", m->leader.leader, sizeof(m->leader.leader));
-        s_put_i64(e, o, "lease_ms", m->leader.lease_ms);
-        if (m->leader.members_hash[0])
-            s_put_fixed(e, o, "members_hash", m->leader.members_hash,
-                        sizeof(m->leader.members_hash));
-        break;
-    case SC_MSG_VOTE_REQUEST:
-        s_put_fixed(e, o, "candidate", m->vote_request.candidate,
-                    sizeof(m->vote_request.candidate));
-        s_put_u64(e, o, "last_log_index", m->vote_request.last_log_index);
-        s_put_u64(e, o, "last_log_term", m->vote_request.last_log_term);
-        break;
-    case SC_MSG_VOTE:
-        s_put(e, o, "granted", json_object_new_boolean(m->vote.granted));
-        s_put_text(e, o, "reason", m->vote.reason);
-        break;
-    case SC_MSG_APPEND:
-        s_put_fixed(e, o, "leader", m->append.leader, sizeof(m->append.leader));
-        s_put_u64(e, o, "prev_index", m->append.prev_index);
-        s_put_u64(e, o, "prev_term", m->append.prev_term);
-        s_put_u64(e, o, "commit_index", m->append.commit_index);
-        arr = json_object_new_array();
-        for (size_t i = 0; arr && i < m->append.n_entries; i++) {
-            const sc_msg_entry_t *en = &m->append.entries[i];
-            json_object *eo = json_object_new_object(), *data;
-
-            if (!eo) {
-                e->failed = e->nomem = true;
-                break;
-            }
-            s_put_u64(e, eo, "term", en->term);
-            s_put_u64(e, eo, "index", en->index);
-            s_put_fixed(e, eo, "kind", en->kind, sizeof(en->kind));
-            if (!(data = json_tokener_parse(en->data ? en->data : "{}"))) {
-                e->failed = true;
-                if (e->err && e->errlen)
-                    snprintf(e->err, e->errlen, "append.entries[%zu].data: not JSON", i);
-            } else {
-                s_put(e, eo, "data", data);
-            }
-            if (json_object_array_add(arr, eo) < 0) {
-                json_object_put(eo);
-                e->failed = e->nomem = true;
-            }
-        }
-        s_put(e, o, "entries", arr);
-        break;
-    case SC_MSG_APPEND_ACK:
-        s_put(e, o, "success", json_object_new_boolean(m->append_ack.success));
-        s_put_u64(e, o, "match_index", m->append_ack.match_index);
-        break;
-    case SC_MSG_NACK:
-        s_put_u64(e, o, "ref_seq", m->nack.ref_seq);
-        s_put_text(e, o, "reason", m->nack.reason);
-        break;
-    default: e->failed = true; break;
+    if ((rc = s_check_doc_ref(c, f, base, doc)) < 0 || (rc = s_doc_json(c, f, doc, &o)) < 0)
+        return rc;
+    if (f->kind == S_DOC) {
+        *ret = o;
+        return 0;
     }
+    if (json_object_object_get_ex(o, "Events", &evs) && json_object_array_length(evs) == 1)
+        *ret = json_object_get(json_object_array_get_idx(evs, 0));
+    json_object_put(o);
+    return *ret
+               ? 0
+               : s_fail(c, SC_MSG_REJ_DOCUMENT, SC_E_PROTO, "%s.%s: not one event", c->pfx, f->key);
 }
 
-/* Builds the JSON text of msg without checking it. */
+/* The array of the items of list f, checked by the decoder's rules (*ret, caller's). */
+static int s_enc_items(s_ctx_t *c, const s_field_t *f, const void *base, const sc_msg_t *m,
+                       json_object **ret)
+{
+    size_t n = S_CCOUNT(base, f);
+    const char *pfx = c->pfx;
+    json_object *arr;
+    int rc;
+
+    if ((rc = s_check_count(c, f, n)) < 0)
+        return rc;
+    if (!(arr = json_object_new_array()))
+        return s_nomem(c);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        json_object *v = NULL;
+        const char *str;
+        size_t len;
+        char what[96];
+
+        if (f->kind == S_ENTRIES) /* an entry is a prefix: "append.entries[3]" */
+            snprintf(what, sizeof(what), "%s.%s[%zu]", pfx, f->key, i);
+        else
+            snprintf(what, sizeof(what), "%s[%zu]", f->key, i);
+        if (f->kind == S_ENTRIES) {
+            c->pfx = what;
+            if ((v = json_object_new_object()) &&
+                (rc = s_enc_fields(c, v, &s_entry_def, &(*S_CAT(base, f, sc_msg_entry_t *))[i], m,
+                                   false)) == 0)
+                rc = s_check_entry(c, m, i);
+            c->pfx = pfx;
+        } else if ((str = s_item(base, f, i) ? s_item(base, f, i) : ""),
+                   (rc = s_check_terminated(c, what, str,
+                                            f->kind == S_CAPS     ? sizeof(s_cap_t)
+                                            : f->kind == S_EVENTS ? sizeof(s_event_id_t)
+                                                                  : SIZE_MAX,
+                                            &len)) == 0 &&
+                       (rc = s_check_item(c, f, base, i, what, str, len)) == 0) {
+            v = json_object_new_string_len(str, (int)len);
+        }
+        if (rc == 0 && (!v || json_object_array_add(arr, v) < 0)) {
+            rc = s_nomem(c);
+            json_object_put(v);
+        } else if (rc < 0) {
+            json_object_put(v);
+        }
+    }
+    if (rc < 0) {
+        json_object_put(arr);
+        return rc;
+    }
+    *ret = arr;
+    return 0;
+}
+
+/* Field f of base, checked by the decoder's rules, added to o (unless S_OMIT and at its
+ * default). */
+static int s_enc_value(s_ctx_t *c, json_object *o, const s_field_t *f, const void *base,
+                       const sc_msg_t *m)
+{
+    json_object *v = NULL;
+    const char *s;
+    uint64_t big;
+    int64_t i, min, max;
+    size_t n;
+    int rc = 0, e;
+
+    switch (f->kind) {
+    case S_INT:
+    case S_I64:
+    case S_U64:
+        i = s_int_get(f, base, &big);
+        s_int_range(f, &min, &max);
+        if ((f->flags & S_OMIT) && !big && i == f->def)
+            return 0;
+        if ((rc = s_check_int(c, f->key, i, big, min, max)) < 0)
+            return rc;
+        v = json_object_new_int64(i);
+        break;
+    case S_BOOL: v = json_object_new_boolean(*S_CAT(base, f, bool)); break;
+    case S_ENUM:
+        if ((e = *S_CAT(base, f, int)) < 0 || e >= f->n_names)
+            return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: unknown value \"?\"", c->pfx,
+                          f->key);
+        v = json_object_new_string(f->names[e]);
+        break;
+    case S_STR:
+    case S_EVENT_ID:
+    case S_TEXT:
+        s = f->kind == S_TEXT ? *S_CAT(base, f, char *) : S_CAT(base, f, char);
+        if ((rc = s_check_terminated(c, f->key, s ? s : "",
+                                     f->kind == S_TEXT       ? SIZE_MAX
+                                     : f->kind == S_EVENT_ID ? sizeof(s_event_id_t)
+                                                             : f->size,
+                                     &n)) < 0)
+            return rc;
+        if (n == 0 && (f->flags & S_OMIT))
+            return 0;
+        if ((rc = s_check_string(c, f, f->key, s ? s : "", n)) < 0)
+            return rc;
+        v = json_object_new_string_len(s ? s : "", (int)n);
+        break;
+    case S_OBJECT:
+        s = *S_CAT(base, f, char *) ? *S_CAT(base, f, char *) : "{}";
+        if ((rc = s_object_parse(s, S_DATA_DEPTH, &v)) == -ENOMEM)
+            return s_nomem(c);
+        if (rc < 0)
+            return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO,
+                          "%s.%s: not the text of a JSON object (nested <= %d)", c->pfx, f->key,
+                          S_DATA_DEPTH);
+        break;
+    case S_DOC:
+    case S_EVENT_DOC:
+        if (!*S_CAT(base, f, sc_doc_t *))
+            return f->flags & S_OPTIONAL ? 0
+                                         : s_fail(c, SC_MSG_REJ_MISSING, SC_E_PROTO,
+                                                  "%s.%s: missing", c->pfx, f->key);
+        rc = s_enc_doc(c, f, base, &v);
+        break;
+    default:
+        if (S_CCOUNT(base, f) == 0 && (f->flags & S_OMIT))
+            return 0;
+        rc = s_enc_items(c, f, base, m, &v);
+        break;
+    }
+    return rc < 0 ? rc : s_put(c, o, f->key, v);
+}
+
+/* The fields of a table into o, in table order (late: as s_dec_fields). */
+static int s_enc_fields(s_ctx_t *c, json_object *o, const s_msgdef_t *def, const void *base,
+                        const sc_msg_t *m, bool late)
+{
+    int rc;
+
+    for (size_t i = 0; i < def->n; i++)
+        if (late == !!(def->fields[i].flags & S_LATE) &&
+            (rc = s_enc_value(c, o, &def->fields[i], base, m)) < 0)
+            return rc;
+    return 0;
+}
+
+/* The JSON text of msg, checked field by field with the decoder's rules (one set of rules:
+ * the tables), without decoding it. */
 static int s_build(const sc_msg_t *msg, char **ret_buf, size_t *ret_len, char *err, size_t errlen)
 {
-    s_enc_t e = {.err = err, .errlen = errlen};
+    s_ctx_t c = {.err = err, .errlen = errlen};
+    const s_msgdef_t *def;
+    json_object *o;
     const char *text;
-    size_t len;
-    char *buf;
+    size_t len = 0;
+    char *buf = NULL;
+    int rc;
 
-    if (!msg || (unsigned)msg->type >= SC_MSG_TYPE_MAX) {
+    if (err && errlen)
+        err[0] = '\0';
+    if (!msg || (unsigned)msg->type >= SC_MSG_TYPE_MAX)
         return sc_errf(err, errlen, -EINVAL, "type: out of range");
-    }
-    if (!(e.o = json_object_new_object()))
+    if (msg->version != SC_PROTO_VERSION)
+        return sc_errf(err, errlen, -EINVAL,
+                       "v: unsupported protocol version %d (this build speaks %d)", msg->version,
+                       SC_PROTO_VERSION);
+    def = &s_msgdefs[msg->type];
+    if (!(o = json_object_new_object()))
         return -ENOMEM;
-    s_put_i64(&e, e.o, "v", msg->version);
-    s_put_text(&e, e.o, "type", s_type_names[msg->type]);
-    s_put_fixed(&e, e.o, "from", msg->from, sizeof(msg->from));
-    s_put_u64(&e, e.o, "term", msg->term);
-    s_put_u64(&e, e.o, "seq", msg->seq);
-    s_enc_body(&e, msg);
-    if (e.failed) {
-        json_object_put(e.o);
-        if (!e.nomem && err && errlen && !err[0])
-            snprintf(err, errlen, "%s: cannot be encoded", s_type_names[msg->type]);
-        return e.nomem ? -ENOMEM : -EINVAL;
+    if ((rc = s_put(&c, o, "v", json_object_new_int64(msg->version))) == 0 &&
+        (rc = s_put(&c, o, "type", json_object_new_string(s_type_names[msg->type]))) == 0 &&
+        (rc = s_enc_fields(&c, o, &s_envelope_def, msg, msg, false)) == 0) {
+        c.pfx = s_type_names[msg->type];
+        /* a message without its document is told so first, not for the fields around it */
+        for (size_t i = 0; i < def->n && rc == 0; i++)
+            if (def->fields[i].kind == S_DOC && !*S_CAT(msg, &def->fields[i], sc_doc_t *))
+                rc = s_fail(&c, SC_MSG_REJ_MISSING, SC_E_PROTO, "%s.%s: missing", c.pfx,
+                            def->fields[i].key);
+        if (rc == 0 && (rc = s_enc_fields(&c, o, def, msg, msg, false)) == 0 &&
+            (rc = s_check_msg(&c, def, msg)) == 0)
+            rc = s_enc_fields(&c, o, def, msg, msg, true);
     }
-    text = json_object_to_json_string_length(
-        e.o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-    buf = text ? malloc(len + 1) : NULL;
-    if (buf)
-        memcpy(buf, text, len + 1);
-    json_object_put(e.o);
-    if (!buf)
-        return -ENOMEM;
+    if (rc == 0) {
+        text = json_object_to_json_string_length(
+            o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+        if (!text || !(buf = malloc(len + 1)))
+            rc = -ENOMEM;
+        else
+            memcpy(buf, text, len + 1);
+    }
+    json_object_put(o);
+    if (rc < 0)
+        return rc == -ENOMEM ? rc : -EINVAL;
+    if (len > SC_MSG_MAX_BYTES) {
+        free(buf);
+        return sc_errf(err, errlen, SC_E_TOO_BIG, "message of %zu bytes, more than %d", len,
+                       SC_MSG_MAX_BYTES);
+    }
     *ret_buf = buf;
     *ret_len = len;
     return 0;
@@ -1602,46 +1585,17 @@ int sc_msg_validate(const sc_msg_t *msg, char *err, size_t errlen)
 {
     char *buf = NULL;
     size_t len = 0;
-    sc_msg_t *back = NULL;
-    int rc;
+    int rc = s_build(msg, &buf, &len, err, errlen);
 
-    if (err && errlen)
-        err[0] = '\0';
-    /* One set of rules: the message is valid when its encoding decodes. */
-    if ((rc = s_build(msg, &buf, &len, err, errlen)) < 0)
-        return rc;
-    rc = sc_msg_decode(buf, len, &back, err, errlen);
     free(buf);
-    sc_msg_destroy(&back);
-    if (rc == -ENOMEM)
-        return rc;
-    return rc < 0 ? -EINVAL : 0;
+    return rc == 0 || rc == -ENOMEM ? rc : -EINVAL;
 }
 
 int sc_msg_encode(const sc_msg_t *msg, char **ret_buf, size_t *ret_len)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    sc_msg_t *back = NULL;
-    int rc;
-
     if (!ret_buf || !ret_len)
         return -EINVAL;
-    if ((rc = s_build(msg, &buf, &len, NULL, 0)) < 0)
-        return rc;
-    if (len > SC_MSG_MAX_BYTES) {
-        free(buf);
-        return SC_E_TOO_BIG;
-    }
-    rc = sc_msg_decode(buf, len, &back, NULL, 0);
-    sc_msg_destroy(&back);
-    if (rc < 0) {
-        free(buf);
-        return rc == -ENOMEM ? rc : -EINVAL;
-    }
-    *ret_buf = buf;
-    *ret_len = len;
-    return 0;
+    return s_build(msg, ret_buf, ret_len, NULL, 0);
 }
 
 /* ---------------------------------------------------------------- equality */
@@ -1664,24 +1618,41 @@ static bool s_doc_eq(const sc_doc_t *a, const sc_doc_t *b, bool incarnation)
     return true;
 }
 
-static bool s_strv_eq(char **a, size_t na, char **b, size_t nb)
+static bool s_equal_fields(const s_msgdef_t *def, const void *a, const void *b)
 {
-    if (na != nb)
-        return false;
-    for (size_t i = 0; i < na; i++)
-        if (!s_text_eq(a[i], b[i]))
-            return false;
-    return true;
-}
+    for (size_t i = 0; i < def->n; i++) {
+        const s_field_t *f = &def->fields[i];
+        size_t n = f->off_n ? S_CCOUNT(a, f) : 0;
+        uint64_t biga, bigb;
+        bool eq = !f->off_n || (n == S_CCOUNT(b, f) && (f->kind != S_CAPS || n <= f->items));
 
-static bool s_events_eq(char (*a)[SC_EVENT_ID_MAX + 1], size_t na, char (*b)[SC_EVENT_ID_MAX + 1],
-                        size_t nb)
-{
-    if (na != nb)
-        return false;
-    for (size_t i = 0; i < na; i++)
-        if (strcmp(a[i], b[i]) != 0)
+        switch (f->kind) {
+        case S_INT:
+        case S_I64:
+        case S_U64: eq = s_int_get(f, a, &biga) == s_int_get(f, b, &bigb) && biga == bigb; break;
+        case S_BOOL: eq = *S_CAT(a, f, bool) == *S_CAT(b, f, bool); break;
+        case S_ENUM: eq = *S_CAT(a, f, int) == *S_CAT(b, f, int); break;
+        case S_STR:
+        case S_EVENT_ID: eq = strcmp(S_CAT(a, f, char), S_CAT(b, f, char)) == 0; break;
+        case S_TEXT:
+        case S_OBJECT: eq = s_text_eq(*S_CAT(a, f, char *), *S_CAT(b, f, char *)); break;
+        case S_DOC:
+        case S_EVENT_DOC:
+            eq = s_doc_eq(*S_CAT(a, f, sc_doc_t *), *S_CAT(b, f, sc_doc_t *), f->kind == S_DOC);
+            break;
+        case S_ENTRIES:
+            for (size_t j = 0; eq && j < n; j++)
+                eq = s_equal_fields(&s_entry_def, &(*S_CAT(a, f, sc_msg_entry_t *))[j],
+                                    &(*S_CAT(b, f, sc_msg_entry_t *))[j]);
+            break;
+        default: /* S_CAPS, S_EVENTS, S_STRV */
+            for (size_t j = 0; eq && j < n; j++)
+                eq = s_text_eq(s_item(a, f, j), s_item(b, f, j));
+            break;
+        }
+        if (!eq)
             return false;
+    }
     return true;
 }
 
@@ -1689,87 +1660,6 @@ bool sc_msg_equal(const sc_msg_t *a, const sc_msg_t *b)
 {
     if (!a || !b)
         return a == b;
-    if (a->type != b->type || a->version != b->version || strcmp(a->from, b->from) != 0 ||
-        a->term != b->term || a->seq != b->seq)
-        return false;
-    switch (a->type) {
-    case SC_MSG_HELLO: {
-        const sc_msg_hello_t *x = &a->hello, *y = &b->hello;
-
-        if (strcmp(x->name, y->name) || x->fault_domain != y->fault_domain ||
-            x->update_domain != y->update_domain || strcmp(x->agent_version, y->agent_version) ||
-            x->proto_min != y->proto_min || x->proto_max != y->proto_max ||
-            strcmp(x->boot_id, y->boot_id) || x->incarnation != y->incarnation ||
-            x->n_capabilities != y->n_capabilities || x->n_capabilities > SC_MSG_MAX_CAPS)
-            return false;
-        for (size_t i = 0; i < x->n_capabilities; i++)
-            if (strcmp(x->capabilities[i], y->capabilities[i]))
-                return false;
-        return true;
-    }
-    case SC_MSG_HEARTBEAT:
-        return a->heartbeat.incarnation == b->heartbeat.incarnation &&
-               a->heartbeat.running_hooks == b->heartbeat.running_hooks &&
-               a->heartbeat.standalone == b->heartbeat.standalone &&
-               a->heartbeat.imds_down_ms == b->heartbeat.imds_down_ms;
-    case SC_MSG_DOCUMENT:
-        return a->document.incarnation == b->document.incarnation &&
-               a->document.observed_at_ms == b->document.observed_at_ms &&
-               s_doc_eq(a->document.document, b->document.document, true) &&
-               s_strv_eq(a->document.malformed, a->document.n_malformed, b->document.malformed,
-                         b->document.n_malformed);
-    case SC_MSG_DOC_REQUEST: return true;
-    case SC_MSG_HOOK_PROGRESS: {
-        const sc_msg_hook_progress_t *x = &a->hook_progress, *y = &b->hook_progress;
-
-        return !strcmp(x->event, y->event) && x->phase == y->phase && x->state == y->state &&
-               x->exit_status == y->exit_status && x->origin == y->origin &&
-               x->order_term == y->order_term && s_text_eq(x->detail, y->detail) &&
-               x->attempt == y->attempt;
-    }
-    case SC_MSG_ORDER:
-        return a->order.action == b->order.action && !strcmp(a->order.event, b->order.event) &&
-               a->order.attempt == b->order.attempt &&
-               s_doc_eq(a->order.event_doc, b->order.event_doc, false);
-    case SC_MSG_APPROVE_VIA:
-        return s_events_eq(a->approve_via.events, a->approve_via.n_events, b->approve_via.events,
-                           b->approve_via.n_events);
-    case SC_MSG_APPROVE_RESULT:
-        return s_events_eq(a->approve_result.events, a->approve_result.n_events,
-                           b->approve_result.events, b->approve_result.n_events) &&
-               a->approve_result.http_status == b->approve_result.http_status &&
-               !strcmp(a->approve_result.result, b->approve_result.result) &&
-               s_text_eq(a->approve_result.message, b->approve_result.message);
-    case SC_MSG_LEADER:
-        return !strcmp(a->leader.leader, b->leader.leader) &&
-               a->leader.lease_ms == b->leader.lease_ms &&
-               !strcmp(a->leader.members_hash, b->leader.members_hash);
-    case SC_MSG_VOTE_REQUEST:
-        return !strcmp(a->vote_request.candidate, b->vote_request.candidate) &&
-               a->vote_request.last_log_index == b->vote_request.last_log_index &&
-               a->vote_request.last_log_term == b->vote_request.last_log_term;
-    case SC_MSG_VOTE:
-        return a->vote.granted == b->vote.granted && s_text_eq(a->vote.reason, b->vote.reason);
-    case SC_MSG_APPEND: {
-        const sc_msg_append_t *x = &a->append, *y = &b->append;
-
-        if (strcmp(x->leader, y->leader) || x->prev_index != y->prev_index ||
-            x->prev_term != y->prev_term || x->commit_index != y->commit_index ||
-            x->n_entries != y->n_entries)
-            return false;
-        for (size_t i = 0; i < x->n_entries; i++)
-            if (x->entries[i].term != y->entries[i].term ||
-                x->entries[i].index != y->entries[i].index ||
-                strcmp(x->entries[i].kind, y->entries[i].kind) ||
-                !s_text_eq(x->entries[i].data, y->entries[i].data))
-                return false;
-        return true;
-    }
-    case SC_MSG_APPEND_ACK:
-        return a->append_ack.success == b->append_ack.success &&
-               a->append_ack.match_index == b->append_ack.match_index;
-    case SC_MSG_NACK:
-        return a->nack.ref_seq == b->nack.ref_seq && s_text_eq(a->nack.reason, b->nack.reason);
-    default: return false;
-    }
+    return a->type == b->type && (unsigned)a->type < SC_MSG_TYPE_MAX && a->version == b->version &&
+           s_equal_fields(&s_envelope_def, a, b) && s_equal_fields(&s_msgdefs[a->type], a, b);
 }

@@ -23,8 +23,9 @@
  * -ENOMEM, -EINVAL (NULL arguments), with a precise reason naming the field in err
  * ("hook_progress.exit_status: 300 out of range -1..255").
  *
- * Encoding checks the message with the same rules (a sender never emits what a receiver
- * would refuse): -EINVAL when a field is invalid (sc_msg_validate gives the reason).
+ * Encoding checks the message with the same rules, field by field, without decoding its
+ * output (a sender never emits what a receiver would refuse): -EINVAL when a field is invalid
+ * (sc_msg_validate gives the reason).
  *
  * Ownership: a sc_msg_t comes from sc_msg_new() or sc_msg_decode() and is freed by
  * sc_msg_destroy(). Its `char *` fields, lists and documents are owned by the message

@@ -726,6 +726,59 @@ SC_TEST(encode_refuses_invalid)
     sc_msg_destroy(&m);
 }
 
+/* The encoder no longer decodes its output: its own checks (the decoder's rules, from the
+ * same field tables) refuse what a receiver would, with the reason naming the field. */
+SC_TEST(encode_checks_fields)
+{
+    char err[256], *buf = NULL;
+    size_t len;
+    sc_msg_t *m = s_new(SC_MSG_HELLO, 3, 1);
+
+    SC_REQUIRE(m);
+    snprintf(m->hello.agent_version, sizeof(m->hello.agent_version), "1");
+    snprintf(m->hello.boot_id, sizeof(m->hello.boot_id), "b");
+    SC_CHECK_INT(sc_msg_validate(m, err, sizeof(err)), 0);
+    m->hello.n_capabilities = SC_MSG_MAX_CAPS + 1;
+    SC_CHECK_INT(sc_msg_encode(m, &buf, &len), -EINVAL);
+    SC_CHECK_INT(sc_msg_validate(m, err, sizeof(err)), -EINVAL);
+    SC_CHECK(strstr(err, "hello.capabilities: 17 items, more than 16") != NULL);
+    m->hello.n_capabilities = 2;
+    snprintf(m->hello.capabilities[0], sizeof(m->hello.capabilities[0]), "hooks");
+    snprintf(m->hello.capabilities[1], sizeof(m->hello.capabilities[1]), "hooks");
+    SC_CHECK_INT(sc_msg_validate(m, err, sizeof(err)), -EINVAL);
+    SC_CHECK(strstr(err, "hello.capabilities[1]: \"hooks\" repeated") != NULL);
+    m->hello.n_capabilities = 0;
+    m->hello.proto_min = 2;
+    SC_CHECK_INT(sc_msg_validate(m, err, sizeof(err)), -EINVAL);
+    SC_CHECK(strstr(err, "hello.proto_min: 2 above proto_max 1") != NULL);
+    m->hello.proto_min = 1;
+    m->term = (uint64_t)INT64_MAX + 1;
+    SC_CHECK_INT(sc_msg_validate(m, err, sizeof(err)), -EINVAL);
+    SC_CHECK(strstr(err, "term: 9223372036854775808 out of range") != NULL);
+    sc_msg_destroy(&m);
+
+    SC_REQUIRE((m = s_new(SC_MSG_NACK, 3, 1)));
+    m->nack.reason = strdup("bad \xff byte"); /* set by hand, not by sc_msg_set_text */
+    SC_CHECK_INT(sc_msg_encode(m, &buf, &len), -EINVAL);
+    SC_CHECK_INT(sc_msg_validate(m, err, sizeof(err)), -EINVAL);
+    SC_CHECK(strstr(err, "nack.reason: invalid UTF-8") != NULL);
+    sc_msg_destroy(&m);
+
+    SC_REQUIRE((m = s_new(SC_MSG_APPEND, 3, 1)));
+    SC_CHECK_INT(sc_msg_add_entry(m, 3, 1, "drain", NULL), 0);
+    free(m->append.entries[0].data);
+    m->append.entries[0].data = strdup("[1]");
+    SC_CHECK_INT(sc_msg_validate(m, err, sizeof(err)), -EINVAL);
+    SC_CHECK(strstr(err, "append.entries[0].data: not the text of a JSON object") != NULL);
+    free(m->append.entries[0].data);
+    m->append.entries[0].data = strdup("{}");
+    m->append.entries[0].term = 4;
+    SC_CHECK_INT(sc_msg_validate(m, err, sizeof(err)), -EINVAL);
+    SC_CHECK(strstr(err, "append.entries[0].term: 4 not in 1..3") != NULL);
+    sc_msg_destroy(&m);
+    SC_CHECK(buf == NULL);
+}
+
 SC_TEST(names)
 {
     sc_msg_type_t t;
@@ -756,6 +809,7 @@ int main(void)
     SC_RUN(raw_bytes_rejected);
     SC_RUN(limits);
     SC_RUN(encode_refuses_invalid);
+    SC_RUN(encode_checks_fields);
     SC_RUN(names);
     return sc_test_done();
 }
