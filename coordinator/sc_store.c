@@ -49,7 +49,9 @@ static const char *const s_migrations[SC_STORE_SCHEMA_VERSION] = {
     "ALTER TABLE events ADD COLUMN observed_ms INTEGER;",
 };
 
-int sc_store_open(const char *path, sc_store_t **ret_store, char *err, size_t errlen)
+/* Opens the store at path, migrating it, or read-only (a reader waits less than the daemon's
+ * writers: it is a person at a terminal). */
+static int s_open(const char *path, bool readonly, sc_store_t **ret_store, char *err, size_t errlen)
 {
     sc_store_t *self;
     int rc;
@@ -58,13 +60,19 @@ int sc_store_open(const char *path, sc_store_t **ret_store, char *err, size_t er
         return -EINVAL;
     if (!(self = calloc(1, sizeof(*self))))
         return -ENOMEM;
-    rc = sc_db_open(path, s_migrations, SC_STORE_SCHEMA_VERSION, &self->db, err, errlen);
+    rc = readonly ? sc_db_open_readonly(path, 2000, &self->db, err, errlen)
+                  : sc_db_open(path, s_migrations, SC_STORE_SCHEMA_VERSION, &self->db, err, errlen);
     if (rc < 0) {
         free(self);
         return rc;
     }
     *ret_store = self;
     return 0;
+}
+
+int sc_store_open(const char *path, sc_store_t **ret_store, char *err, size_t errlen)
+{
+    return s_open(path, false, ret_store, err, errlen);
 }
 
 void sc_store_close(sc_store_t **store)
@@ -78,20 +86,7 @@ void sc_store_close(sc_store_t **store)
 
 int sc_store_open_readonly(const char *path, sc_store_t **ret_store, char *err, size_t errlen)
 {
-    sc_store_t *self;
-    int rc;
-
-    if (!path || !ret_store)
-        return -EINVAL;
-    if (!(self = calloc(1, sizeof(*self))))
-        return -ENOMEM;
-    /* a reader waits less than the daemon's writers: it is a person at a terminal */
-    if ((rc = sc_db_open_readonly(path, 2000, &self->db, err, errlen)) < 0) {
-        free(self);
-        return rc;
-    }
-    *ret_store = self;
-    return 0;
+    return s_open(path, true, ret_store, err, errlen);
 }
 
 sc_db_t *sc_store_test_db(sc_store_t *store)
