@@ -117,3 +117,21 @@ sc_sim_stop() {
     sc_stop imds-sim "$SIM_PID" "$TMP/sim.err"
     SIM_PID=""
 }
+
+# sc_verify_units DIR PREFIX BINDIR UNIT...: `systemd-analyze verify` of the units of DIR,
+# their ExecStart= moved from PREFIX/bin to BINDIR (verify wants the programs to exist; a
+# template NAME@.service is checked through its instance NAME@1.service). Fails the test on
+# any complaint; returns 1 when there is no systemd-analyze here.
+sc_verify_units() {
+    local dir=$1 prefix=$2 bindir=$3 u out v files=()
+    shift 3
+    command -v systemd-analyze >/dev/null || return 1
+    v=$(mktemp -d "$TMP/verify.XXXXXX")
+    for u in "$@"; do
+        sed "s|^ExecStart=$prefix/bin/|ExecStart=$bindir/|" "$dir/$u" >"$v/$u"
+        [ "${u/@./@1.}" = "$u" ] || cp "$v/$u" "$v/${u/@./@1.}"
+        files+=("$v/${u/@./@1.}")
+    done
+    out=$(cd "$v" && systemd-analyze verify "${files[@]}" 2>&1) || fail "systemd-analyze verify: $out"
+    [ -z "$out" ] || fail "systemd-analyze verify complains: $out"
+}
