@@ -480,8 +480,12 @@ static void s_broadcast_leader(sc_coord_t *c)
 
 /* ---- receiving ----------------------------------------------------------------------- */
 
+/* The drain state after a hook report st of phase, from cur: the one mapping of hook results
+ * to drain states, for live reports and for the stored ones a restart reads back. listed: the
+ * event is still listed, so a recover done was the rollback of a failed drain (sc_plan.h rule
+ * 4), not the end of it. */
 static sc_drain_state_t s_drain_after(sc_drain_state_t cur, sc_msg_phase_t phase,
-                                      sc_msg_hook_state_t st)
+                                      sc_msg_hook_state_t st, bool listed)
 {
     if (phase == SC_MSG_PHASE_PREPARE) {
         switch (st) {
@@ -497,7 +501,8 @@ static sc_drain_state_t s_drain_after(sc_drain_state_t cur, sc_msg_phase_t phase
     switch (st) {
     case SC_MSG_HOOK_STARTED: return SC_DRAIN_RECOVERING;
     case SC_MSG_HOOK_DONE:
-    case SC_MSG_HOOK_SKIPPED: return SC_DRAIN_RECOVERED; /* older agents: prepare never ran */
+    case SC_MSG_HOOK_SKIPPED: /* older agents: prepare never ran */
+        return listed ? SC_DRAIN_ROLLED_BACK : SC_DRAIN_RECOVERED;
     case SC_MSG_HOOK_FAILED:
     case SC_MSG_HOOK_TIMED_OUT:
     /* interrupted: never re-run by the agent (it answers every new order with the same
@@ -512,6 +517,7 @@ static int s_on_progress(sc_coord_t *c, size_t mi, const sc_msg_hook_progress_t 
     /* Only for an event we know (tracked, or in the registry): a report of anything else
      * must not create an entry (phantom events in the store, a full event table). */
     s_evstate_t *e = s_ev_find(c, p->event);
+    const sc_reg_event_t *re;
     sc_drain_state_t next;
     json_object *d;
     char reason[320];
@@ -534,7 +540,8 @@ static int s_on_progress(sc_coord_t *c, size_t mi, const sc_msg_hook_progress_t 
                     sc_msg_hook_state_name(p->state), p->attempt, e->attempt[mi]);
         return 0;
     }
-    next = s_drain_after(e->drain[mi], p->phase, p->state);
+    re = sc_registry_find(c->reg, e->id);
+    next = s_drain_after(e->drain[mi], p->phase, p->state, re && re->phase == SC_REG_ACTIVE);
     /* A late report of an earlier phase never moves a drain back. */
     if (p->phase == SC_MSG_PHASE_PREPARE && e->drain[mi] >= SC_DRAIN_RECOVER_ORDERED)
         next = e->drain[mi];
@@ -550,15 +557,11 @@ static int s_on_progress(sc_coord_t *c, size_t mi, const sc_msg_hook_progress_t 
     sc_log_info("hook progress", "event=%s vm=%s phase=%s state=%s exit=%d drain=%s->%s", e->id,
                 c->members[mi].name, sc_msg_phase_name(p->phase), sc_msg_hook_state_name(p->state),
                 p->exit_status, sc_drain_state_name(e->drain[mi]), sc_drain_state_name(next));
-    /* A recover done while its event is still listed was a rollback of a failed drain: the VM
-     * may be drained again, as a new attempt, after a backoff (sc_plan.h rule 4). */
-    if (next == SC_DRAIN_RECOVERED && sc_registry_find(c->reg, e->id) &&
-        sc_registry_find(c->reg, e->id)->phase == SC_REG_ACTIVE) {
-        next = SC_DRAIN_ROLLED_BACK;
+    /* rolled back: drained again, as a new attempt, after a backoff */
+    if (next == SC_DRAIN_ROLLED_BACK && e->drain[mi] != SC_DRAIN_ROLLED_BACK)
         e->drain_retry_ms[mi] =
             sc_mono_ms() +
             sc_policy_retry_delay_ms(&c->o.policy, e->attempt[mi] ? e->attempt[mi] : 1);
-    }
     e->drain[mi] = next;
     c->dirty = true;
     if (p->phase < SC_MSG_PHASE_MAX && p->state < SC_MSG_HOOK_STATE_MAX)
@@ -1526,8 +1529,10 @@ static json_object *s_ctl_handler(void *ud, const char *cmd, json_object *req)
  * event is still listed (a recover done then was the rollback of a failed drain). */
 static sc_drain_state_t s_restore_drain(json_object *per, bool active, int *ret_attempt)
 {
-    json_object *p = NULL, *r = NULL, *v;
+    json_object *p = NULL, *r = NULL, *ph, *v;
     const char *res;
+    sc_msg_hook_state_t st;
+    sc_drain_state_t d;
 
     json_object_object_get_ex(per, "prepare", &p);
     json_object_object_get_ex(per, "recover", &r);
@@ -1535,31 +1540,16 @@ static sc_drain_state_t s_restore_drain(json_object *per, bool active, int *ret_
     if ((p && json_object_object_get_ex(p, "attempt", &v) && v) ||
         (r && json_object_object_get_ex(r, "attempt", &v) && v))
         *ret_attempt = json_object_get_int(v);
-    if (r) {
-        res = json_object_object_get_ex(r, "result", &v) && v ? json_object_get_string(v) : NULL;
-        /* Running when we stopped: order it again, the agent answers with its result (or
-         * its progress follows) and never runs a phase twice. */
-        if (!res)
-            return SC_DRAIN_RECOVER_ORDERED;
-        /* refused (the agent's queue was full): never run, so it is ordered again below */
-        if (!strcmp(res, "done") || !strcmp(res, "skipped"))
-            return active ? SC_DRAIN_ROLLED_BACK : SC_DRAIN_RECOVERED;
-        if (!strcmp(res, "failed") || !strcmp(res, "timed_out") || !strcmp(res, "interrupted"))
-            return SC_DRAIN_RECOVER_FAILED;
-        return SC_DRAIN_RECOVER_ORDERED;
-    }
-    if (!p)
+    if (!p && !r)
         return SC_DRAIN_NONE;
-    res = json_object_object_get_ex(p, "result", &v) && v ? json_object_get_string(v) : NULL;
-    if (!res)
-        return SC_DRAIN_PREPARE_ORDERED;
-    if (!strcmp(res, "done") || !strcmp(res, "skipped"))
-        return SC_DRAIN_PREPARED;
-    if (!strcmp(res, "failed") || !strcmp(res, "timed_out"))
-        return SC_DRAIN_PREPARE_FAILED;
-    if (!strcmp(res, "interrupted"))
-        return SC_DRAIN_PREPARE_INTERRUPTED;
-    return SC_DRAIN_PREPARE_ORDERED;
+    /* ordered, then its stored result as if reported now (a run without a result was
+     * running when we stopped: ordered again, the agent answers with its result) */
+    ph = r ? r : p;
+    res = json_object_object_get_ex(ph, "result", &v) && v ? json_object_get_string(v) : NULL;
+    d = r ? SC_DRAIN_RECOVER_ORDERED : SC_DRAIN_PREPARE_ORDERED;
+    if (res && sc_msg_hook_state_parse(res, &st) == 0)
+        d = s_drain_after(d, r ? SC_MSG_PHASE_RECOVER : SC_MSG_PHASE_PREPARE, st, active);
+    return d;
 }
 
 static int64_t s_jint(json_object *o, const char *k)
