@@ -82,14 +82,18 @@ wait_for 20 ev_over "$G" || fail "G never started: $(ctl events)"
 [ "$(started_how "$G")" = not_before ] || fail "G started $(started_how "$G"), not at NotBefore"
 g_end=$(tl_wall ".kind == \"completed\" and .event == \"$G\"")
 # recover_after VM: a recover of VM for G was ordered after G completed: a new attempt (3),
-# the VM was impacted undrained after its rollback (the agent, which never prepared in that
-# attempt, may answer it without running the hook: hooks_idle and check.py accept both)
+# the VM was impacted undrained after its rollback
 recover_after() {
     in_order "$g_end" "$(hist ".kind == \"recover_ordered\" and .data.event_id == \"$G\" and .data.vms[0] == \"$1\" and .data.attempt == 3" |
         jq -r '.wall_ms / 1000' | head -1)"
 }
 wait_for 10 recover_after vm_1 || fail "vm_1 not recovered after G: $(hist ".data.event_id == \"$G\"")"
 wait_for 10 recover_after vm_4 || fail "vm_4 not recovered after G: $(hist ".data.event_id == \"$G\"")"
+# and the agents ran it: the recover hook after every impact, told no prepare ran in attempt 3
+for vm in vm_1 vm_4; do
+    wait_for 10 grep -q "^recover $vm $G prepared=0 attempt=3 " "$HOOKENV" ||
+        fail "$vm's recover hook did not run after G (prepared=0): $(grep " $G " "$HOOKENV")"
+done
 wait_for 10 ev_closed "$G" || fail "G not closed: $(ctl events)"
 wait_for 10 hooks_idle || fail "hooks did not settle: $(cat "$HOOKLOG")"
 check 3 --events 4
