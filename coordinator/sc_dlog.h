@@ -2,10 +2,11 @@
  *
  * Every decision (member state, event seen / started / ended, prepare and recover ordered, hook
  * progress, approval intent and answer, alert) is an entry appended to this log, then applied
- * to the store (sc_store_apply), and only then carried out. Each entry carries the term of the
- * leader that wrote it and a log index (1, 2, 3, ... without gaps), so the election issue can
- * replicate it as is: a follower appends the leader's entries with sc_dlog_append_entry() and
- * applies them in index order, ending with the same store.
+ * to the store (sc_store_apply) and to the coordinator's state (sc_cstate_apply), and only then
+ * carried out. Only a leader appends. Each entry carries the term of the leader that wrote it
+ * and a log index (1, 2, 3, ... without gaps), so the election issue can replicate it as is: a
+ * follower appends the leader's entries with sc_dlog_append_entry() and applies them in index
+ * order, ending with the same store and the same state.
  *
  * The log is a table ("dlog") of the store's SQLite database, append-only (triggers refuse
  * UPDATE of its content and DELETE); only the "applied" flag changes. The table is created by
@@ -36,7 +37,8 @@ typedef enum {
     SC_DLOG_HOOK_PROGRESS,   /* {"event_id","vm","phase","state","exit_status"} drain acked */
     SC_DLOG_APPROVAL_INTENT, /* {"event_ids":[...],"body","via":null|vm} before the POST */
     SC_DLOG_APPROVAL_ANSWER, /* {"intent":INDEX,"rc","http_status","message"} after it */
-    SC_DLOG_ALERT,           /* {"event_id"?,"message"} */
+    SC_DLOG_ALERT,           /* {"alert","event_id"?,"member"?,"message","attempt"?,"key"?} */
+    SC_DLOG_EVENT_CLOSED,    /* {"event_id"}: nothing owed any more, out of the live state */
     SC_DLOG_KIND_MAX
 } sc_dlog_kind_t;
 
