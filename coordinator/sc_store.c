@@ -1,6 +1,7 @@
 #include "sc_store.h"
 #include "sc_store_test.h"
 
+#include "sc_cstate.h"
 #include "sc_error.h"
 
 #include <errno.h>
@@ -10,7 +11,9 @@
 #include <string.h>
 
 struct sc_store {
-    sc_db_t *db; /* the database */
+    sc_db_t *db;                  /* the database */
+    sc_store_decide_fn on_decide; /* told of every entry decided (NULL: none) */
+    void *on_decide_ud;           /* its argument */
 };
 
 /* migrations[i] takes the schema from version i to i + 1. Never edit a released one. */
@@ -47,6 +50,13 @@ static const char *const s_migrations[SC_STORE_SCHEMA_VERSION] = {
     "ALTER TABLE members ADD COLUMN boot_id TEXT;",
     /* 4 -> 5: when the content of an event was observed (the registry's merge rule). */
     "ALTER TABLE events ADD COLUMN observed_ms INTEGER;",
+    /* 5 -> 6: snapshots of the coordinator's state (sc_cstate) with the index they include;
+     * Raft's persistent state (current_term, voted_for) has its meta keys. */
+    ("CREATE TABLE snapshots(idx INTEGER PRIMARY KEY, term INTEGER NOT NULL,"
+     "  wall_ms INTEGER NOT NULL, state TEXT NOT NULL);"
+     "INSERT OR IGNORE INTO meta(key, value) SELECT 'current_term', value FROM meta"
+     "  WHERE key = 'term';"
+     "INSERT OR IGNORE INTO meta(key, value) VALUES ('voted_for', '');"),
 };
 
 /* Opens the store at path, migrating it, or read-only (a reader waits less than the daemon's
@@ -332,7 +342,8 @@ static int s_apply_progress(sc_store_t *self, json_object *d, int64_t wall)
                      "UPDATE drains SET finished_ms = CASE WHEN result IS ?1 AND finished_ms IS "
                      "NOT NULL THEN finished_ms ELSE ?2 END, result = ?1, "
                      "exit_status = coalesce(?6, exit_status), started_ms = coalesce(started_ms, "
-                     "?2) WHERE event_id = ?3 AND vm = ?4 AND phase = ?5",
+                     "CASE WHEN ?1 = 'refused' THEN NULL ELSE ?2 END) "
+                     "WHERE event_id = ?3 AND vm = ?4 AND phase = ?5",
                      has_es ? "slsssl" : "slsssn", state, wall, id, vm, phase, es);
 }
 
@@ -386,10 +397,11 @@ static int s_apply_data(sc_store_t *self, const sc_dlog_entry_t *e, json_object 
     case SC_DLOG_TERM:
         if (!s_int(d, "term", &t))
             return -EINVAL;
+        /* a leader's term is also the newest this member knows (Raft's current_term) */
         return sc_db_run(self->db, NULL,
-                         "INSERT INTO meta(key, value) VALUES ('term', ?) ON CONFLICT(key) DO "
-                         "UPDATE SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS "
-                         "INTEGER))",
+                         "INSERT INTO meta(key, value) VALUES ('term', ?1), ('current_term', ?1) "
+                         "ON CONFLICT(key) DO UPDATE SET value = max(CAST(value AS INTEGER), "
+                         "CAST(excluded.value AS INTEGER))",
                          "l", t);
     case SC_DLOG_MEMBER: return s_apply_member(self, d, e->wall_ms);
     case SC_DLOG_EVENT_SEEN: return s_apply_event_seen(self, d, e->wall_ms);
@@ -412,6 +424,8 @@ static int s_apply_data(sc_store_t *self, const sc_dlog_entry_t *e, json_object 
     case SC_DLOG_HOOK_PROGRESS: return s_apply_progress(self, d, e->wall_ms);
     case SC_DLOG_APPROVAL_INTENT: return s_apply_intent(self, e->index, d, e->wall_ms);
     case SC_DLOG_APPROVAL_ANSWER: return s_apply_answer(self, d, e->wall_ms);
+    case SC_DLOG_EVENT_CLOSED: /* the live state's business: the rows stay, as history */
+        return s_str(d, "event_id") ? 0 : -EINVAL;
     case SC_DLOG_ALERT: {
         /* the operator's pause outlives a restart: meta 'paused' follows its alerts */
         const char *alert = s_str(d, "alert");
@@ -476,6 +490,11 @@ static int s_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const 
         e.reason = (char *)(uintptr_t)reason;
         e.wall_ms = wall_ms;
         rc = obj ? s_apply_parsed(store, &e, obj) : sc_store_apply(store, &e);
+        if (rc >= 0 && store->on_decide) {
+            json_object *own = obj ? NULL : json_tokener_parse(data);
+            rc = store->on_decide(store->on_decide_ud, &e, obj ? obj : own);
+            json_object_put(own);
+        }
     }
     if (rc < 0) {
         if (own_txn)
@@ -523,33 +542,34 @@ int sc_store_apply_pending(sc_store_t *store)
 
 /* ---- reading ------------------------------------------------------------------------- */
 
-/* A hook's result that ends its phase ("refused": the order was not run, it is sent again). */
-static bool s_final(const char *result)
+/* One hook result of a row folded into d (NULL or unknown: nothing; "started" counts as the
+ * row's started_ms does). */
+static sc_drain_state_t s_fold_result(sc_drain_state_t d, sc_msg_phase_t phase, const char *res,
+                                      bool listed)
 {
-    return result && strcmp(result, "started") != 0 && strcmp(result, "refused") != 0;
+    sc_msg_hook_state_t st;
+
+    if (!res || sc_msg_hook_state_parse(res, &st) < 0)
+        return d;
+    return sc_cstate_drain_next(d, sc_cstate_drain_input(phase, st, listed));
 }
 
-/* A final result that counts as success, as for the coordinator ("skipped": nothing to do). */
-static bool s_success(const char *result)
+sc_drain_state_t sc_store_drain_state(const char *prepare_result, bool prepare_ordered,
+                                      bool prepare_started, const char *recover_result,
+                                      bool recover_ordered, bool recover_started, bool listed)
 {
-    return strcmp(result, "done") == 0 || strcmp(result, "skipped") == 0;
-}
+    sc_drain_state_t d = SC_DRAIN_NONE;
 
-const char *sc_store_drain_state(const char *prepare_result, bool prepare_ordered,
-                                 bool prepare_started, const char *recover_result,
-                                 bool recover_ordered)
-{
-    if (s_final(recover_result))
-        return s_success(recover_result) ? "recovered" : "recover_failed";
-    if (recover_ordered)
-        return "recovering";
-    if (s_final(prepare_result))
-        return s_success(prepare_result) ? "prepared" : "prepare_failed";
-    if (prepare_started)
-        return "preparing";
     if (prepare_ordered)
-        return "ordered";
-    return "pending";
+        d = sc_cstate_drain_next(d, SC_DIN_PREPARE_ORDERED);
+    if (prepare_started)
+        d = sc_cstate_drain_next(d, SC_DIN_PREPARE_STARTED);
+    d = s_fold_result(d, SC_MSG_PHASE_PREPARE, prepare_result, listed);
+    if (recover_ordered)
+        d = sc_cstate_drain_next(d, SC_DIN_RECOVER_ORDERED);
+    if (recover_started)
+        d = sc_cstate_drain_next(d, SC_DIN_RECOVER_STARTED);
+    return s_fold_result(d, SC_MSG_PHASE_RECOVER, recover_result, listed);
 }
 
 static void s_put_text(json_object *o, const char *key, sqlite3_stmt *st, int col)
@@ -637,7 +657,7 @@ static int s_drains_json(sc_db_t *db, const char *event_id, json_object *ev)
         for (size_t i = 0; i < json_object_array_length(res); i++)
             json_object_object_add(states,
                                    json_object_get_string(json_object_array_get_idx(res, i)),
-                                   json_object_new_string("pending"));
+                                   json_object_new_string(sc_drain_state_name(SC_DRAIN_NONE)));
     rc =
         sc_db_prepare(db, &st,
                       "SELECT vm, phase, ordered_ms, started_ms, finished_ms, result, "
@@ -668,25 +688,23 @@ static int s_drains_json(sc_db_t *db, const char *event_id, json_object *ev)
     json_object_object_foreach(detail, vm, per)
     {
         json_object *p = NULL, *r = NULL, *v;
-        const char *pres = NULL, *rres = NULL, *shown;
-        bool pord = false, pstart = false, rord = false;
+        json_object *ended = json_object_object_get(ev, "ended_ms"), *fin = NULL;
+        bool listed;
+        sc_drain_state_t d;
 
         json_object_object_get_ex(per, "prepare", &p);
         json_object_object_get_ex(per, "recover", &r);
-        if (p) {
-            pres = json_object_get_string(json_object_object_get(p, "result"));
-            pord = json_object_object_get_ex(p, "ordered_ms", &v) && v;
-            pstart = json_object_object_get_ex(p, "started_ms", &v) && v;
-        }
-        if (r) {
-            rres = json_object_get_string(json_object_object_get(r, "result"));
-            rord = true;
-        }
-        shown = sc_store_drain_state(pres, pord, pstart, rres, rord);
-        /* recovered while its event is still listed: a failed drain rolled back */
-        if (!strcmp(shown, "recovered") && !(json_object_object_get_ex(ev, "ended_ms", &v) && v))
-            shown = "rolled_back";
-        json_object_object_add(states, vm, json_object_new_string(shown));
+        /* a recover that finished while its event was listed was a rollback */
+        if (r)
+            json_object_object_get_ex(r, "finished_ms", &fin);
+        listed = !ended || (fin && json_object_get_int64(fin) < json_object_get_int64(ended));
+        d = sc_store_drain_state(
+            p ? json_object_get_string(json_object_object_get(p, "result")) : NULL,
+            p && json_object_object_get_ex(p, "ordered_ms", &v) && v,
+            p && json_object_object_get_ex(p, "started_ms", &v) && v,
+            r ? json_object_get_string(json_object_object_get(r, "result")) : NULL, r != NULL,
+            r && json_object_object_get_ex(r, "started_ms", &v) && v, listed);
+        json_object_object_add(states, vm, json_object_new_string(sc_drain_state_name(d)));
     }
     return 0;
 }
@@ -811,4 +829,133 @@ int sc_store_approvals_unanswered(sc_store_t *store, json_object **ret_json)
     }
     *ret_json = arr;
     return 0;
+}
+
+/* ---- the election's room, snapshots, replay ------------------------------------------------ */
+
+/* The text in the first column of the first row of sql (one int64 parameter, or none when
+ * has_arg is false): *ret (the caller's), NULL when no row or SQL NULL. */
+static int s_query_text(sc_store_t *store, char **ret, const char *sql, bool has_arg, int64_t arg)
+{
+    sqlite3_stmt *st = NULL;
+    const unsigned char *t;
+    int rc = has_arg ? sc_db_prepare(store->db, &st, sql, "l", arg)
+                     : sc_db_prepare(store->db, &st, sql, NULL);
+
+    *ret = NULL;
+    if (rc < 0)
+        return rc;
+    if ((rc = sc_db_step(store->db, st)) == 1 && (t = sqlite3_column_text(st, 0)) &&
+        !(*ret = strdup((const char *)t)))
+        rc = -ENOMEM;
+    sqlite3_finalize(st);
+    return rc < 0 ? rc : 0;
+}
+
+void sc_store_on_decide(sc_store_t *store, sc_store_decide_fn fn, void *ud)
+{
+    if (!store)
+        return;
+    store->on_decide = fn;
+    store->on_decide_ud = ud;
+}
+
+int sc_store_hard_state(sc_store_t *store, int64_t *ret_current_term, char *ret_voted_for,
+                        size_t len)
+{
+    char *who = NULL;
+    int64_t t = 0;
+    int rc;
+
+    if (!store || !ret_current_term || !ret_voted_for || !len)
+        return -EINVAL;
+    if ((rc = s_meta_int(store, "current_term", &t)) < 0)
+        return rc;
+    if ((rc = s_query_text(store, &who, "SELECT value FROM meta WHERE key = 'voted_for'", false,
+                           0)) < 0)
+        return rc;
+    snprintf(ret_voted_for, len, "%s", who ? who : "");
+    free(who);
+    *ret_current_term = t;
+    return 0;
+}
+
+int sc_store_set_hard_state(sc_store_t *store, int64_t current_term, const char *voted_for)
+{
+    int rc;
+
+    if (!store || current_term < 0 || !voted_for)
+        return -EINVAL;
+    rc = sc_db_run(store->db, NULL,
+                   "INSERT INTO meta(key, value) VALUES ('current_term', ?) ON CONFLICT(key) DO "
+                   "UPDATE SET value = excluded.value",
+                   "l", current_term);
+    if (rc >= 0)
+        rc = sc_db_run(store->db, NULL,
+                       "INSERT INTO meta(key, value) VALUES ('voted_for', ?) ON CONFLICT(key) DO "
+                       "UPDATE SET value = excluded.value",
+                       "s", voted_for);
+    return rc < 0 ? rc : 0;
+}
+
+int sc_store_save_snapshot(sc_store_t *store, int64_t index, int64_t term, int64_t wall_ms,
+                           const char *state)
+{
+    bool own_txn;
+    int rc;
+
+    if (!store || index < 1 || !state)
+        return -EINVAL;
+    own_txn = !sc_db_in_transaction(store->db);
+    if (own_txn && (rc = sc_db_begin(store->db)) < 0)
+        return rc;
+    rc =
+        sc_db_run(store->db, NULL,
+                  "INSERT OR REPLACE INTO snapshots(idx, term, wall_ms, state) VALUES (?, ?, ?, ?)",
+                  "llls", index, term, wall_ms, state);
+    if (rc >= 0)
+        rc = sc_db_run(store->db, NULL,
+                       "DELETE FROM snapshots WHERE idx NOT IN (SELECT idx FROM snapshots ORDER BY "
+                       "idx DESC LIMIT 2)",
+                       NULL);
+    if (own_txn) {
+        if (rc >= 0 && (rc = sc_db_commit(store->db)) >= 0)
+            return 0;
+        sc_db_rollback(store->db);
+    }
+    return rc < 0 ? rc : 0;
+}
+
+int sc_store_last_snapshot(sc_store_t *store, int64_t *ret_index, char **ret_state)
+{
+    char *state = NULL;
+    int64_t idx = 0;
+    int rc;
+
+    if (!store || !ret_index || !ret_state)
+        return -EINVAL;
+    rc = sc_db_query_int64(store->db, &idx, "SELECT coalesce(max(idx), 0) FROM snapshots", NULL);
+    if (rc < 0)
+        return rc;
+    if (idx && (rc = s_query_text(store, &state, "SELECT state FROM snapshots WHERE idx = ?", true,
+                                  idx)) < 0)
+        return rc;
+    *ret_index = idx;
+    *ret_state = state;
+    return 0;
+}
+
+int sc_store_entries(sc_store_t *store, int64_t from, size_t max, sc_dlog_entry_t **ret_entries,
+                     size_t *ret_n)
+{
+    if (!store)
+        return -EINVAL;
+    return sc_dlog_read(store->db, from, max, false, ret_entries, ret_n);
+}
+
+int sc_store_last_entry(sc_store_t *store, int64_t *ret_index, int64_t *ret_term)
+{
+    if (!store)
+        return -EINVAL;
+    return sc_dlog_last(store->db, ret_index, ret_term);
 }

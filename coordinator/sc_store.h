@@ -21,6 +21,7 @@
 
 #include "sc_db.h"
 #include "sc_dlog.h"
+#include "sc_plan.h"
 
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -28,7 +29,7 @@
 #include <stdint.h>
 
 /* The schema version this code writes (number of migrations). */
-#define SC_STORE_SCHEMA_VERSION 5
+#define SC_STORE_SCHEMA_VERSION 6
 
 typedef struct sc_store sc_store_t;
 
@@ -79,12 +80,37 @@ int sc_store_apply(sc_store_t *store, const sc_dlog_entry_t *e);
 /* Applies, in order, every entry of the log not applied yet (after a crash or replication). */
 int sc_store_apply_pending(sc_store_t *store);
 
-/* Per-VM drain state as shown to users, from the drains rows of one VM and one event:
- * "pending", "ordered", "preparing", "prepared", "prepare_failed", "recovering",
- * "recovered", "recover_failed". Borrowed static string. */
-const char *sc_store_drain_state(const char *prepare_result, bool prepare_ordered,
-                                 bool prepare_started, const char *recover_result,
-                                 bool recover_ordered);
+/* A VM's drain state from its drains rows of one event, folded through the coordinator's drain
+ * table (sc_cstate_drain_next): prepare ordered, started, its result; then recover ordered,
+ * started, its result. listed: the event has not ended (a recover done then is a rollback). */
+sc_drain_state_t sc_store_drain_state(const char *prepare_result, bool prepare_ordered,
+                                      bool prepare_started, const char *recover_result,
+                                      bool recover_ordered, bool recover_started, bool listed);
+
+/* Told of every entry decided (sc_store_decide*), inside its transaction, after the tables:
+ * data is the entry's data parsed (borrowed). A negative return fails the decision (rolled back
+ * when it had its own transaction). The coordinator applies each entry to its state so. */
+typedef int (*sc_store_decide_fn)(void *ud, const sc_dlog_entry_t *e, json_object *data);
+void sc_store_on_decide(sc_store_t *store, sc_store_decide_fn fn, void *ud);
+
+/* Raft's persistent state (meta current_term and voted_for, "" when none): written before any
+ * reply by the election (which owns them); read at start. 0 or an SC_E_* code. */
+int sc_store_hard_state(sc_store_t *store, int64_t *ret_current_term, char *ret_voted_for,
+                        size_t len);
+int sc_store_set_hard_state(sc_store_t *store, int64_t current_term, const char *voted_for);
+
+/* Saves a snapshot of the coordinator's state (state: sc_cstate_to_json's text) that includes
+ * the log up to index (of term); the two newest are kept. 0 or an SC_E_* code. */
+int sc_store_save_snapshot(sc_store_t *store, int64_t index, int64_t term, int64_t wall_ms,
+                           const char *state);
+/* The newest snapshot: *ret_index 0 and *ret_state NULL when none; *ret_state the caller's. */
+int sc_store_last_snapshot(sc_store_t *store, int64_t *ret_index, char **ret_state);
+/* At most max log entries from index from on, in order (sc_dlog_read); the caller frees them
+ * with sc_dlog_entries_free. */
+int sc_store_entries(sc_store_t *store, int64_t from, size_t max, sc_dlog_entry_t **ret_entries,
+                     size_t *ret_n);
+/* Index and term of the newest entry (0, 0 when the log is empty). */
+int sc_store_last_entry(sc_store_t *store, int64_t *ret_index, int64_t *ret_term);
 
 /* A snapshot of the tables as JSON:
  *   {"term":T,

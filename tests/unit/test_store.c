@@ -86,10 +86,10 @@ SC_TEST(migrates_from_empty)
     SC_CHECK_INT(sc_db_query_int64(sc_store_test_db(s), &n,
                                    "SELECT count(*) FROM sqlite_master WHERE name IN ('meta', "
                                    "'members', 'events', 'drains', 'approvals', 'dlog', "
-                                   "'drains_by_vm')",
+                                   "'drains_by_vm', 'snapshots')",
                                    NULL),
                  0);
-    SC_CHECK_INT(n, 7);
+    SC_CHECK_INT(n, 8);
     SC_CHECK_INT(sc_db_query_int64(sc_store_test_db(s), &n, "PRAGMA synchronous", NULL), 0);
     SC_CHECK_INT(n, 2); /* FULL */
     sc_store_close(&s);
@@ -206,7 +206,7 @@ SC_TEST(decisions_survive_restart)
     SC_CHECK_STR(s_gets(snap, "events.0.started_how"), "approved");
     SC_CHECK_STR(s_gets(snap, "events.0.ended_how"), "completed");
     SC_CHECK_STR(s_gets(snap, "events.0.status"), "Started");
-    SC_CHECK_STR(s_gets(snap, "events.0.drains.vm_0"), "recovering");
+    SC_CHECK_STR(s_gets(snap, "events.0.drains.vm_0"), "recover_ordered");
     SC_CHECK_INT(json_object_get_int64(s_get(snap, "approvals.0.http_status")), 200);
     json_object_put(snap);
     /* Ended events can be left out of the live view. */
@@ -346,21 +346,36 @@ SC_TEST(hook_result_reported_again_keeps_its_time)
     sc_store_close(&s);
 }
 
+/* The store's view of a drain is its rows folded through the coordinator's drain table, so it
+ * names the same states the coordinator does (once there were two vocabularies: "pending" and
+ * "ordered" here, "none" and "prepare_ordered" there). */
+static const char *s_drain(const char *pres, bool pord, bool pstart, const char *rres, bool rord,
+                           bool rstart, bool listed)
+{
+    return sc_drain_state_name(
+        sc_store_drain_state(pres, pord, pstart, rres, rord, rstart, listed));
+}
+
 SC_TEST(drain_state_names)
 {
-    SC_CHECK_STR(sc_store_drain_state(NULL, false, false, NULL, false), "pending");
-    SC_CHECK_STR(sc_store_drain_state(NULL, true, false, NULL, false), "ordered");
-    SC_CHECK_STR(sc_store_drain_state(NULL, true, true, NULL, false), "preparing");
-    SC_CHECK_STR(sc_store_drain_state("done", true, true, NULL, false), "prepared");
-    SC_CHECK_STR(sc_store_drain_state("failed", true, true, NULL, false), "prepare_failed");
-    SC_CHECK_STR(sc_store_drain_state("done", true, true, NULL, true), "recovering");
-    SC_CHECK_STR(sc_store_drain_state("done", true, true, "done", true), "recovered");
-    SC_CHECK_STR(sc_store_drain_state("done", true, true, "timed_out", true), "recover_failed");
+    SC_CHECK_STR(s_drain(NULL, false, false, NULL, false, false, true), "none");
+    SC_CHECK_STR(s_drain(NULL, true, false, NULL, false, false, true), "prepare_ordered");
+    SC_CHECK_STR(s_drain(NULL, true, true, NULL, false, false, true), "preparing");
+    SC_CHECK_STR(s_drain("done", true, true, NULL, false, false, true), "prepared");
+    SC_CHECK_STR(s_drain("failed", true, true, NULL, false, false, true), "prepare_failed");
+    SC_CHECK_STR(s_drain("interrupted", true, true, NULL, false, false, true),
+                 "prepare_interrupted");
+    SC_CHECK_STR(s_drain("done", true, true, NULL, true, false, false), "recover_ordered");
+    SC_CHECK_STR(s_drain("done", true, true, NULL, true, true, false), "recovering");
+    SC_CHECK_STR(s_drain("done", true, true, "done", true, true, false), "recovered");
+    /* recovered while still listed: the rollback of a failed drain */
+    SC_CHECK_STR(s_drain("failed", true, true, "done", true, true, true), "rolled_back");
+    SC_CHECK_STR(s_drain("done", true, true, "timed_out", true, true, false), "recover_failed");
     /* skipped succeeds as for the coordinator; refused was not run and is ordered again */
-    SC_CHECK_STR(sc_store_drain_state("skipped", true, true, NULL, false), "prepared");
-    SC_CHECK_STR(sc_store_drain_state("done", true, true, "skipped", true), "recovered");
-    SC_CHECK_STR(sc_store_drain_state("refused", true, false, NULL, false), "ordered");
-    SC_CHECK_STR(sc_store_drain_state("done", true, true, "refused", true), "recovering");
+    SC_CHECK_STR(s_drain("skipped", true, true, NULL, false, false, true), "prepared");
+    SC_CHECK_STR(s_drain("done", true, true, "skipped", true, true, false), "recovered");
+    SC_CHECK_STR(s_drain("refused", true, false, NULL, false, false, true), "prepare_ordered");
+    SC_CHECK_STR(s_drain("done", true, true, "refused", true, false, false), "recover_ordered");
 }
 
 /* A decision given as an object is logged as its text and applied from the object: the same
@@ -396,6 +411,83 @@ SC_TEST(decide_json_logs_text_and_applies)
     sc_store_close(&s);
 }
 
+/* The election's room: current_term and voted_for kept across a reopen (a leader's TERM entry
+ * raises current_term too); snapshots with their index, the newest two kept. */
+SC_TEST(hard_state_and_snapshots)
+{
+    sc_store_t *s = NULL;
+    char err[256], who[64];
+    int64_t t = -1, idx = -1;
+    char *state = NULL;
+
+    s_fresh_path("hard");
+    SC_REQUIRE(sc_store_open(s_path, &s, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_store_hard_state(s, &t, who, sizeof(who)), 0);
+    SC_CHECK_INT(t, 0);
+    SC_CHECK_STR(who, "");
+    SC_CHECK_INT(sc_store_last_snapshot(s, &idx, &state), 0);
+    SC_CHECK_INT(idx, 0);
+    SC_CHECK(state == NULL);
+    SC_CHECK_INT(sc_store_decide(s, 4, SC_DLOG_TERM, "{\"term\":4}", "", 1, NULL), 0);
+    SC_CHECK_INT(sc_store_hard_state(s, &t, who, sizeof(who)), 0);
+    SC_CHECK_INT(t, 4);
+    SC_CHECK_INT(sc_store_set_hard_state(s, 7, "vm_2"), 0);
+    for (int i = 1; i <= 3; i++) {
+        char st[32];
+        snprintf(st, sizeof(st), "{\"applied\":%d}", i * 10);
+        SC_CHECK_INT(sc_store_save_snapshot(s, i * 10, 4, 100, st), 0);
+    }
+    SC_CHECK_INT(sc_store_save_snapshot(s, 0, 4, 100, "{}"), -EINVAL);
+    sc_store_close(&s);
+    SC_REQUIRE(sc_store_open(s_path, &s, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_store_hard_state(s, &t, who, sizeof(who)), 0);
+    SC_CHECK_INT(t, 7);
+    SC_CHECK_STR(who, "vm_2");
+    SC_CHECK_INT(sc_store_last_snapshot(s, &idx, &state), 0);
+    SC_CHECK_INT(idx, 30);
+    SC_CHECK_STR(state, "{\"applied\":30}");
+    free(state);
+    {
+        int64_t n = 0;
+        sc_db_query_int64(sc_store_test_db(s), &n, "SELECT count(*) FROM snapshots", NULL);
+        SC_CHECK_INT(n, 2);
+    }
+    sc_store_close(&s);
+}
+
+/* A decision its observer refuses (sc_store_on_decide) is not written: log and tables as
+ * before, so the store never holds what the coordinator's state does not. */
+static int s_refuse(void *ud, const sc_dlog_entry_t *e, json_object *data)
+{
+    (void)data;
+    *(int64_t *)ud = e->index;
+    return -EINVAL;
+}
+
+SC_TEST(decision_refused_by_its_observer_is_not_written)
+{
+    sc_store_t *s = NULL;
+    char err[256];
+    int64_t seen = 0, last = -1;
+
+    s_fresh_path("observer");
+    SC_REQUIRE(sc_store_open(s_path, &s, err, sizeof(err)) == 0);
+    sc_store_on_decide(s, s_refuse, &seen);
+    SC_CHECK_INT(sc_store_decide(s, 1, SC_DLOG_MEMBER, "{\"name\":\"vm_1\"}", "", 1, NULL),
+                 -EINVAL);
+    SC_CHECK_INT(seen, 1);
+    SC_CHECK_INT(sc_store_last_entry(s, &last, NULL), 0);
+    SC_CHECK_INT(last, 0);
+    {
+        int64_t n = -1;
+        sc_db_query_int64(sc_store_test_db(s), &n, "SELECT count(*) FROM members", NULL);
+        SC_CHECK_INT(n, 0);
+    }
+    sc_store_on_decide(s, NULL, NULL);
+    SC_CHECK_INT(sc_store_decide(s, 1, SC_DLOG_MEMBER, "{\"name\":\"vm_1\"}", "", 1, NULL), 0);
+    sc_store_close(&s);
+}
+
 int main(void)
 {
     SC_RUN(migrates_from_empty);
@@ -406,5 +498,7 @@ int main(void)
     SC_RUN(drain_state_names);
     SC_RUN(decide_json_logs_text_and_applies);
     SC_RUN(pause_outlives_restart);
+    SC_RUN(hard_state_and_snapshots);
+    SC_RUN(decision_refused_by_its_observer_is_not_written);
     return sc_test_done();
 }
