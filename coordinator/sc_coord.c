@@ -1,4 +1,4 @@
-#include "sc_coord.h"
+#include "sc_coord_int.h"
 
 #include "sc_approver.h"
 #include "sc_backoff.h"
@@ -29,93 +29,11 @@
 #include <sys/stat.h>
 #include <zmq.h>
 
-#define S_RID_MAX 256           /* bytes of a ZMQ routing id */
 #define S_MAX_ALERTS_SEEN 10000 /* alert keys remembered for de-duplication */
 #define S_PLAN_EVERY_MS 200     /* the planner runs at least this often */
 #define S_DOC_REQUEST_MS 2000   /* doc_request at most this often per member */
 #define S_VIA_TIMEOUT_MS 15000  /* a delegated approval without answer is retried after */
 #define S_KEEP_ENDED_MS 120000  /* ended events stay in status this long */
-
-typedef struct s_member {
-    char name[SC_NAME_MAX + 1];                /* member name */
-    char endpoint[SC_MEMBER_ENDPOINT_MAX + 1]; /* tcp://HOST:PORT of its coordinator */
-    int fault_domain;                          /* from its hello, -1 unknown */
-    int update_domain;                         /* from its hello, -1 unknown */
-    bool alive;                                /* messages arriving */
-    bool blind;                                /* alive, but its IMDS has been silent too long */
-    bool gone;                                 /* left after Preempt/Terminate */
-    bool is_self;                              /* our own member */
-    int64_t last_msg_ms;                       /* monotonic ms of its last message */
-    unsigned char rid[S_RID_MAX];              /* ROUTER routing id of its agent's connection */
-    size_t rid_len;                            /* 0: not connected yet */
-    char boot_id[SC_MSG_BOOT_ID_MAX + 1];      /* its agent's boot id */
-    bool have_doc;                             /* a document arrived since we started */
-    int64_t doc_req_ms;                        /* last doc_request sent */
-    sc_member_state_t state;                   /* from the last plan */
-    uint64_t malformed;                        /* malformed IMDS events its agent reported */
-    uint64_t malformed_key;                    /* hash of the last malformed list counted */
-} s_member_t;
-
-typedef struct s_evstate {
-    char id[SC_EVENT_ID_MAX + 1]; /* EventId */
-    sc_approval_state_t approval; /* approval state */
-    int64_t retry_at_ms;          /* FAILED: no new POST before */
-    sc_backoff_t backoff;         /* approval retries */
-    int64_t intent;               /* open intent's index (INTENT) */
-    int64_t intent_ms;            /* when that intent was made (delegated timeout) */
-    size_t via;                   /* INTENT delegated: the member that POSTs (SC_PLAN_NONE: us) */
-    sc_drain_state_t *drain;      /* per member */
-    int64_t *sent_ms;             /* per member: last order sent */
-    int *attempt;                 /* per member: attempt of its last order (0: none yet) */
-    int64_t *drain_retry_ms;      /* per member, ROLLED_BACK: not drained again before */
-    char *waiting_for;            /* from the last plan */
-    bool touched;                 /* referred to by an action (not an alert) this round */
-} s_evstate_t;
-
-struct sc_coord {
-    sc_coord_opts_t o;    /* options (strings borrowed from the caller... copied below) */
-    char *name;           /* our member name */
-    char *state_dir;      /* state directory */
-    char ctl_path[4096];  /* control socket path */
-    sc_coord_role_t role; /* leader / follower */
-    char members_hash[SC_MEMBERS_DIGEST_LEN + 1]; /* sc_members_digest of --members */
-    int64_t term;                                 /* our term */
-    uint64_t seq;                                 /* our message sequence */
-    s_member_t *members;                          /* --members, in order */
-    size_t n_members;                             /* entries */
-    size_t *by_name;         /* member indexes sorted by name (case-insensitive) */
-    size_t self;             /* our index */
-    void *zctx;              /* ZMQ context */
-    void *router;            /* ROUTER bound to our endpoint */
-    sc_zap_t *zap;           /* ZAP handler (CURVE) */
-    int ctl_fd;              /* control socket */
-    sc_store_t *store;       /* the store */
-    sc_dirlock_t *lock;      /* coordinator.lock: one coordinator per state directory */
-    sc_approver_t *approver; /* approvals */
-    sc_registry_t *reg;      /* merged events */
-    s_evstate_t **ev;        /* per event state */
-    size_t n_ev;             /* entries */
-    char **alerts;           /* alert keys already raised */
-    size_t n_alerts;         /* entries */
-    bool dirty;              /* something changed: plan now */
-    int64_t last_plan_ms;    /* last plan round */
-    int64_t last_leader_ms;  /* last leader broadcast */
-    int64_t last_tick_ms;    /* last registry tick / liveness check */
-    uint64_t rejected;       /* messages refused */
-    int64_t last_post_ms;    /* monotonic ms of the last approval POST */
-    int64_t started_wall_ms; /* when this process started (wall clock) */
-    bool in_grace;           /* just started: members have not all had a chance to report */
-    int64_t grace_until_ms;  /* monotonic ms the start grace ends at the latest */
-    /* Since this process started (Prometheus counters: reset by a restart). */
-    struct {
-        uint64_t posts_ok, posts_failed;   /* approval POSTs through our IMDS, by outcome */
-        uint64_t delegated;                /* approvals handed to another member (approve_via) */
-        uint64_t orders[SC_MSG_PHASE_MAX]; /* prepare/recover orders */
-        uint64_t hooks[SC_MSG_PHASE_MAX][SC_MSG_HOOK_STATE_MAX]; /* hook reports, by state */
-        uint64_t alerts[SC_ALERT_MAX];                           /* alerts raised */
-        uint64_t events_new;                                     /* events first seen */
-    } count;
-};
 
 void sc_coord_opts_init(sc_coord_opts_t *o)
 {
@@ -156,11 +74,11 @@ static const char *s_strip(const char *n)
     return n[0] == '_' ? n + 1 : n;
 }
 
-static s_member_t *s_sort_members_;
+static sc_cmember_t *s_sort_members_;
 static int s_cmp_idx(const void *a, const void *b)
 {
-    const s_member_t *ma = &s_sort_members_[*(const size_t *)a];
-    const s_member_t *mb = &s_sort_members_[*(const size_t *)b];
+    const sc_cmember_t *ma = &s_sort_members_[*(const size_t *)a];
+    const sc_cmember_t *mb = &s_sort_members_[*(const size_t *)b];
     return strcmp(s_strip(ma->name), s_strip(mb->name));
 }
 
@@ -197,7 +115,7 @@ static int s_parse_members(sc_coord_t *c, const char *spec, char *err, size_t er
         return -ENOMEM;
     }
     for (size_t i = 0; i < n; i++) {
-        s_member_t *m = &c->members[i];
+        sc_cmember_t *m = &c->members[i];
 
         snprintf(m->name, sizeof(m->name), "%s", list[i].name);
         snprintf(m->endpoint, sizeof(m->endpoint), "%s", list[i].endpoint);
@@ -222,7 +140,7 @@ static int s_parse_members(sc_coord_t *c, const char *spec, char *err, size_t er
 
 /* ---- event states -------------------------------------------------------------------- */
 
-static s_evstate_t *s_ev_find(sc_coord_t *c, const char *id)
+static sc_cevstate_t *s_ev_find(sc_coord_t *c, const char *id)
 {
     for (size_t i = 0; i < c->n_ev; i++)
         if (sc_event_id_equal(c->ev[i]->id, id))
@@ -230,7 +148,7 @@ static s_evstate_t *s_ev_find(sc_coord_t *c, const char *id)
     return NULL;
 }
 
-static void s_ev_free(s_evstate_t *e)
+static void s_ev_free(sc_cevstate_t *e)
 {
     if (!e)
         return;
@@ -242,9 +160,9 @@ static void s_ev_free(s_evstate_t *e)
     free(e);
 }
 
-static s_evstate_t *s_ev_get(sc_coord_t *c, const char *id)
+static sc_cevstate_t *s_ev_get(sc_coord_t *c, const char *id)
 {
-    s_evstate_t *e = s_ev_find(c, id), **nv;
+    sc_cevstate_t *e = s_ev_find(c, id), **nv;
     if (e)
         return e;
     if (c->n_ev >= SC_REGISTRY_MAX_EVENTS || !sc_event_id_valid(id))
@@ -265,7 +183,7 @@ static s_evstate_t *s_ev_get(sc_coord_t *c, const char *id)
     return e;
 }
 
-static void s_ev_remove(sc_coord_t *c, s_evstate_t *e)
+static void s_ev_remove(sc_coord_t *c, sc_cevstate_t *e)
 {
     for (size_t i = 0; i < c->n_ev; i++)
         if (c->ev[i] == e) {
@@ -340,7 +258,7 @@ static int s_handle_changes(sc_coord_t *c, sc_registry_changes_t *ch)
     for (size_t i = 0; i < ch->n && rc >= 0; i++) {
         const sc_reg_change_t *x = &ch->items[i];
         const sc_reg_event_t *re = sc_registry_find(c->reg, x->id);
-        s_evstate_t *e;
+        sc_cevstate_t *e;
 
         c->dirty = true;
         sc_log_info("event change", "event=%s change=%s start=%s", x->id,
@@ -385,7 +303,7 @@ static int s_handle_changes(sc_coord_t *c, sc_registry_changes_t *ch)
 
 /* ---- sending ------------------------------------------------------------------------- */
 
-static int s_send(sc_coord_t *c, s_member_t *m, sc_msg_t *msg)
+static int s_send(sc_coord_t *c, sc_cmember_t *m, sc_msg_t *msg)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -443,7 +361,7 @@ static sc_msg_t *s_simple_msg(sc_coord_t *c, sc_msg_type_t type)
     return msg;
 }
 
-static void s_send_simple(sc_coord_t *c, s_member_t *m, sc_msg_type_t type)
+static void s_send_simple(sc_coord_t *c, sc_cmember_t *m, sc_msg_type_t type)
 {
     sc_msg_t *msg = s_simple_msg(c, type);
 
@@ -469,7 +387,7 @@ static void s_broadcast_leader(sc_coord_t *c)
         return;
     }
     for (size_t i = 0; i < c->n_members; i++) {
-        s_member_t *m = &c->members[i];
+        sc_cmember_t *m = &c->members[i];
         if (m->rid_len && !m->gone &&
             zmq_send(c->router, m->rid, m->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0)
             zmq_send(c->router, buf, len, ZMQ_DONTWAIT);
@@ -516,7 +434,7 @@ static int s_on_progress(sc_coord_t *c, size_t mi, const sc_msg_hook_progress_t 
 {
     /* Only for an event we know (tracked, or in the registry): a report of anything else
      * must not create an entry (phantom events in the store, a full event table). */
-    s_evstate_t *e = s_ev_find(c, p->event);
+    sc_cevstate_t *e = s_ev_find(c, p->event);
     const sc_reg_event_t *re;
     sc_drain_state_t next;
     json_object *d;
@@ -588,7 +506,7 @@ static int s_on_approve_result(sc_coord_t *c, size_t mi, uint64_t term,
         return 0;
     }
     for (size_t i = 0; i < r->n_events; i++) {
-        s_evstate_t *e = s_ev_find(c, r->events[i]);
+        sc_cevstate_t *e = s_ev_find(c, r->events[i]);
         if (!e || e->approval != SC_APPROVAL_INTENT)
             continue;
         if (e->via != mi) {
@@ -654,7 +572,7 @@ static int s_adopt_term(sc_coord_t *c, uint64_t seen, const char *from)
 
 static int s_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h)
 {
-    s_member_t *m = &c->members[mi];
+    sc_cmember_t *m = &c->members[mi];
     json_object *d;
 
     if (strcmp(m->boot_id, h->boot_id) != 0) {
@@ -702,7 +620,7 @@ static bool s_blind(const sc_coord_t *c, const sc_msg_heartbeat_t *hb)
 
 /* A blind member counts in the registry like a silent one (its PRESENT votes keep nothing
  * alive; its silence ends nothing), until a heartbeat says its IMDS answers again. */
-static int s_on_heartbeat(sc_coord_t *c, s_member_t *m, const sc_msg_heartbeat_t *hb, int64_t now)
+static int s_on_heartbeat(sc_coord_t *c, sc_cmember_t *m, const sc_msg_heartbeat_t *hb, int64_t now)
 {
     sc_registry_changes_t ch = {0};
     bool blind = s_blind(c, hb);
@@ -730,7 +648,7 @@ static int s_alert(sc_coord_t *c, sc_alert_t kind, const char *event_id, const c
 /* The IMDS events a member's agent left out of its document as malformed (proto/README.md):
  * logged and counted once per member, incarnation and list; the leader raises each distinct
  * reason once as an alert (every VM sees the same document: not one alert per member). */
-static int s_on_malformed(sc_coord_t *c, s_member_t *m, const sc_msg_document_t *d)
+static int s_on_malformed(sc_coord_t *c, sc_cmember_t *m, const sc_msg_document_t *d)
 {
     uint64_t h = 1469598103934665603ULL; /* FNV-1a over the incarnation and the reasons */
     char msg[SC_MSG_MALFORMED_MAX + 128];
@@ -768,7 +686,7 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
     sc_msg_reject_t rej;
     sc_registry_changes_t ch = {0};
     size_t mi;
-    s_member_t *m;
+    sc_cmember_t *m;
     int64_t now = sc_mono_ms();
     bool told = false; /* LEADER sent to it already */
     int rc = 0;
@@ -805,7 +723,7 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
             goto out;
         *txn = true;
     }
-    if (rid_len && rid_len <= S_RID_MAX) {
+    if (rid_len && rid_len <= SC_COORD_RID_MAX) {
         memcpy(m->rid, rid, rid_len);
         m->rid_len = rid_len;
     }
@@ -990,7 +908,7 @@ static int s_alert(sc_coord_t *c, sc_alert_t kind, const char *event_id, const c
 static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
 {
     const char *ids[SC_DOC_MAX_EVENTS];
-    s_evstate_t *es[SC_DOC_MAX_EVENTS];
+    sc_cevstate_t *es[SC_DOC_MAX_EVENTS];
     size_t n = 0;
     int64_t now = sc_mono_ms();
     int rc;
@@ -999,7 +917,7 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
         return 0;
     for (size_t i = 0; i < a->n_events && n < SC_DOC_MAX_EVENTS; i++) {
         const char *id = in->events[a->events[i]].ev->id;
-        s_evstate_t *e = s_ev_get(c, id);
+        sc_cevstate_t *e = s_ev_get(c, id);
         if (!e)
             continue;
         e->touched = true;
@@ -1013,7 +931,7 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
     if (a->kind == SC_ACT_APPROVE_VIA) {
         int64_t intent = 0;
         sc_msg_t *msg = NULL;
-        s_member_t *m = &c->members[a->member];
+        sc_cmember_t *m = &c->members[a->member];
         rc = sc_approver_intent_via(c->approver, c->term, m->name, ids, n, a->reason, &intent);
         if (rc < 0)
             return rc;
@@ -1068,8 +986,8 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
 {
     const sc_plan_event_t *pe =
         a->event != SC_PLAN_NONE && a->kind != SC_ACT_MEMBER_GONE ? &in->events[a->event] : NULL;
-    s_evstate_t *e = pe ? s_ev_get(c, pe->ev->id) : NULL;
-    s_member_t *m = a->member != SC_PLAN_NONE ? &c->members[a->member] : NULL;
+    sc_cevstate_t *e = pe ? s_ev_get(c, pe->ev->id) : NULL;
+    sc_cmember_t *m = a->member != SC_PLAN_NONE ? &c->members[a->member] : NULL;
     json_object *d;
     int rc = 0;
 
@@ -1157,7 +1075,7 @@ static int s_plan_round(sc_coord_t *c)
         goto out;
     }
     for (size_t i = 0; i < c->n_members; i++) {
-        s_member_t *m = &c->members[i];
+        sc_cmember_t *m = &c->members[i];
         pm[i] = (sc_plan_member_t){.name = m->name,
                                    .fault_domain = m->fault_domain,
                                    .update_domain = m->update_domain,
@@ -1168,7 +1086,7 @@ static int s_plan_round(sc_coord_t *c)
     }
     for (size_t i = 0; i < nreg; i++) {
         const sc_reg_event_t *re = sc_registry_event_at(c->reg, i);
-        const s_evstate_t *e = s_ev_find(c, re->ev.id);
+        const sc_cevstate_t *e = s_ev_find(c, re->ev.id);
         nvm_total += re->ev.n_resources;
         nres_total += re->ev.n_resources;
         /* + room for members Azure may have dropped from Resources after their prepare */
@@ -1186,7 +1104,7 @@ static int s_plan_round(sc_coord_t *c)
     nvm_total = nseen_total = nres_total = 0;
     for (size_t i = 0; i < nreg; i++) {
         const sc_reg_event_t *re = sc_registry_event_at(c->reg, i);
-        s_evstate_t *e = s_ev_get(c, re->ev.id);
+        sc_cevstate_t *e = s_ev_get(c, re->ev.id);
         sc_plan_event_t *p = &pe[in.n_events];
 
         if (!e)
@@ -1257,7 +1175,7 @@ static int s_plan_round(sc_coord_t *c)
     for (size_t i = 0; i < out.n_members && i < c->n_members; i++)
         c->members[i].state = out.member_state[i];
     for (size_t i = 0; i < out.n_events; i++) {
-        s_evstate_t *e = s_ev_find(c, pe[i].ev->id);
+        sc_cevstate_t *e = s_ev_find(c, pe[i].ev->id);
         if (e) {
             free(e->waiting_for);
             e->waiting_for = out.waiting_for[i] ? strdup(out.waiting_for[i]) : NULL;
@@ -1281,7 +1199,7 @@ static int s_plan_round(sc_coord_t *c)
      * reported it, or is gone — an impacted VM that is down keeps its event) leave the
      * registry. */
     for (size_t i = 0; rc >= 0 && i < in.n_events && i < out.n_events; i++) {
-        s_evstate_t *e = s_ev_find(c, pe[i].ev->id);
+        sc_cevstate_t *e = s_ev_find(c, pe[i].ev->id);
         bool done = pe[i].phase != SC_REG_ACTIVE && e && !e->touched && out.closable[i];
 
         if (done) {
@@ -1319,7 +1237,7 @@ static int s_timers(sc_coord_t *c)
         sc_registry_changes_t ch = {0};
         c->last_tick_ms = now;
         for (size_t i = 0; i < c->n_members && rc >= 0; i++) {
-            s_member_t *m = &c->members[i];
+            sc_cmember_t *m = &c->members[i];
             if (m->alive && now - m->last_msg_ms > c->o.dead_after_ms) {
                 m->alive = false;
                 m->blind = false; /* its next heartbeat says again */
@@ -1336,7 +1254,7 @@ static int s_timers(sc_coord_t *c)
             return rc;
         /* Delegated approvals that were never answered are tried again. */
         for (size_t i = 0; i < c->n_ev; i++) {
-            s_evstate_t *e = c->ev[i];
+            sc_cevstate_t *e = c->ev[i];
             if (e->approval == SC_APPROVAL_INTENT && e->intent &&
                 now - e->intent_ms > S_VIA_TIMEOUT_MS) {
                 rc = sc_approver_record_answer(c->approver, c->term, e->intent, SC_E_TIMEOUT, 0,
@@ -1364,7 +1282,7 @@ static int s_timers(sc_coord_t *c)
      * grace is over (the plan may no longer want them). */
     if (sc_coord_is_leader(c) && !c->in_grace) {
         for (size_t i = 0; i < c->n_ev; i++) {
-            s_evstate_t *e = c->ev[i];
+            sc_cevstate_t *e = c->ev[i];
             for (size_t k = 0; k < c->n_members; k++) {
                 sc_drain_state_t d = e->drain[k];
                 if ((d == SC_DRAIN_PREPARE_ORDERED || d == SC_DRAIN_RECOVER_ORDERED) &&
@@ -1448,7 +1366,7 @@ json_object *sc_coord_status(sc_coord_t *c)
                 s_member_find(c, json_object_get_string(json_object_object_get(jm, "name")));
             if (mi == SC_PLAN_NONE)
                 continue;
-            s_member_t *m = &c->members[mi];
+            sc_cmember_t *m = &c->members[mi];
             json_object_object_add(jm, "alive", json_object_new_boolean(m->alive));
             json_object_object_add(jm, "imds_stale", json_object_new_boolean(m->blind));
             json_object_object_add(
@@ -1461,7 +1379,7 @@ json_object *sc_coord_status(sc_coord_t *c)
     if (json_object_object_get_ex(st, "events", &arr)) {
         for (size_t i = 0; i < json_object_array_length(arr); i++) {
             json_object *je = json_object_array_get_idx(arr, i), *drains;
-            s_evstate_t *e =
+            sc_cevstate_t *e =
                 s_ev_find(c, json_object_get_string(json_object_object_get(je, "EventId")));
             if (!e)
                 continue;
@@ -1664,7 +1582,7 @@ static int s_restore(sc_coord_t *c)
     /* Members: domains and gone from the store; new ones recorded. */
     json_object_object_get_ex(snap, "members", &arr);
     for (size_t i = 0; i < c->n_members && rc >= 0; i++) {
-        s_member_t *m = &c->members[i];
+        sc_cmember_t *m = &c->members[i];
         json_object *found = NULL;
         for (size_t k = 0; arr && k < json_object_array_length(arr); k++) {
             json_object *jm = json_object_array_get_idx(arr, k);
@@ -1699,7 +1617,7 @@ static int s_restore(sc_coord_t *c)
         const char *wit[SC_COORD_MAX_MEMBERS];
         sc_event_t ev = {0};
         sc_reg_restore_t r = {0};
-        s_evstate_t *e;
+        sc_cevstate_t *e;
         size_t nw = 0;
 
         if (!json_object_object_get_ex(je, "event", &jev) || !jev)
@@ -1789,7 +1707,7 @@ static int s_restore(sc_coord_t *c)
             : own_done  ? "resolved after restart: already started/gone at restart (own IMDS)"
                         : "resolved after restart: no answer recorded, approving again");
         for (size_t k = 0; ids && k < json_object_array_length(ids); k++) {
-            s_evstate_t *e =
+            sc_cevstate_t *e =
                 s_ev_find(c, json_object_get_string(json_object_array_get_idx(ids, k)));
             if (!e)
                 continue;
