@@ -115,4 +115,92 @@ struct sc_coord {
     } count;
 };
 
+/* ---- sc_coord_members.c: membership and liveness ------------------------------------- */
+
+/* Parses --members ("NAME=HOST:PORT,...") into c->members and c->by_name (c's, freed by
+ * sc_coord_destroy), with its digest in c->members_hash. 0, or an error named in err. */
+int sc_coord_members_parse(sc_coord_t *c, const char *spec, char *err, size_t errlen);
+/* The index of the member named n (exactly as Azure writes it; tolerant of api 2017-03-01's
+ * leading '_'), or SC_PLAN_NONE. */
+size_t sc_coord_members_find(const sc_coord_t *c, const char *n);
+/* A hello from member mi: a new agent process (boot id) asks for its document again and
+ * brings a gone member back; new fault/update domains are recorded. 0 or a store error. */
+int sc_coord_members_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h);
+/* Whether heartbeat hb says its member is blind: its IMDS failing for over --imds-stale. */
+bool sc_coord_members_is_blind(const sc_coord_t *c, const sc_msg_heartbeat_t *hb);
+/* A heartbeat of m: a change of blindness goes to the registry (a blind member is no
+ * witness). 0 or a fatal error. */
+int sc_coord_members_on_heartbeat(sc_coord_t *c, sc_cmember_t *m, const sc_msg_heartbeat_t *hb,
+                                  int64_t now);
+/* A term seen (from member `from`) newer than ours: a leader records and leads the next one;
+ * a follower ignores it. 0 or a store error. */
+int sc_coord_members_adopt_term(sc_coord_t *c, uint64_t seen, const char *from);
+/* The liveness tick: members silent for --dead-after are dead; then the registry's tick.
+ * Changes are recorded. 0 or a fatal error. */
+int sc_coord_members_tick(sc_coord_t *c, int64_t now);
+/* Ends the start grace once every member not gone is alive with a document, or
+ * --start-grace has passed (c->in_grace, c->grace_until_ms). */
+void sc_coord_members_grace_check(sc_coord_t *c, int64_t now);
+
+/* ---- sc_coord_dispatch.c: messages ---------------------------------------------------- */
+
+/* Sends msg (the caller's, not consumed) to m's agent. 0, -ENOTCONN (never connected) or an
+ * encode / ZMQ error. */
+int sc_coord_dispatch_send(sc_coord_t *c, sc_cmember_t *m, sc_msg_t *msg);
+/* Sends member mi an order: run phase for event id, drain attempt (1..SC_MSG_ATTEMPT_MAX),
+ * with the event's document from the registry. 0, SC_E_STATE on a follower, or a send error. */
+int sc_coord_dispatch_send_order(sc_coord_t *c, size_t mi, const char *id, sc_msg_phase_t phase,
+                                 int attempt);
+/* The leader message to every connected member not gone (nothing on a follower). */
+void sc_coord_dispatch_broadcast_leader(sc_coord_t *c);
+/* The drain state after hook report st of phase, from cur: the one mapping of hook results to
+ * drain states, for live reports and for stored ones at restart. listed: the event is still
+ * listed (a recover done is then a rollback). */
+sc_drain_state_t sc_coord_dispatch_drain_after(sc_drain_state_t cur, sc_msg_phase_t phase,
+                                               sc_msg_hook_state_t st, bool listed);
+/* Reads and handles every message waiting on the ROUTER; the batch's decisions are committed
+ * in one transaction, opened only when a message may write. 0 or a fatal error (the batch is
+ * rolled back). */
+int sc_coord_dispatch_drain_router(sc_coord_t *c);
+
+/* ---- sc_coord_exec.c: the executor ---------------------------------------------------- */
+
+/* The state of event id (borrowed from c), or NULL. */
+sc_cevstate_t *sc_coord_exec_ev_find(sc_coord_t *c, const char *id);
+/* The state of event id, created if new (c owns it); NULL when the id is invalid, the table
+ * full or memory short. */
+sc_cevstate_t *sc_coord_exec_ev_get(sc_coord_t *c, const char *id);
+/* Frees an event state; takes NULL. */
+void sc_coord_exec_ev_free(sc_cevstate_t *e);
+/* Appends a decision of kind with data (consumed) to the log and the store. 0 or a store
+ * error, which is fatal for the daemon: it must not act on what it could not record. */
+int sc_coord_exec_decide(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data, const char *reason);
+/* Records what the registry changed (ch is released). 0 or a store error. */
+int sc_coord_exec_handle_changes(sc_coord_t *c, sc_registry_changes_t *ch);
+/* Raises an alert once per (kind, event, dedup, attempt): a decision, a log line, a count.
+ * event_id and member may be NULL; attempt: the drain attempt it is about, else 0. 0 or a
+ * store error. */
+int sc_coord_exec_alert(sc_coord_t *c, sc_alert_t kind, const char *event_id, const char *member,
+                        const char *dedup, const char *message, int attempt);
+/* Builds the planner's input, runs it, carries out its actions (orders, approvals, alerts,
+ * members gone) and closes events that owe nothing. 0 or a fatal error. */
+int sc_coord_exec_plan_round(sc_coord_t *c);
+/* Delegated approvals unanswered for S_VIA_TIMEOUT_MS fail (retried by the next plan).
+ * 0 or a store error. */
+int sc_coord_exec_expire_via(sc_coord_t *c, int64_t now);
+/* Sends again the orders not acknowledged within --resend to members alive. */
+void sc_coord_exec_resend_orders(sc_coord_t *c, int64_t now);
+
+/* ---- sc_coord_restart.c: restart recovery -------------------------------------------- */
+
+/* Rebuilds members, the registry, drain and approval states from the store, and resolves
+ * approval intents left without an answer (our own IMDS read once if needed). 0 or an error. */
+int sc_coord_restart_restore(sc_coord_t *c);
+
+/* ---- sc_coord_status.c: status and control ------------------------------------------- */
+
+/* The control socket's handler (sc_ctl_handler_fn; ud is the sc_coord_t): status, events,
+ * pause, resume. Returns the answer (the caller's). */
+json_object *sc_coord_status_ctl_handler(void *ud, const char *cmd, json_object *req);
+
 #endif
