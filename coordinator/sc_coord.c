@@ -330,8 +330,7 @@ static int s_plan_if_due(sc_coord_t *c, int64_t now)
 {
     int rc;
 
-    if (!sc_coord_is_leader(c) || c->in_grace ||
-        !(c->dirty || now - c->last_plan_ms >= S_PLAN_EVERY_MS))
+    if (!sc_coord_may_act(c) || !(c->dirty || now - c->last_plan_ms >= S_PLAN_EVERY_MS))
         return 0;
     c->dirty = false;
     rc = sc_coord_exec_plan_round(c);

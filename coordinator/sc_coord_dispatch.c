@@ -56,7 +56,7 @@ int sc_coord_dispatch_send_order(sc_coord_t *c, size_t mi, const char *id, sc_ms
     sc_msg_t *msg = NULL;
     int rc;
 
-    if (!sc_coord_is_leader(c))
+    if (!sc_coord_may_act(c))
         return SC_E_STATE;
     if ((rc = sc_msg_new(SC_MSG_ORDER, c->name, (uint64_t)c->term, ++c->seq, &msg)) < 0)
         return rc;

@@ -14,6 +14,11 @@
 #define S_MAX_ALERTS_SEEN 10000 /* alert keys remembered for de-duplication */
 #define S_VIA_TIMEOUT_MS 15000  /* a delegated approval without answer is retried after */
 
+bool sc_coord_may_act(const sc_coord_t *c)
+{
+    return sc_coord_is_leader(c) && !c->in_grace;
+}
+
 /* ---- event states -------------------------------------------------------------------- */
 
 sc_cevstate_t *sc_coord_exec_ev_find(sc_coord_t *c, const char *id)
@@ -220,7 +225,7 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
     int64_t now = sc_mono_ms();
     int rc;
 
-    if (!sc_coord_is_leader(c))
+    if (!sc_coord_may_act(c))
         return 0;
     for (size_t i = 0; i < a->n_events && n < SC_DOC_MAX_EVENTS; i++) {
         const char *id = in->events[a->events[i]].ev->id;
@@ -307,7 +312,7 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
     case SC_ACT_RECOVER: {
         bool prep = a->kind == SC_ACT_PREPARE;
         int attempt;
-        if (!e || !m || !sc_coord_is_leader(c))
+        if (!e || !m || !sc_coord_may_act(c))
             return 0;
         /* A prepare carries the planner's attempt; a recover belongs to the VM's attempt, a
          * new one after a rollback (the agent runs each phase of an attempt once: the
@@ -569,7 +574,7 @@ int sc_coord_exec_expire_via(sc_coord_t *c, int64_t now)
  * grace is over (the plan may no longer want them). */
 void sc_coord_exec_resend_orders(sc_coord_t *c, int64_t now)
 {
-    if (!sc_coord_is_leader(c) || c->in_grace)
+    if (!sc_coord_may_act(c))
         return;
     for (size_t i = 0; i < c->n_ev; i++) {
         sc_cevstate_t *e = c->ev[i];

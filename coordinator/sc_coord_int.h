@@ -148,7 +148,8 @@ void sc_coord_members_grace_check(sc_coord_t *c, int64_t now);
  * encode / ZMQ error. */
 int sc_coord_dispatch_send(sc_coord_t *c, sc_cmember_t *m, sc_msg_t *msg);
 /* Sends member mi an order: run phase for event id, drain attempt (1..SC_MSG_ATTEMPT_MAX),
- * with the event's document from the registry. 0, SC_E_STATE on a follower, or a send error. */
+ * with the event's document from the registry. 0, SC_E_STATE when we may not act
+ * (sc_coord_may_act), or a send error. */
 int sc_coord_dispatch_send_order(sc_coord_t *c, size_t mi, const char *id, sc_msg_phase_t phase,
                                  int attempt);
 /* The leader message to every connected member not gone (nothing on a follower). */
@@ -165,6 +166,10 @@ int sc_coord_dispatch_drain_router(sc_coord_t *c);
 
 /* ---- sc_coord_exec.c: the executor ---------------------------------------------------- */
 
+/* Whether this process may order or POST now: it leads, and its start grace is over. The one
+ * check in front of every order sent (first or again), every approval POST or delegation, and
+ * the plan round that decides them. */
+bool sc_coord_may_act(const sc_coord_t *c);
 /* The state of event id (borrowed from c), or NULL. */
 sc_cevstate_t *sc_coord_exec_ev_find(sc_coord_t *c, const char *id);
 /* The state of event id, created if new (c owns it); NULL when the id is invalid, the table
