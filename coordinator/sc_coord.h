@@ -11,7 +11,8 @@
  *
  * Roles: the election is a separate issue. Here a coordinator is leader of a new term at each
  * start (term persisted in the store, +1 per start) and says so to every agent every second in
- * a `leader` message. Every order and approval first checks sc_coord_is_leader().
+ * a `leader` message. Every order and approval first checks sc_coord_may_act()
+ * (coordinator/sc_coord_int.h): we lead, and the start grace is over.
  *
  * Restart: the registry, drain states and approvals are rebuilt from the store, agents are
  * asked for their documents again; an approval intent without an answer is resolved: event

@@ -6,7 +6,8 @@
 #  - only tests/ builds test tools: the programs' CMakeLists name nothing under tests/;
 #  - the stores are sealed: SQL and sqlite3 handles only in common/sc_db.c, the coordinator's
 #    store (coordinator/sc_store.c and its log table, sc_dlog.c, which only sc_store.c calls)
-#    and the agent's (agent/sc_agent_state.c); sc_store_test.h only in tests.
+#    and the agent's (agent/sc_agent_state.c); sc_store_test.h only in tests;
+#  - the coordinator stays split by job: no coordinator/sc_coord*.c over 700 lines.
 set -euo pipefail
 cd "${SC_SRC:-$(dirname "$0")/../..}"
 fail=0
@@ -40,6 +41,16 @@ if hits=$(grep -nE '\bsqlite3|\bsc_db_[a-z_]+\(|sc_store_test\.h' common/*.c pro
     echo "$hits"
     fail=1
 fi
+
+max_lines=700
+for f in coordinator/sc_coord*.c; do
+    n=$(wc -l <"$f")
+    if [ "$n" -gt "$max_lines" ]; then
+        echo "layers: $f has $n lines, over $max_lines: give a job its own file" \
+            "(coordinator/sc_coord_int.h lists them)"
+        fail=1
+    fi
+done
 
 [ "$fail" = 0 ] && echo "layers: clean"
 exit "$fail"

@@ -408,7 +408,7 @@ SC_TEST(delegated_answer_only_from_the_delegate_in_this_term)
     snprintf(path, sizeof(path), "%s/coordinator.db", s_dir);
     SC_REQUIRE(sc_store_open(path, &st, err, sizeof(err)) == 0);
     /* an earlier term, so that this run's term has an older one below it (a newer term heard
-     * from a member is adopted: sc_coord.c s_adopt_term) */
+     * from a member is adopted: sc_coord_members_adopt_term) */
     s_decide(st, SC_DLOG_TERM, "{\"term\":1}", wall - 4000);
     snprintf(d, sizeof(d),
              "{\"event\":{\"EventId\":\"%s\",\"EventType\":\"Reboot\",\"ResourceType\":"

@@ -1,0 +1,488 @@
+/* Message dispatch: sending (orders, simple messages, the leader broadcast) and receiving
+ * (the ROUTER drained in one batch transaction; hook progress, approve_result, malformed
+ * reports). */
+#include "sc_coord_int.h"
+
+#include "sc_error.h"
+#include "sc_log.h"
+#include "sc_time.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#define S_DOC_REQUEST_MS 2000 /* doc_request at most this often per member */
+
+/* ---- sending ------------------------------------------------------------------------- */
+
+/* A document of one event, a copy of ev (the caller's), or NULL. */
+static sc_doc_t *s_event_doc(const sc_event_t *ev)
+{
+    sc_doc_t doc = {0}, *cp = NULL;
+    sc_event_t *evp;
+
+    memcpy(&evp, &ev, sizeof(evp)); /* sc_doc_dup reads it only */
+    doc.events = evp;
+    doc.n_events = 1;
+    return sc_doc_dup(&doc, &cp) < 0 ? NULL : cp;
+}
+
+int sc_coord_dispatch_send(sc_coord_t *c, sc_cmember_t *m, sc_msg_t *msg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (!m->rid_len)
+        return -ENOTCONN;
+    rc = sc_msg_encode(msg, &buf, &len);
+    if (rc < 0) {
+        sc_log_err("cannot encode", "type=%s rc=%s", sc_msg_type_name(msg->type), sc_errname(rc));
+        return rc;
+    }
+    if (zmq_send(c->router, m->rid, m->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+        zmq_send(c->router, buf, len, ZMQ_DONTWAIT) < 0)
+        rc = -zmq_errno();
+    free(buf);
+    return rc;
+}
+
+/* Sends member mi an order: run phase for event id, drain attempt (1..SC_MSG_ATTEMPT_MAX). */
+int sc_coord_dispatch_send_order(sc_coord_t *c, size_t mi, const char *id, sc_msg_phase_t phase,
+                                 int attempt)
+{
+    const sc_reg_event_t *re = sc_registry_find(c->reg, id);
+    sc_msg_t *msg = NULL;
+    int rc;
+
+    if (!sc_coord_may_act(c))
+        return SC_E_STATE;
+    if ((rc = sc_msg_new(SC_MSG_ORDER, c->name, (uint64_t)c->term, ++c->seq, &msg)) < 0)
+        return rc;
+    msg->order.action = phase;
+    msg->order.attempt = attempt;
+    snprintf(msg->order.event, sizeof(msg->order.event), "%s", id);
+    if (re)
+        msg->order.event_doc = s_event_doc(&re->ev);
+    rc = sc_coord_dispatch_send(c, &c->members[mi], msg);
+    sc_msg_destroy(&msg);
+    return rc;
+}
+
+/* A message without a body to fill, or the leader message — which only a leader sends (a
+ * follower gets NULL, so that no path can claim the lead for it). */
+static sc_msg_t *s_simple_msg(sc_coord_t *c, sc_msg_type_t type)
+{
+    sc_msg_t *msg = NULL;
+    if (type == SC_MSG_LEADER && !sc_coord_is_leader(c))
+        return NULL;
+    if (sc_msg_new(type, c->name, (uint64_t)c->term, ++c->seq, &msg) < 0)
+        return NULL;
+    if (type == SC_MSG_LEADER) {
+        snprintf(msg->leader.leader, sizeof(msg->leader.leader), "%s", c->name);
+        msg->leader.lease_ms = c->o.leader_ms * 3;
+        snprintf(msg->leader.members_hash, sizeof(msg->leader.members_hash), "%s", c->members_hash);
+    }
+    return msg;
+}
+
+static void s_send_simple(sc_coord_t *c, sc_cmember_t *m, sc_msg_type_t type)
+{
+    sc_msg_t *msg = s_simple_msg(c, type);
+
+    if (msg)
+        sc_coord_dispatch_send(c, m, msg);
+    sc_msg_destroy(&msg);
+}
+
+/* The leader message to every connected member, encoded once: one seq for the broadcast
+ * (seqs only have to increase per receiver; proto/README.md). */
+void sc_coord_dispatch_broadcast_leader(sc_coord_t *c)
+{
+    sc_msg_t *msg = s_simple_msg(c, SC_MSG_LEADER);
+    char *buf = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (!msg)
+        return;
+    if ((rc = sc_msg_encode(msg, &buf, &len)) < 0) {
+        sc_log_err("cannot encode", "type=leader rc=%s", sc_errname(rc));
+        sc_msg_destroy(&msg);
+        return;
+    }
+    for (size_t i = 0; i < c->n_members; i++) {
+        sc_cmember_t *m = &c->members[i];
+        if (m->rid_len && !m->gone &&
+            zmq_send(c->router, m->rid, m->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0)
+            zmq_send(c->router, buf, len, ZMQ_DONTWAIT);
+    }
+    free(buf);
+    sc_msg_destroy(&msg);
+}
+
+/* ---- receiving ----------------------------------------------------------------------- */
+
+/* The drain state after a hook report st of phase, from cur: the one mapping of hook results
+ * to drain states, for live reports and for the stored ones a restart reads back. listed: the
+ * event is still listed, so a recover done was the rollback of a failed drain (sc_plan.h rule
+ * 4), not the end of it. */
+sc_drain_state_t sc_coord_dispatch_drain_after(sc_drain_state_t cur, sc_msg_phase_t phase,
+                                               sc_msg_hook_state_t st, bool listed)
+{
+    if (phase == SC_MSG_PHASE_PREPARE) {
+        switch (st) {
+        case SC_MSG_HOOK_STARTED: return SC_DRAIN_PREPARING;
+        case SC_MSG_HOOK_DONE:
+        case SC_MSG_HOOK_SKIPPED: return SC_DRAIN_PREPARED;
+        case SC_MSG_HOOK_FAILED:
+        case SC_MSG_HOOK_TIMED_OUT: return SC_DRAIN_PREPARE_FAILED;
+        case SC_MSG_HOOK_INTERRUPTED: return SC_DRAIN_PREPARE_INTERRUPTED;
+        default: return cur; /* refused: the order is sent again */
+        }
+    }
+    switch (st) {
+    case SC_MSG_HOOK_STARTED: return SC_DRAIN_RECOVERING;
+    case SC_MSG_HOOK_DONE:
+    case SC_MSG_HOOK_SKIPPED: /* older agents: prepare never ran */
+        return listed ? SC_DRAIN_ROLLED_BACK : SC_DRAIN_RECOVERED;
+    case SC_MSG_HOOK_FAILED:
+    case SC_MSG_HOOK_TIMED_OUT:
+    /* interrupted: never re-run by the agent (it answers every new order with the same
+     * result), so it is final like a failure: ALERT, and the fault domain is free again */
+    case SC_MSG_HOOK_INTERRUPTED: return SC_DRAIN_RECOVER_FAILED;
+    default: return cur; /* refused (e.g. the agent's queue was full): the order is sent again */
+    }
+}
+
+static int s_on_progress(sc_coord_t *c, size_t mi, const sc_msg_hook_progress_t *p)
+{
+    /* Only for an event we know (tracked, or in the registry): a report of anything else
+     * must not create an entry (phantom events in the store, a full event table). */
+    sc_cevstate_t *e = sc_coord_exec_ev_find(c, p->event);
+    const sc_reg_event_t *re;
+    sc_drain_state_t next;
+    json_object *d;
+    char reason[320];
+
+    if (!e && sc_registry_find(c->reg, p->event))
+        e = sc_coord_exec_ev_get(c, p->event);
+    if (!e) {
+        c->rejected++;
+        sc_log_warn("hook progress for an unknown event ignored",
+                    "member=%s event=%s phase=%s state=%s", c->members[mi].name, p->event,
+                    sc_msg_phase_name(p->phase), sc_msg_hook_state_name(p->state));
+        return 0;
+    }
+    /* A report of an older attempt (its drain was rolled back and tried again since) is
+     * history: it must not move the new attempt's drain. */
+    if (p->attempt < e->attempt[mi]) {
+        sc_log_info("hook progress of an older attempt ignored",
+                    "member=%s event=%s phase=%s state=%s attempt=%d current=%d",
+                    c->members[mi].name, p->event, sc_msg_phase_name(p->phase),
+                    sc_msg_hook_state_name(p->state), p->attempt, e->attempt[mi]);
+        return 0;
+    }
+    re = sc_registry_find(c->reg, e->id);
+    next = sc_coord_dispatch_drain_after(e->drain[mi], p->phase, p->state,
+                                         re && re->phase == SC_REG_ACTIVE);
+    /* A late report of an earlier phase never moves a drain back. */
+    if (p->phase == SC_MSG_PHASE_PREPARE && e->drain[mi] >= SC_DRAIN_RECOVER_ORDERED)
+        next = e->drain[mi];
+    d = json_object_new_object();
+    json_object_object_add(d, "event_id", json_object_new_string(e->id));
+    json_object_object_add(d, "vm", json_object_new_string(c->members[mi].name));
+    json_object_object_add(d, "phase", json_object_new_string(sc_msg_phase_name(p->phase)));
+    json_object_object_add(d, "state", json_object_new_string(sc_msg_hook_state_name(p->state)));
+    json_object_object_add(d, "exit_status", json_object_new_int(p->exit_status));
+    json_object_object_add(d, "origin", json_object_new_string(sc_msg_origin_name(p->origin)));
+    snprintf(reason, sizeof(reason), "%s hook %s on %s", sc_msg_phase_name(p->phase),
+             sc_msg_hook_state_name(p->state), c->members[mi].name);
+    sc_log_info("hook progress", "event=%s vm=%s phase=%s state=%s exit=%d drain=%s->%s", e->id,
+                c->members[mi].name, sc_msg_phase_name(p->phase), sc_msg_hook_state_name(p->state),
+                p->exit_status, sc_drain_state_name(e->drain[mi]), sc_drain_state_name(next));
+    /* rolled back: drained again, as a new attempt, after a backoff */
+    if (next == SC_DRAIN_ROLLED_BACK && e->drain[mi] != SC_DRAIN_ROLLED_BACK)
+        e->drain_retry_ms[mi] =
+            sc_mono_ms() +
+            sc_policy_retry_delay_ms(&c->o.policy, e->attempt[mi] ? e->attempt[mi] : 1);
+    e->drain[mi] = next;
+    c->dirty = true;
+    if (p->phase < SC_MSG_PHASE_MAX && p->state < SC_MSG_HOOK_STATE_MAX)
+        c->count.hooks[p->phase][p->state]++;
+    return sc_coord_exec_decide(c, SC_DLOG_HOOK_PROGRESS, d, reason);
+}
+
+/* An answer to approve_via counts only from the member it was delegated to, in our term: any
+ * other member (or an old/forged term) could otherwise mark an event approved that nobody
+ * POSTed, or fail one to trigger a second POST. */
+static int s_on_approve_result(sc_coord_t *c, size_t mi, uint64_t term,
+                               const sc_msg_approve_result_t *r)
+{
+    bool ok = strcmp(r->result, "OK") == 0 && r->http_status >= 200 && r->http_status < 300;
+    int64_t intent = 0;
+    size_t n_used = 0, n_refused = 0;
+    const char *first_refused = NULL;
+    int rc = 0;
+
+    if (term != (uint64_t)c->term) {
+        c->rejected++;
+        sc_log_warn("approval answer refused", "member=%s term=%llu why=\"not our term %lld\"",
+                    c->members[mi].name, (unsigned long long)term, (long long)c->term);
+        return 0;
+    }
+    for (size_t i = 0; i < r->n_events; i++) {
+        sc_cevstate_t *e = sc_coord_exec_ev_find(c, r->events[i]);
+        if (!e || e->approval != SC_APPROVAL_INTENT)
+            continue;
+        if (e->via != mi) {
+            n_refused++;
+            first_refused = first_refused ? first_refused : e->id;
+            continue;
+        }
+        n_used++;
+        if (e->intent && e->intent != intent) {
+            intent = e->intent;
+            rc = sc_approver_record_answer(c->approver, c->term, intent, ok ? 0 : SC_E_HTTP_OTHER,
+                                           r->http_status, r->message ? r->message : r->result);
+            if (rc < 0)
+                return rc;
+        }
+        e->intent = 0;
+        if (ok) {
+            e->approval = SC_APPROVAL_APPROVED;
+        } else {
+            e->approval = SC_APPROVAL_FAILED;
+            e->retry_at_ms = sc_mono_ms() + sc_backoff_next(&e->backoff, 0);
+        }
+    }
+    if (n_refused) {
+        c->rejected++;
+        sc_log_warn("approval answer refused",
+                    "member=%s events=%zu first=%s why=\"not delegated to it\"",
+                    c->members[mi].name, n_refused, first_refused);
+    }
+    if (n_used) {
+        sc_log_notice("delegated approval answered", "via=%s result=%s http=%d",
+                      c->members[mi].name, r->result, r->http_status);
+        c->dirty = true;
+    }
+    return rc;
+}
+
+/* The IMDS events a member's agent left out of its document as malformed (proto/README.md):
+ * logged and counted once per member, incarnation and list; the leader raises each distinct
+ * reason once as an alert (every VM sees the same document: not one alert per member). */
+static int s_on_malformed(sc_coord_t *c, sc_cmember_t *m, const sc_msg_document_t *d)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a over the incarnation and the reasons */
+    char msg[SC_MSG_MALFORMED_MAX + 128];
+    int rc = 0;
+
+    for (size_t i = 0; i < sizeof(d->incarnation); i++)
+        h = (h ^ (uint8_t)(d->incarnation >> (8 * i))) * 1099511628211ULL;
+    for (size_t i = 0; i < d->n_malformed; i++) /* each with its NUL: separates them */
+        for (size_t k = 0, n = strlen(d->malformed[i]) + 1; k < n; k++)
+            h = (h ^ (uint8_t)d->malformed[i][k]) * 1099511628211ULL;
+    if (!d->n_malformed || h == m->malformed_key)
+        return 0;
+    m->malformed_key = h;
+    m->malformed += d->n_malformed;
+    for (size_t i = 0; i < d->n_malformed && rc >= 0; i++) {
+        sc_log_warn("member's IMDS document has a malformed event, left out by its agent",
+                    "member=%s incarnation=%" PRId64 " why=\"%s\"", m->name, d->incarnation,
+                    sc_log_q(d->malformed[i]));
+        snprintf(msg, sizeof(msg), "IMDS event malformed (seen by %s, left out): %s", m->name,
+                 d->malformed[i]);
+        if (sc_coord_is_leader(c))
+            rc = sc_coord_exec_alert(c, SC_ALERT_MALFORMED_EVENT, NULL, m->name, d->malformed[i],
+                                     msg, 0);
+    }
+    return rc;
+}
+
+/* *txn: whether the batch's transaction is open; opened here before the first message that
+ * may write (anything but a nack, or a heartbeat that changes nothing, from a member already
+ * alive), so that the once-a-second heartbeats of a quiet set cost no SQLite transaction. */
+static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len, zmq_msg_t *zm,
+                        bool *txn)
+{
+    char err[256];
+    sc_msg_t *msg = NULL;
+    sc_msg_reject_t rej;
+    sc_registry_changes_t ch = {0};
+    size_t mi;
+    sc_cmember_t *m;
+    int64_t now = sc_mono_ms();
+    bool told = false; /* LEADER sent to it already */
+    int rc = 0;
+
+    if (sc_msg_decode_ex(zmq_msg_data(zm), zmq_msg_size(zm), &msg, &rej, err, sizeof(err)) < 0) {
+        c->rejected++;
+        sc_log_warn("message refused", "reject=%s why=\"%s\"", sc_msg_reject_name(rej),
+                    sc_log_q(err));
+        return 0;
+    }
+    mi = sc_coord_members_find(c, msg->from);
+    if (mi == SC_PLAN_NONE || strcmp(c->members[mi].name, msg->from) != 0) {
+        c->rejected++;
+        sc_log_warn("message from a non-member refused", "from=%s type=%s", msg->from,
+                    sc_msg_type_name(msg->type));
+        goto out;
+    }
+    if (!c->o.insecure) {
+        const char *uid = zmq_msg_gets(zm, "User-Id");
+        if (!uid || strcmp(uid, msg->from) != 0) {
+            c->rejected++;
+            sc_log_warn("message refused: sender is not its key's owner", "from=%s key_owner=%s",
+                        msg->from, uid ? uid : "(none)");
+            goto out;
+        }
+    }
+    m = &c->members[mi];
+    if (msg->term > (uint64_t)c->term &&
+        (rc = sc_coord_members_adopt_term(c, msg->term, m->name)) < 0)
+        goto out;
+    if (!*txn && !(m->alive && (msg->type == SC_MSG_NACK ||
+                                (msg->type == SC_MSG_HEARTBEAT &&
+                                 sc_coord_members_is_blind(c, &msg->heartbeat) == m->blind)))) {
+        if ((rc = sc_store_begin(c->store)) < 0)
+            goto out;
+        *txn = true;
+    }
+    if (rid_len && rid_len <= SC_COORD_RID_MAX) {
+        memcpy(m->rid, rid, rid_len);
+        m->rid_len = rid_len;
+    }
+    m->last_msg_ms = now;
+    if (!m->alive) {
+        m->alive = true;
+        c->dirty = true;
+        sc_log_info("member alive", "member=%s", m->name);
+        if ((rc = sc_registry_set_alive(c->reg, m->name, true, now, &ch)) >= 0)
+            rc = sc_coord_exec_handle_changes(c, &ch);
+        if (rc < 0)
+            goto out;
+        told = true;
+        s_send_simple(c, m, SC_MSG_LEADER); /* tell it the term at once */
+    }
+    switch (msg->type) {
+    case SC_MSG_HELLO:
+        rc = sc_coord_members_on_hello(c, mi, &msg->hello);
+        if (!told)
+            s_send_simple(c, m, SC_MSG_LEADER);
+        break;
+    case SC_MSG_HEARTBEAT: rc = sc_coord_members_on_heartbeat(c, m, &msg->heartbeat, now); break;
+    case SC_MSG_DOCUMENT:
+        /* Gone: its VM was deleted. An agent still running there only re-sends its last
+         * document, whose events are over: after our restart it would bring the ended
+         * Preempt back as new. A re-created VM's new agent says hello first
+         * (sc_coord_members_on_hello). */
+        if (m->gone) {
+            sc_log_debug("document of a gone member ignored", "member=%s", m->name);
+            break;
+        }
+        m->have_doc = true;
+        rc = sc_registry_apply_doc(c->reg, m->name, m->boot_id[0] ? m->boot_id : NULL,
+                                   msg->document.document, msg->document.observed_at_ms, m->blind,
+                                   now, &ch);
+        if (rc < 0) {
+            c->rejected++;
+            sc_log_warn("document refused", "member=%s rc=%s", m->name, sc_errname(rc));
+            rc = 0;
+            break;
+        }
+        rc = sc_coord_exec_handle_changes(c, &ch);
+        if (rc >= 0)
+            rc = s_on_malformed(c, m, &msg->document);
+        /* a blind member's document (an answer to doc_request, a reconnect) is its old one:
+         * it changed nothing, and is still no witness until a heartbeat says its IMDS
+         * answers */
+        if (rc >= 0 && m->blind &&
+            (rc = sc_registry_set_alive(c->reg, m->name, false, now, &ch)) >= 0)
+            rc = sc_coord_exec_handle_changes(c, &ch);
+        break;
+    case SC_MSG_HOOK_PROGRESS: rc = s_on_progress(c, mi, &msg->hook_progress); break;
+    case SC_MSG_APPROVE_RESULT:
+        rc = s_on_approve_result(c, mi, msg->term, &msg->approve_result);
+        break;
+    case SC_MSG_NACK:
+        sc_log_warn("message refused by member", "member=%s ref_seq=%llu why=\"%s\"", m->name,
+                    (unsigned long long)msg->nack.ref_seq,
+                    sc_log_q(msg->nack.reason ? msg->nack.reason : ""));
+        break;
+    case SC_MSG_ORDER:
+    case SC_MSG_APPROVE_VIA:
+    case SC_MSG_DOC_REQUEST:
+        /* leader -> agent messages: a member sending one to us is confused or hostile */
+        c->rejected++;
+        sc_log_warn("message refused", "member=%s class=type why=\"%s is not for coordinators\"",
+                    m->name, sc_msg_type_name(msg->type));
+        break;
+    default:
+        sc_log_debug("message ignored", "member=%s type=%s", m->name, sc_msg_type_name(msg->type));
+        break;
+    }
+    if (!m->have_doc && now - m->doc_req_ms >= S_DOC_REQUEST_MS) {
+        m->doc_req_ms = now;
+        s_send_simple(c, m, SC_MSG_DOC_REQUEST);
+    }
+out:
+    sc_msg_destroy(&msg);
+    return rc;
+}
+
+/* Reads every message waiting on the ROUTER (bounded per round). The decisions of one batch
+ * are committed together (one fsync, not one per decision): nothing a message handler sends
+ * depends on them (LEADER, DOC_REQUEST), and orders go out from the plan round, after the
+ * commit. A failure rolls the whole batch back; the daemon stops on it. */
+int sc_coord_dispatch_drain_router(sc_coord_t *c)
+{
+    bool txn = false;
+    int rc = 0;
+
+    for (int n = 0; n < 100000 && rc >= 0; n++) {
+        zmq_msg_t id, body;
+        int more = 0;
+        size_t more_len = sizeof(more);
+
+        zmq_msg_init(&id);
+        if (zmq_msg_recv(&id, c->router, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&id);
+            break;
+        }
+        zmq_getsockopt(c->router, ZMQ_RCVMORE, &more, &more_len);
+        if (!more) {
+            zmq_msg_close(&id);
+            continue;
+        }
+        zmq_msg_init(&body);
+        zmq_msg_recv(&body, c->router, 0);
+        /* One message is one frame: a multi-frame message is dropped whole. */
+        zmq_getsockopt(c->router, ZMQ_RCVMORE, &more, &more_len);
+        if (more) {
+            while (more) {
+                zmq_msg_t x;
+                zmq_msg_init(&x);
+                zmq_msg_recv(&x, c->router, 0);
+                zmq_msg_close(&x);
+                zmq_getsockopt(c->router, ZMQ_RCVMORE, &more, &more_len);
+            }
+            c->rejected++;
+            sc_log_warn("message refused", "class=frames why=\"more than one frame\"");
+            zmq_msg_close(&body);
+            zmq_msg_close(&id);
+            continue;
+        }
+        rc = s_on_message(c, zmq_msg_data(&id), zmq_msg_size(&id), &body, &txn);
+        zmq_msg_close(&body);
+        zmq_msg_close(&id);
+    }
+    if (txn && rc >= 0 && (rc = sc_store_commit(c->store)) < 0)
+        sc_log_err("decisions not recorded", "rc=%s why=\"%s\"", sc_errname(rc),
+                   sc_log_q(sc_store_errmsg(c->store)));
+    if (txn && rc < 0)
+        sc_store_rollback(c->store);
+    return rc;
+}

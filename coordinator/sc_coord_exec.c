@@ -1,0 +1,594 @@
+/* The executor: per-event state, decisions, alerts, approvals, the plan round and its orders,
+ * orders sent again, delegated approvals that time out. */
+#include "sc_coord_int.h"
+
+#include "sc_error.h"
+#include "sc_log.h"
+#include "sc_time.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_MAX_ALERTS_SEEN 10000 /* alert keys remembered for de-duplication */
+#define S_VIA_TIMEOUT_MS 15000  /* a delegated approval without answer is retried after */
+
+bool sc_coord_may_act(const sc_coord_t *c)
+{
+    return sc_coord_is_leader(c) && !c->in_grace;
+}
+
+/* ---- event states -------------------------------------------------------------------- */
+
+sc_cevstate_t *sc_coord_exec_ev_find(sc_coord_t *c, const char *id)
+{
+    for (size_t i = 0; i < c->n_ev; i++)
+        if (sc_event_id_equal(c->ev[i]->id, id))
+            return c->ev[i];
+    return NULL;
+}
+
+void sc_coord_exec_ev_free(sc_cevstate_t *e)
+{
+    if (!e)
+        return;
+    free(e->drain);
+    free(e->sent_ms);
+    free(e->attempt);
+    free(e->drain_retry_ms);
+    free(e->waiting_for);
+    free(e);
+}
+
+sc_cevstate_t *sc_coord_exec_ev_get(sc_coord_t *c, const char *id)
+{
+    sc_cevstate_t *e = sc_coord_exec_ev_find(c, id), **nv;
+    if (e)
+        return e;
+    if (c->n_ev >= SC_REGISTRY_MAX_EVENTS || !sc_event_id_valid(id))
+        return NULL;
+    if (!(e = calloc(1, sizeof(*e))) || !(e->drain = calloc(c->n_members, sizeof(*e->drain))) ||
+        !(e->sent_ms = calloc(c->n_members, sizeof(*e->sent_ms))) ||
+        !(e->attempt = calloc(c->n_members, sizeof(*e->attempt))) ||
+        !(e->drain_retry_ms = calloc(c->n_members, sizeof(*e->drain_retry_ms))) ||
+        !(nv = realloc(c->ev, (c->n_ev + 1) * sizeof(*nv)))) {
+        sc_coord_exec_ev_free(e);
+        return NULL;
+    }
+    snprintf(e->id, sizeof(e->id), "%s", id);
+    e->via = SC_PLAN_NONE;
+    sc_backoff_init(&e->backoff, 1000, 30000);
+    c->ev = nv;
+    c->ev[c->n_ev++] = e;
+    return e;
+}
+
+static void s_ev_remove(sc_coord_t *c, sc_cevstate_t *e)
+{
+    for (size_t i = 0; i < c->n_ev; i++)
+        if (c->ev[i] == e) {
+            memmove(&c->ev[i], &c->ev[i + 1], (c->n_ev - i - 1) * sizeof(*c->ev));
+            c->n_ev--;
+            break;
+        }
+    sc_coord_exec_ev_free(e);
+}
+
+/* ---- decisions ----------------------------------------------------------------------- */
+
+/* Appends a decision and applies it. A store failure is fatal for the daemon: it must not act
+ * on what it could not record. */
+int sc_coord_exec_decide(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data, const char *reason)
+{
+    int rc = sc_store_decide_json(c->store, c->term, kind, data, reason, sc_wall_ms(), NULL);
+    if (rc < 0)
+        sc_log_err("decision not recorded", "kind=%s rc=%s why=\"%s\"", sc_dlog_kind_name(kind),
+                   sc_errname(rc), sc_log_q(sc_store_errmsg(c->store)));
+    json_object_put(data);
+    return rc;
+}
+
+/* The IMDS-shaped JSON of one event, or NULL. */
+static json_object *s_event_json(const sc_event_t *ev)
+{
+    json_object *o = NULL;
+
+    return sc_event_to_json(ev, &o) < 0 ? NULL : o;
+}
+
+static int s_log_event_seen(sc_coord_t *c, const sc_reg_event_t *re, const char *reason)
+{
+    json_object *d = json_object_new_object(), *seen = json_object_new_array();
+    for (size_t i = 0; i < re->n_ever_seen_by; i++)
+        json_object_array_add(seen, json_object_new_string(re->ever_seen_by[i]));
+    json_object_object_add(d, "event", s_event_json(&re->ev));
+    json_object_object_add(d, "seen_by", seen);
+    if (re->ev.has_not_before)
+        json_object_object_add(d, "not_before", json_object_new_int64(re->ev.not_before));
+    /* the merge rule judges copies re-sent after a restart against it (sc_registry.h) */
+    json_object_object_add(d, "observed_ms", json_object_new_int64(re->observed_ms));
+    return sc_coord_exec_decide(c, SC_DLOG_EVENT_SEEN, d, reason);
+}
+
+static int s_log_simple(sc_coord_t *c, sc_dlog_kind_t kind, const char *id, const char *how,
+                        const char *reason)
+{
+    json_object *d = json_object_new_object();
+    json_object_object_add(d, "event_id", json_object_new_string(id));
+    json_object_object_add(d, "how", json_object_new_string(how));
+    return sc_coord_exec_decide(c, kind, d, reason);
+}
+
+/* Records what the registry changed. */
+int sc_coord_exec_handle_changes(sc_coord_t *c, sc_registry_changes_t *ch)
+{
+    int rc = 0;
+    for (size_t i = 0; i < ch->n && rc >= 0; i++) {
+        const sc_reg_change_t *x = &ch->items[i];
+        const sc_reg_event_t *re = sc_registry_find(c->reg, x->id);
+        sc_cevstate_t *e;
+
+        c->dirty = true;
+        sc_log_info("event change", "event=%s change=%s start=%s", x->id,
+                    sc_reg_change_name(x->kind), sc_start_kind_name(x->start_kind));
+        switch (x->kind) {
+        case SC_CHG_NEW:
+        case SC_CHG_UPDATED:
+            if (x->kind == SC_CHG_NEW)
+                c->count.events_new++;
+            if (re)
+                rc = s_log_event_seen(c, re, x->kind == SC_CHG_NEW ? "new event" : "event changed");
+            break;
+        case SC_CHG_NEW_STARTED:
+        case SC_CHG_STARTED:
+            if (re)
+                rc = s_log_event_seen(c, re, "event started");
+            if (rc >= 0)
+                rc = s_log_simple(c, SC_DLOG_EVENT_STARTED, x->id,
+                                  x->start_kind == SC_START_APPROVED ? "approved"
+                                  : x->start_kind == SC_START_DIRECT ? "host_failure"
+                                                                     : "not_before",
+                                  x->start_kind == SC_START_APPROVED
+                                      ? "started after our approval"
+                                      : "started without our approval (forced)");
+            if ((e = sc_coord_exec_ev_get(c, x->id)) && e->approval == SC_APPROVAL_FAILED)
+                e->approval = SC_APPROVAL_NOT_NEEDED; /* never again once Started */
+            break;
+        case SC_CHG_ENDED:
+            rc = s_log_simple(c, SC_DLOG_EVENT_ENDED, x->id, "completed",
+                              "event disappeared after it started");
+            break;
+        case SC_CHG_CANCELLED:
+            rc = s_log_simple(c, SC_DLOG_EVENT_ENDED, x->id, "cancelled",
+                              "event disappeared while scheduled");
+            break;
+        default: break;
+        }
+    }
+    sc_registry_changes_release(ch);
+    return rc;
+}
+
+/* ---- planning and acting ------------------------------------------------------------- */
+
+static bool s_alert_new(sc_coord_t *c, const char *key)
+{
+    char **nv;
+    for (size_t i = 0; i < c->n_alerts; i++)
+        if (strcmp(c->alerts[i], key) == 0)
+            return false;
+    if (c->n_alerts >= S_MAX_ALERTS_SEEN)
+        return true; /* cannot remember: say it again rather than never */
+    if (!(nv = realloc(c->alerts, (c->n_alerts + 1) * sizeof(*nv))))
+        return true;
+    c->alerts = nv;
+    if ((c->alerts[c->n_alerts] = strdup(key)))
+        c->n_alerts++;
+    return true;
+}
+
+/* Raises an alert once: logged, counted, recorded as a decision. event_id and member may be
+ * NULL; it is said once per (kind, event, dedup) (dedup: the member's name for the planner's
+ * alerts). */
+/* Raises an alert once per (kind, event, dedup, attempt): a decision, a log line, a count.
+ * attempt: the drain attempt it is about (prepare_failed, drain_retry), else 0. */
+int sc_coord_exec_alert(sc_coord_t *c, sc_alert_t kind, const char *event_id, const char *member,
+                        const char *dedup, const char *message, int attempt)
+{
+    json_object *d;
+    char key[512];
+
+    snprintf(key, sizeof(key), "%s|%s|%s|%d", sc_alert_name(kind), event_id ? event_id : "-", dedup,
+             attempt);
+    if (!s_alert_new(c, key))
+        return 0;
+    if (kind > SC_ALERT_NONE && kind < SC_ALERT_MAX)
+        c->count.alerts[kind]++;
+    d = json_object_new_object();
+    json_object_object_add(d, "alert", json_object_new_string(sc_alert_name(kind)));
+    json_object_object_add(d, "event_id", event_id ? json_object_new_string(event_id) : NULL);
+    json_object_object_add(d, "member", member ? json_object_new_string(member) : NULL);
+    json_object_object_add(d, "message", json_object_new_string(message));
+    if (attempt)
+        json_object_object_add(d, "attempt", json_object_new_int(attempt));
+    sc_log_warn("ALERT", "alert=%s event=%s member=%s why=\"%s\"", sc_alert_name(kind),
+                event_id ? event_id : "-", member ? member : "-", sc_log_q(message));
+    return sc_coord_exec_decide(c, SC_DLOG_ALERT, d, message);
+}
+
+static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
+{
+    const char *ids[SC_DOC_MAX_EVENTS];
+    sc_cevstate_t *es[SC_DOC_MAX_EVENTS];
+    size_t n = 0;
+    int64_t now = sc_mono_ms();
+    int rc;
+
+    if (!sc_coord_may_act(c))
+        return 0;
+    for (size_t i = 0; i < a->n_events && n < SC_DOC_MAX_EVENTS; i++) {
+        const char *id = in->events[a->events[i]].ev->id;
+        sc_cevstate_t *e = sc_coord_exec_ev_get(c, id);
+        if (!e)
+            continue;
+        e->touched = true;
+        ids[n] = e->id;
+        es[n++] = e;
+    }
+    if (!n)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        es[i]->approval = SC_APPROVAL_INTENT; /* the registry learns it after the round */
+    if (a->kind == SC_ACT_APPROVE_VIA) {
+        int64_t intent = 0;
+        sc_msg_t *msg = NULL;
+        sc_cmember_t *m = &c->members[a->member];
+        rc = sc_approver_intent_via(c->approver, c->term, m->name, ids, n, a->reason, &intent);
+        if (rc < 0)
+            return rc;
+        for (size_t i = 0; i < n; i++) {
+            es[i]->intent = intent;
+            es[i]->intent_ms = now;
+            es[i]->via = a->member;
+        }
+        if (sc_msg_new(SC_MSG_APPROVE_VIA, c->name, (uint64_t)c->term, ++c->seq, &msg) == 0) {
+            for (size_t i = 0; i < n; i++)
+                sc_msg_add_event(msg, ids[i]);
+            sc_coord_dispatch_send(c, m, msg);
+            sc_msg_destroy(&msg);
+        }
+        c->count.delegated++;
+        sc_log_notice("approval delegated", "via=%s events=%zu first=%s why=\"%s\"", m->name, n,
+                      ids[0], sc_log_q(a->reason));
+        return 0;
+    } else {
+        sc_approval_outcome_t out;
+        for (size_t i = 0; i < n; i++)
+            es[i]->via = SC_PLAN_NONE;
+        rc = sc_approver_approve(c->approver, c->term, ids, n, a->reason, &out);
+        c->last_post_ms = sc_mono_ms();
+        if (rc < 0 && !out.intent_index)
+            return rc;
+        for (size_t i = 0; i < n; i++) {
+            if (out.rc == 0) {
+                es[i]->approval = SC_APPROVAL_APPROVED;
+                sc_backoff_reset(&es[i]->backoff);
+            } else {
+                es[i]->approval = SC_APPROVAL_FAILED;
+                es[i]->retry_at_ms = now + sc_backoff_next(&es[i]->backoff, out.retry_after_ms);
+            }
+        }
+        if (out.rc == 0)
+            c->count.posts_ok++;
+        else
+            c->count.posts_failed++;
+        if (out.rc == 0)
+            sc_log_notice("approved", "events=%zu first=%s http=%ld why=\"%s\"", n, ids[0],
+                          out.http_status, sc_log_q(a->reason));
+        else
+            sc_log_warn("approval failed, will retry",
+                        "events=%zu first=%s retry_ms=%lld why=\"%s\"", n, ids[0],
+                        (long long)(es[0]->retry_at_ms - now), sc_log_q(out.message));
+        return rc;
+    }
+}
+
+static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
+{
+    const sc_plan_event_t *pe =
+        a->event != SC_PLAN_NONE && a->kind != SC_ACT_MEMBER_GONE ? &in->events[a->event] : NULL;
+    sc_cevstate_t *e = pe ? sc_coord_exec_ev_get(c, pe->ev->id) : NULL;
+    sc_cmember_t *m = a->member != SC_PLAN_NONE ? &c->members[a->member] : NULL;
+    json_object *d;
+    int rc = 0;
+
+    /* An alert keeps no event open: one that is over with a recover_failed VM is alerted
+     * every round (de-duplicated below) and must still close. */
+    if (e && a->kind != SC_ACT_ALERT)
+        e->touched = true;
+    switch (a->kind) {
+    case SC_ACT_PREPARE:
+    case SC_ACT_RECOVER: {
+        bool prep = a->kind == SC_ACT_PREPARE;
+        int attempt;
+        if (!e || !m || !sc_coord_may_act(c))
+            return 0;
+        /* A prepare carries the planner's attempt; a recover belongs to the VM's attempt, a
+         * new one after a rollback (the agent runs each phase of an attempt once: the
+         * rolled-back VM impacted since then is recovered again). */
+        attempt = prep ? a->attempt
+                       : e->attempt[a->member] + (e->drain[a->member] == SC_DRAIN_ROLLED_BACK);
+        if (attempt < 1)
+            attempt = 1;
+        d = json_object_new_object();
+        json_object *vms = json_object_new_array();
+        json_object_object_add(d, "event_id", json_object_new_string(e->id));
+        json_object_array_add(vms, json_object_new_string(m->name));
+        json_object_object_add(d, "vms", vms);
+        json_object_object_add(d, "attempt", json_object_new_int(attempt));
+        rc = sc_coord_exec_decide(c, prep ? SC_DLOG_PREPARE_ORDERED : SC_DLOG_RECOVER_ORDERED, d,
+                                  a->reason);
+        if (rc < 0)
+            return rc;
+        e->drain[a->member] = prep ? SC_DRAIN_PREPARE_ORDERED : SC_DRAIN_RECOVER_ORDERED;
+        e->attempt[a->member] = attempt;
+        e->sent_ms[a->member] = sc_mono_ms();
+        c->count.orders[prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER]++;
+        sc_log_notice(prep ? "prepare ordered" : "recover ordered", "event=%s vm=%s why=\"%s\"",
+                      e->id, m->name, sc_log_q(a->reason));
+        sc_coord_dispatch_send_order(c, a->member, e->id,
+                                     prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER, attempt);
+        return 0;
+    }
+    case SC_ACT_APPROVE:
+    case SC_ACT_APPROVE_VIA: return s_approve(c, in, a);
+    case SC_ACT_MEMBER_GONE:
+        if (!m || m->gone)
+            return 0;
+        m->gone = true;
+        d = json_object_new_object();
+        json_object_object_add(d, "name", json_object_new_string(m->name));
+        json_object_object_add(d, "state", json_object_new_string("gone"));
+        if (m->boot_id[0]) /* only another agent process brings it back (sc_coord_members_on_hello)
+                            */
+            json_object_object_add(d, "boot_id", json_object_new_string(m->boot_id));
+        rc = sc_coord_exec_decide(c, SC_DLOG_MEMBER, d, a->reason);
+        sc_log_notice("member gone", "member=%s why=\"%s\"", m->name, sc_log_q(a->reason));
+        {
+            sc_registry_changes_t ch = {0};
+            if (sc_registry_forget_member(c->reg, m->name, sc_mono_ms(), &ch) >= 0 && rc >= 0)
+                rc = sc_coord_exec_handle_changes(c, &ch);
+            else
+                sc_registry_changes_release(&ch);
+        }
+        return rc;
+    case SC_ACT_ALERT:
+        return sc_coord_exec_alert(c, a->alert, e ? e->id : NULL, m ? m->name : NULL,
+                                   m ? m->name : "-", a->reason, a->attempt);
+    default: return 0;
+    }
+}
+
+/* Builds the planner's input, runs it, carries out its actions. */
+int sc_coord_exec_plan_round(sc_coord_t *c)
+{
+    size_t nreg = sc_registry_count(c->reg), nvm_total = 0, nseen_total = 0, nres_total = 0;
+    sc_plan_member_t *pm = calloc(c->n_members, sizeof(*pm));
+    sc_plan_event_t *pe = calloc(nreg ? nreg : 1, sizeof(*pe));
+    sc_plan_vm_t *vms = NULL;
+    size_t *seen = NULL;
+    const char **strangers = NULL; /* names in Resources that are not members (borrowed) */
+    sc_plan_output_t out = {0};
+    sc_plan_input_t in = {0};
+    int64_t now = sc_mono_ms();
+    int rc = 0;
+
+    if (!pm || !pe) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < c->n_members; i++) {
+        sc_cmember_t *m = &c->members[i];
+        pm[i] = (sc_plan_member_t){.name = m->name,
+                                   .fault_domain = m->fault_domain,
+                                   .update_domain = m->update_domain,
+                                   .alive = m->alive,
+                                   .gone = m->gone,
+                                   .is_self = m->is_self,
+                                   .blind = m->blind};
+    }
+    for (size_t i = 0; i < nreg; i++) {
+        const sc_reg_event_t *re = sc_registry_event_at(c->reg, i);
+        const sc_cevstate_t *e = sc_coord_exec_ev_find(c, re->ev.id);
+        nvm_total += re->ev.n_resources;
+        nres_total += re->ev.n_resources;
+        /* + room for members Azure may have dropped from Resources after their prepare */
+        for (size_t k = 0; e && k < c->n_members; k++)
+            nvm_total += e->drain[k] != SC_DRAIN_NONE;
+        nseen_total += re->n_seen_by;
+    }
+    vms = calloc(nvm_total ? nvm_total : 1, sizeof(*vms));
+    seen = calloc(nseen_total ? nseen_total : 1, sizeof(*seen));
+    strangers = calloc(nres_total ? nres_total : 1, sizeof(*strangers));
+    if (!vms || !seen || !strangers) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    nvm_total = nseen_total = nres_total = 0;
+    for (size_t i = 0; i < nreg; i++) {
+        const sc_reg_event_t *re = sc_registry_event_at(c->reg, i);
+        sc_cevstate_t *e = sc_coord_exec_ev_get(c, re->ev.id);
+        sc_plan_event_t *p = &pe[in.n_events];
+
+        if (!e)
+            continue;
+        e->touched = false;
+        p->ev = &re->ev;
+        p->phase = re->phase;
+        p->start_kind = re->start_kind;
+        p->first_seen_ms = re->first_seen_ms;
+        p->approval = e->approval;
+        p->retry_at_ms = e->retry_at_ms;
+        p->vms = &vms[nvm_total];
+        p->strangers = &strangers[nres_total];
+        for (size_t r = 0; r < re->ev.n_resources; r++) {
+            size_t mi = sc_coord_members_find(c, re->ev.resources[r]);
+            bool dup = false;
+            if (mi == SC_PLAN_NONE) { /* not ours: the planner withholds the approval */
+                strangers[nres_total + p->n_strangers++] = re->ev.resources[r];
+                continue;
+            }
+            for (size_t k = 0; k < p->n_vms; k++)
+                dup = dup || vms[nvm_total + k].member == mi;
+            if (dup)
+                continue;
+            vms[nvm_total + p->n_vms] = (sc_plan_vm_t){.member = mi,
+                                                       .drain = e->drain[mi],
+                                                       .attempt = e->attempt[mi],
+                                                       .retry_at_ms = e->drain_retry_ms[mi]};
+            p->n_vms++;
+        }
+        /* Rule 3: a VM whose prepare was ordered stays in the plan after Azure dropped it from
+         * Resources (the event was updated): busy until recovered when the event is over. */
+        for (size_t mi = 0; mi < c->n_members; mi++) {
+            bool in_res = false;
+            if (e->drain[mi] == SC_DRAIN_NONE)
+                continue;
+            for (size_t k = 0; k < p->n_vms; k++)
+                in_res = in_res || vms[nvm_total + k].member == mi;
+            if (!in_res)
+                vms[nvm_total + p->n_vms++] = (sc_plan_vm_t){.member = mi,
+                                                             .drain = e->drain[mi],
+                                                             .dropped = true,
+                                                             .attempt = e->attempt[mi],
+                                                             .retry_at_ms = e->drain_retry_ms[mi]};
+        }
+        nvm_total += p->n_vms;
+        nres_total += p->n_strangers;
+        p->seen_by = &seen[nseen_total];
+        for (size_t s = 0; s < re->n_seen_by; s++) {
+            size_t mi = sc_coord_members_find(c, re->seen_by[s]);
+            if (mi != SC_PLAN_NONE)
+                seen[nseen_total + p->n_seen_by++] = mi;
+        }
+        nseen_total += p->n_seen_by;
+        in.n_events++;
+    }
+    in.members = pm;
+    in.n_members = c->n_members;
+    in.events = pe;
+    in.policy = &c->o.policy;
+    in.now_wall_s = sc_wall_ms() / 1000;
+    in.now_ms = now;
+    rc = sc_plan(&in, &out);
+    if (rc < 0) {
+        sc_log_err("planner refused its input", "rc=%s", sc_errname(rc));
+        goto out;
+    }
+    for (size_t i = 0; i < out.n_members && i < c->n_members; i++)
+        c->members[i].state = out.member_state[i];
+    for (size_t i = 0; i < out.n_events; i++) {
+        sc_cevstate_t *e = sc_coord_exec_ev_find(c, pe[i].ev->id);
+        if (e) {
+            free(e->waiting_for);
+            e->waiting_for = out.waiting_for[i] ? strdup(out.waiting_for[i]) : NULL;
+        }
+    }
+    /* MEMBER_GONE changes the registry, which in[] borrows from: carry it out last. */
+    for (size_t i = 0; i < out.n_actions && rc >= 0; i++)
+        if (out.actions[i].kind != SC_ACT_MEMBER_GONE)
+            rc = s_act(c, &in, &out.actions[i]);
+    for (size_t i = 0; i < c->n_ev; i++)
+        if (c->ev[i]->approval == SC_APPROVAL_INTENT || c->ev[i]->approval == SC_APPROVAL_APPROVED)
+            sc_registry_mark_approved(c->reg, c->ev[i]->id);
+    for (size_t i = 0; i < out.n_actions && rc >= 0; i++)
+        if (out.actions[i].kind == SC_ACT_MEMBER_GONE) {
+            rc = s_act(c, &in, &out.actions[i]);
+            /* in.events may dangle now: no pruning this round */
+            nreg = 0;
+            in.n_events = 0;
+        }
+    /* Final events that owe nothing any more (the planner says: every VM that needed a recover
+     * reported it, or is gone — an impacted VM that is down keeps its event) leave the
+     * registry. */
+    for (size_t i = 0; rc >= 0 && i < in.n_events && i < out.n_events; i++) {
+        sc_cevstate_t *e = sc_coord_exec_ev_find(c, pe[i].ev->id);
+        bool done = pe[i].phase != SC_REG_ACTIVE && e && !e->touched && out.closable[i];
+
+        if (done) {
+            char id[SC_EVENT_ID_MAX + 1];
+            snprintf(id, sizeof(id), "%s", e->id);
+            /* pe[i].ev points into the registry: nothing reads it after this point */
+            if (sc_registry_remove_event(c->reg, id) < 0)
+                break; /* out of memory for its tombstone: kept, tried again next round */
+            sc_log_info("event closed", "event=%s", id);
+            s_ev_remove(c, e);
+            pe[i].ev = NULL;
+            /* The rest of pe[] may now dangle: stop here, the next round goes on. */
+            break;
+        }
+    }
+out:
+    sc_plan_output_release(&out);
+    free(pm);
+    free(pe);
+    free(vms);
+    free(seen);
+    free(strangers);
+    c->last_plan_ms = now;
+    return rc;
+}
+
+/* ---- timers -------------------------------------------------------------------------- */
+
+/* Delegated approvals that were never answered are tried again. */
+int sc_coord_exec_expire_via(sc_coord_t *c, int64_t now)
+{
+    int rc;
+
+    for (size_t i = 0; i < c->n_ev; i++) {
+        sc_cevstate_t *e = c->ev[i];
+        if (e->approval == SC_APPROVAL_INTENT && e->intent &&
+            now - e->intent_ms > S_VIA_TIMEOUT_MS) {
+            rc = sc_approver_record_answer(c->approver, c->term, e->intent, SC_E_TIMEOUT, 0,
+                                           "no answer from the delegated agent");
+            if (rc < 0)
+                return rc;
+            for (size_t k = 0; k < c->n_ev; k++)
+                if (c->ev[k]->intent == e->intent && k != i) {
+                    c->ev[k]->intent = 0;
+                    c->ev[k]->approval = SC_APPROVAL_FAILED;
+                    c->ev[k]->retry_at_ms = now;
+                }
+            e->intent = 0;
+            e->approval = SC_APPROVAL_FAILED;
+            e->retry_at_ms = now;
+            c->dirty = true;
+        }
+    }
+    return 0;
+}
+
+/* Orders not acknowledged yet go out again (agents de-duplicate); not before the start
+ * grace is over (the plan may no longer want them). */
+void sc_coord_exec_resend_orders(sc_coord_t *c, int64_t now)
+{
+    if (!sc_coord_may_act(c))
+        return;
+    for (size_t i = 0; i < c->n_ev; i++) {
+        sc_cevstate_t *e = c->ev[i];
+        for (size_t k = 0; k < c->n_members; k++) {
+            sc_drain_state_t d = e->drain[k];
+            if ((d == SC_DRAIN_PREPARE_ORDERED || d == SC_DRAIN_RECOVER_ORDERED) &&
+                now - e->sent_ms[k] >= c->o.resend_ms && c->members[k].alive) {
+                e->sent_ms[k] = now;
+                sc_log_debug("order sent again", "event=%s vm=%s", e->id, c->members[k].name);
+                sc_coord_dispatch_send_order(c, k, e->id,
+                                             d == SC_DRAIN_PREPARE_ORDERED ? SC_MSG_PHASE_PREPARE
+                                                                           : SC_MSG_PHASE_RECOVER,
+                                             e->attempt[k]);
+            }
+        }
+    }
+}

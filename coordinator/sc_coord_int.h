@@ -1,0 +1,211 @@
+/* sc_coord_int: what the coordinator's files (coordinator/sc_coord*.c) share, and nothing
+ * outside them may include: the coordinator's struct, its member and per-event state, and the
+ * functions one file calls in another. Each file holds one job:
+ *
+ *   sc_coord.c           life cycle: new, destroy, the loop (sc_coord_step), accessors
+ *   sc_coord_cli.c       the daemon's command line (sc_coord_main)
+ *   sc_coord_members.c   membership and liveness: --members, hello, heartbeat, dead-after,
+ *                        a newer term, the start grace
+ *   sc_coord_dispatch.c  messages: sending, receiving (the ROUTER and its batch transaction)
+ *   sc_coord_exec.c      the executor: decisions, per-event state, alerts, approvals, the plan
+ *                        round and its orders, re-sent orders, delegated approvals' timeout
+ *   sc_coord_restart.c   restart recovery from the store
+ *   sc_coord_status.c    status, counters, the control socket's handler
+ */
+#ifndef SC_COORD_INT_H
+#define SC_COORD_INT_H
+
+#include "sc_coord.h"
+
+#include "sc_approver.h"
+#include "sc_backoff.h"
+#include "sc_curve.h"
+#include "sc_dirlock.h"
+#include "sc_event.h"
+#include "sc_msg.h"
+#include "sc_plan.h"
+#include "sc_registry.h"
+#include "sc_store.h"
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SC_COORD_RID_MAX 256 /* bytes of a ZMQ routing id */
+
+typedef struct sc_cmember {
+    char name[SC_NAME_MAX + 1];                /* member name */
+    char endpoint[SC_MEMBER_ENDPOINT_MAX + 1]; /* tcp://HOST:PORT of its coordinator */
+    int fault_domain;                          /* from its hello, -1 unknown */
+    int update_domain;                         /* from its hello, -1 unknown */
+    bool alive;                                /* messages arriving */
+    bool blind;                                /* alive, but its IMDS has been silent too long */
+    bool gone;                                 /* left after Preempt/Terminate */
+    bool is_self;                              /* our own member */
+    int64_t last_msg_ms;                       /* monotonic ms of its last message */
+    unsigned char rid[SC_COORD_RID_MAX];       /* ROUTER routing id of its agent's connection */
+    size_t rid_len;                            /* 0: not connected yet */
+    char boot_id[SC_MSG_BOOT_ID_MAX + 1];      /* its agent's boot id */
+    bool have_doc;                             /* a document arrived since we started */
+    int64_t doc_req_ms;                        /* last doc_request sent */
+    sc_member_state_t state;                   /* from the last plan */
+    uint64_t malformed;                        /* malformed IMDS events its agent reported */
+    uint64_t malformed_key;                    /* hash of the last malformed list counted */
+} sc_cmember_t;
+
+typedef struct sc_cevstate {
+    char id[SC_EVENT_ID_MAX + 1]; /* EventId */
+    sc_approval_state_t approval; /* approval state */
+    int64_t retry_at_ms;          /* FAILED: no new POST before */
+    sc_backoff_t backoff;         /* approval retries */
+    int64_t intent;               /* open intent's index (INTENT) */
+    int64_t intent_ms;            /* when that intent was made (delegated timeout) */
+    size_t via;                   /* INTENT delegated: the member that POSTs (SC_PLAN_NONE: us) */
+    sc_drain_state_t *drain;      /* per member */
+    int64_t *sent_ms;             /* per member: last order sent */
+    int *attempt;                 /* per member: attempt of its last order (0: none yet) */
+    int64_t *drain_retry_ms;      /* per member, ROLLED_BACK: not drained again before */
+    char *waiting_for;            /* from the last plan */
+    bool touched;                 /* referred to by an action (not an alert) this round */
+} sc_cevstate_t;
+
+struct sc_coord {
+    sc_coord_opts_t o;    /* options (strings borrowed from the caller... copied below) */
+    char *name;           /* our member name */
+    char *state_dir;      /* state directory */
+    char ctl_path[4096];  /* control socket path */
+    sc_coord_role_t role; /* leader / follower */
+    char members_hash[SC_MEMBERS_DIGEST_LEN + 1]; /* sc_members_digest of --members */
+    int64_t term;                                 /* our term */
+    uint64_t seq;                                 /* our message sequence */
+    sc_cmember_t *members;                        /* --members, in order */
+    size_t n_members;                             /* entries */
+    size_t *by_name;         /* member indexes sorted by name (case-insensitive) */
+    size_t self;             /* our index */
+    void *zctx;              /* ZMQ context */
+    void *router;            /* ROUTER bound to our endpoint */
+    sc_zap_t *zap;           /* ZAP handler (CURVE) */
+    int ctl_fd;              /* control socket */
+    sc_store_t *store;       /* the store */
+    sc_dirlock_t *lock;      /* coordinator.lock: one coordinator per state directory */
+    sc_approver_t *approver; /* approvals */
+    sc_registry_t *reg;      /* merged events */
+    sc_cevstate_t **ev;      /* per event state */
+    size_t n_ev;             /* entries */
+    char **alerts;           /* alert keys already raised */
+    size_t n_alerts;         /* entries */
+    bool dirty;              /* something changed: plan now */
+    int64_t last_plan_ms;    /* last plan round */
+    int64_t last_leader_ms;  /* last leader broadcast */
+    int64_t last_tick_ms;    /* last registry tick / liveness check */
+    uint64_t rejected;       /* messages refused */
+    int64_t last_post_ms;    /* monotonic ms of the last approval POST */
+    int64_t started_wall_ms; /* when this process started (wall clock) */
+    bool in_grace;           /* just started: members have not all had a chance to report */
+    int64_t grace_until_ms;  /* monotonic ms the start grace ends at the latest */
+    /* Since this process started (Prometheus counters: reset by a restart). */
+    struct {
+        uint64_t posts_ok, posts_failed;   /* approval POSTs through our IMDS, by outcome */
+        uint64_t delegated;                /* approvals handed to another member (approve_via) */
+        uint64_t orders[SC_MSG_PHASE_MAX]; /* prepare/recover orders */
+        uint64_t hooks[SC_MSG_PHASE_MAX][SC_MSG_HOOK_STATE_MAX]; /* hook reports, by state */
+        uint64_t alerts[SC_ALERT_MAX];                           /* alerts raised */
+        uint64_t events_new;                                     /* events first seen */
+    } count;
+};
+
+/* ---- sc_coord_members.c: membership and liveness ------------------------------------- */
+
+/* Parses --members ("NAME=HOST:PORT,...") into c->members and c->by_name (c's, freed by
+ * sc_coord_destroy), with its digest in c->members_hash. 0, or an error named in err. */
+int sc_coord_members_parse(sc_coord_t *c, const char *spec, char *err, size_t errlen);
+/* The index of the member named n (exactly as Azure writes it; tolerant of api 2017-03-01's
+ * leading '_'), or SC_PLAN_NONE. */
+size_t sc_coord_members_find(const sc_coord_t *c, const char *n);
+/* A hello from member mi: a new agent process (boot id) asks for its document again and
+ * brings a gone member back; new fault/update domains are recorded. 0 or a store error. */
+int sc_coord_members_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h);
+/* Whether heartbeat hb says its member is blind: its IMDS failing for over --imds-stale. */
+bool sc_coord_members_is_blind(const sc_coord_t *c, const sc_msg_heartbeat_t *hb);
+/* A heartbeat of m: a change of blindness goes to the registry (a blind member is no
+ * witness). 0 or a fatal error. */
+int sc_coord_members_on_heartbeat(sc_coord_t *c, sc_cmember_t *m, const sc_msg_heartbeat_t *hb,
+                                  int64_t now);
+/* A term seen (from member `from`) newer than ours: a leader records and leads the next one;
+ * a follower ignores it. 0 or a store error. */
+int sc_coord_members_adopt_term(sc_coord_t *c, uint64_t seen, const char *from);
+/* The liveness tick: members silent for --dead-after are dead; then the registry's tick.
+ * Changes are recorded. 0 or a fatal error. */
+int sc_coord_members_tick(sc_coord_t *c, int64_t now);
+/* Ends the start grace once every member not gone is alive with a document, or
+ * --start-grace has passed (c->in_grace, c->grace_until_ms). */
+void sc_coord_members_grace_check(sc_coord_t *c, int64_t now);
+
+/* ---- sc_coord_dispatch.c: messages ---------------------------------------------------- */
+
+/* Sends msg (the caller's, not consumed) to m's agent. 0, -ENOTCONN (never connected) or an
+ * encode / ZMQ error. */
+int sc_coord_dispatch_send(sc_coord_t *c, sc_cmember_t *m, sc_msg_t *msg);
+/* Sends member mi an order: run phase for event id, drain attempt (1..SC_MSG_ATTEMPT_MAX),
+ * with the event's document from the registry. 0, SC_E_STATE when we may not act
+ * (sc_coord_may_act), or a send error. */
+int sc_coord_dispatch_send_order(sc_coord_t *c, size_t mi, const char *id, sc_msg_phase_t phase,
+                                 int attempt);
+/* The leader message to every connected member not gone (nothing on a follower). */
+void sc_coord_dispatch_broadcast_leader(sc_coord_t *c);
+/* The drain state after hook report st of phase, from cur: the one mapping of hook results to
+ * drain states, for live reports and for stored ones at restart. listed: the event is still
+ * listed (a recover done is then a rollback). */
+sc_drain_state_t sc_coord_dispatch_drain_after(sc_drain_state_t cur, sc_msg_phase_t phase,
+                                               sc_msg_hook_state_t st, bool listed);
+/* Reads and handles every message waiting on the ROUTER; the batch's decisions are committed
+ * in one transaction, opened only when a message may write. 0 or a fatal error (the batch is
+ * rolled back). */
+int sc_coord_dispatch_drain_router(sc_coord_t *c);
+
+/* ---- sc_coord_exec.c: the executor ---------------------------------------------------- */
+
+/* Whether this process may order or POST now: it leads, and its start grace is over. The one
+ * check in front of every order sent (first or again), every approval POST or delegation, and
+ * the plan round that decides them. */
+bool sc_coord_may_act(const sc_coord_t *c);
+/* The state of event id (borrowed from c), or NULL. */
+sc_cevstate_t *sc_coord_exec_ev_find(sc_coord_t *c, const char *id);
+/* The state of event id, created if new (c owns it); NULL when the id is invalid, the table
+ * full or memory short. */
+sc_cevstate_t *sc_coord_exec_ev_get(sc_coord_t *c, const char *id);
+/* Frees an event state; takes NULL. */
+void sc_coord_exec_ev_free(sc_cevstate_t *e);
+/* Appends a decision of kind with data (consumed) to the log and the store. 0 or a store
+ * error, which is fatal for the daemon: it must not act on what it could not record. */
+int sc_coord_exec_decide(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data, const char *reason);
+/* Records what the registry changed (ch is released). 0 or a store error. */
+int sc_coord_exec_handle_changes(sc_coord_t *c, sc_registry_changes_t *ch);
+/* Raises an alert once per (kind, event, dedup, attempt): a decision, a log line, a count.
+ * event_id and member may be NULL; attempt: the drain attempt it is about, else 0. 0 or a
+ * store error. */
+int sc_coord_exec_alert(sc_coord_t *c, sc_alert_t kind, const char *event_id, const char *member,
+                        const char *dedup, const char *message, int attempt);
+/* Builds the planner's input, runs it, carries out its actions (orders, approvals, alerts,
+ * members gone) and closes events that owe nothing. 0 or a fatal error. */
+int sc_coord_exec_plan_round(sc_coord_t *c);
+/* Delegated approvals unanswered for S_VIA_TIMEOUT_MS fail (retried by the next plan).
+ * 0 or a store error. */
+int sc_coord_exec_expire_via(sc_coord_t *c, int64_t now);
+/* Sends again the orders not acknowledged within --resend to members alive. */
+void sc_coord_exec_resend_orders(sc_coord_t *c, int64_t now);
+
+/* ---- sc_coord_restart.c: restart recovery -------------------------------------------- */
+
+/* Rebuilds members, the registry, drain and approval states from the store, and resolves
+ * approval intents left without an answer (our own IMDS read once if needed). 0 or an error. */
+int sc_coord_restart_restore(sc_coord_t *c);
+
+/* ---- sc_coord_status.c: status and control ------------------------------------------- */
+
+/* The control socket's handler (sc_ctl_handler_fn; ud is the sc_coord_t): status, events,
+ * pause, resume. Returns the answer (the caller's). */
+json_object *sc_coord_status_ctl_handler(void *ud, const char *cmd, json_object *req);
+
+#endif

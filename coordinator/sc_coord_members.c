@@ -1,0 +1,229 @@
+/* Membership and liveness: --members, hello, heartbeats (blind members), the dead-after
+ * tick, a newer term heard, the start grace. */
+#include "sc_coord_int.h"
+
+#include "sc_error.h"
+#include "sc_log.h"
+#include "sc_members.h"
+#include "sc_time.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *s_strip(const char *n)
+{
+    return n[0] == '_' ? n + 1 : n;
+}
+
+static sc_cmember_t *s_sort_members_;
+static int s_cmp_idx(const void *a, const void *b)
+{
+    const sc_cmember_t *ma = &s_sort_members_[*(const size_t *)a];
+    const sc_cmember_t *mb = &s_sort_members_[*(const size_t *)b];
+    return strcmp(s_strip(ma->name), s_strip(mb->name));
+}
+
+/* The member named n (exactly as Azure writes it; tolerant of api 2017-03-01's leading '_'),
+ * or SC_PLAN_NONE. */
+size_t sc_coord_members_find(const sc_coord_t *c, const char *n)
+{
+    size_t lo = 0, hi = c->n_members;
+    const char *k = s_strip(n);
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int r = strcmp(k, s_strip(c->members[c->by_name[mid]].name));
+        if (r == 0)
+            return c->by_name[mid];
+        if (r < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return SC_PLAN_NONE;
+}
+
+/* Parses "NAME=HOST:PORT,..." into c->members. */
+int sc_coord_members_parse(sc_coord_t *c, const char *spec, char *err, size_t errlen)
+{
+    sc_member_spec_t *list = NULL;
+    size_t n = 0;
+    int rc;
+
+    if ((rc = sc_members_parse(spec, &list, &n, err, errlen)) != 0)
+        return rc;
+    if (!(c->members = calloc(n, sizeof(*c->members)))) {
+        free(list);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sc_cmember_t *m = &c->members[i];
+
+        snprintf(m->name, sizeof(m->name), "%s", list[i].name);
+        snprintf(m->endpoint, sizeof(m->endpoint), "%s", list[i].endpoint);
+        m->fault_domain = m->update_domain = -1;
+    }
+    c->n_members = n;
+    sc_members_digest(list, n, c->members_hash);
+    free(list);
+    if (!(c->by_name = malloc(c->n_members * sizeof(size_t))))
+        return -ENOMEM;
+    for (size_t i = 0; i < c->n_members; i++)
+        c->by_name[i] = i;
+    s_sort_members_ = c->members;
+    qsort(c->by_name, c->n_members, sizeof(size_t), s_cmp_idx);
+    for (size_t i = 1; i < c->n_members; i++)
+        if (s_cmp_idx(&c->by_name[i - 1], &c->by_name[i]) == 0) {
+            snprintf(err, errlen, "--members: %s listed twice", c->members[c->by_name[i]].name);
+            return SC_E_CONFIG;
+        }
+    return 0;
+}
+
+/* Raft's rule: a higher term heard from anyone (an agent's messages carry the newest term it
+ * has seen) is adopted before leading. A coordinator whose store was lost starts again at term
+ * 1, and agents refuse every order of a term older than what they saw: without this the set
+ * would stay leaderless for good. The leader leads the next term. */
+int sc_coord_members_adopt_term(sc_coord_t *c, uint64_t seen, const char *from)
+{
+    int64_t old = c->term;
+    int rc;
+
+    if (!sc_coord_is_leader(c) || seen >= (uint64_t)INT64_MAX - 1)
+        return 0;
+    if ((rc = sc_store_term_after(c->store, (int64_t)seen, sc_wall_ms(),
+                                  "a newer term was heard: leading the next one", &c->term)) < 0) {
+        sc_log_err("newer term not recorded", "rc=%s why=\"%s\"", sc_errname(rc),
+                   sc_log_q(sc_store_errmsg(c->store)));
+        return rc;
+    }
+    sc_log_notice("role",
+                  "old=leader new=leader term=%lld old_term=%lld seen_term=%llu from=%s "
+                  "why=\"a newer term was heard (store lost?): adopted, leading the next\"",
+                  (long long)c->term, (long long)old, (unsigned long long)seen, from);
+    c->dirty = true;
+    c->last_leader_ms = 0; /* tell everyone now */
+    return 0;
+}
+
+int sc_coord_members_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h)
+{
+    sc_cmember_t *m = &c->members[mi];
+    json_object *d;
+
+    if (strcmp(m->boot_id, h->boot_id) != 0) {
+        snprintf(m->boot_id, sizeof(m->boot_id), "%s", h->boot_id);
+        m->have_doc = false; /* a new agent process: ask for its document */
+        /* Gone after a Preempt or Terminate, but a new agent speaks for it: the VM was
+         * re-created, or a Spot VM deallocated and started again. It is a member again. */
+        if (m->gone) {
+            int rc;
+
+            m->gone = false;
+            c->dirty = true;
+            sc_log_notice("member back",
+                          "member=%s boot_id=%s why=\"a new agent process after "
+                          "it was gone (VM re-created or restarted)\"",
+                          m->name, h->boot_id);
+            d = json_object_new_object();
+            json_object_object_add(d, "name", json_object_new_string(m->name));
+            json_object_object_add(d, "state", json_object_new_string("healthy"));
+            if ((rc = sc_coord_exec_decide(c, SC_DLOG_MEMBER, d,
+                                           "back after it was gone: a new agent")) < 0)
+                return rc;
+        }
+    }
+    if (m->fault_domain == h->fault_domain && m->update_domain == h->update_domain)
+        return 0;
+    m->fault_domain = h->fault_domain;
+    m->update_domain = h->update_domain;
+    c->dirty = true;
+    sc_log_info("member hello", "member=%s fault_domain=%d update_domain=%d", m->name,
+                h->fault_domain, h->update_domain);
+    d = json_object_new_object();
+    json_object_object_add(d, "name", json_object_new_string(m->name));
+    json_object_object_add(d, "fault_domain", json_object_new_int(h->fault_domain));
+    json_object_object_add(d, "update_domain", json_object_new_int(h->update_domain));
+    return sc_coord_exec_decide(c, SC_DLOG_MEMBER, d, "hello: fault and update domain");
+}
+
+/* Whether a heartbeat says the member is blind: its IMDS has been failing (no valid document) for
+ * longer than --imds-stale (a VM deleted under a still-running agent, IMDS throttling or an outage,
+ * a proxy in the way). Its last document is stale, so it must not hold events up forever. */
+bool sc_coord_members_is_blind(const sc_coord_t *c, const sc_msg_heartbeat_t *hb)
+{
+    return hb->imds_down_ms > c->o.imds_stale_ms;
+}
+
+/* A blind member counts in the registry like a silent one (its PRESENT votes keep nothing
+ * alive; its silence ends nothing), until a heartbeat says its IMDS answers again. */
+int sc_coord_members_on_heartbeat(sc_coord_t *c, sc_cmember_t *m, const sc_msg_heartbeat_t *hb,
+                                  int64_t now)
+{
+    sc_registry_changes_t ch = {0};
+    bool blind = sc_coord_members_is_blind(c, hb);
+    int rc;
+
+    if (blind == m->blind)
+        return 0;
+    m->blind = blind;
+    c->dirty = true;
+    if (blind)
+        sc_log_warn("member's IMDS silent: its last document no longer keeps events alive",
+                    "member=%s imds_down_ms=%" PRId64 " limit_ms=%" PRId64, m->name,
+                    hb->imds_down_ms, c->o.imds_stale_ms);
+    else
+        sc_log_notice("member's IMDS answers again: a witness again",
+                      "member=%s imds_down_ms=%" PRId64, m->name, hb->imds_down_ms);
+    if ((rc = sc_registry_set_alive(c->reg, m->name, !blind, now, &ch)) < 0)
+        return rc;
+    return sc_coord_exec_handle_changes(c, &ch);
+}
+
+/* Members silent longer than --dead-after are dead; the registry's own tick after. */
+int sc_coord_members_tick(sc_coord_t *c, int64_t now)
+{
+    sc_registry_changes_t ch = {0};
+    int rc = 0;
+
+    for (size_t i = 0; i < c->n_members && rc >= 0; i++) {
+        sc_cmember_t *m = &c->members[i];
+        if (m->alive && now - m->last_msg_ms > c->o.dead_after_ms) {
+            m->alive = false;
+            m->blind = false; /* its next heartbeat says again */
+            c->dirty = true;
+            sc_log_warn("member silent: dead", "member=%s silent_ms=%lld", m->name,
+                        (long long)(now - m->last_msg_ms));
+            if ((rc = sc_registry_set_alive(c->reg, m->name, false, now, &ch)) >= 0)
+                rc = sc_coord_exec_handle_changes(c, &ch);
+        }
+    }
+    if (rc >= 0 && (rc = sc_registry_tick(c->reg, now, &ch)) >= 0)
+        rc = sc_coord_exec_handle_changes(c, &ch);
+    return rc;
+}
+
+/* The start grace (issue 9, case 3): after a start every member is "not alive" until it
+ * speaks, and the planner skips dead members that were never ordered — an event half-prepared
+ * before the restart could be approved before the other agents reconnect, and every member
+ * would get a member_down alert. So nothing is planned (no order, approval or alert) until
+ * every member not gone is alive with a document, or --start-grace has passed. */
+void sc_coord_members_grace_check(sc_coord_t *c, int64_t now)
+{
+    size_t heard = 0, expected = 0;
+
+    for (size_t i = 0; i < c->n_members; i++) {
+        if (c->members[i].gone)
+            continue;
+        expected++;
+        heard += c->members[i].alive && c->members[i].have_doc;
+    }
+    if (heard < expected && now < c->grace_until_ms)
+        return;
+    c->in_grace = false;
+    c->dirty = true;
+    sc_log_notice("start grace over: planning", "heard=%zu members=%zu why=\"%s\"", heard, expected,
+                  heard == expected ? "every member reported" : "--start-grace passed");
+}
