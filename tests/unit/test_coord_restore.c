@@ -12,6 +12,7 @@
 #include "sc_store.h"
 #include "sc_test.h"
 #include "sc_test_net.h"
+#include "sc_test_peer.h"
 #include "sc_time.h"
 
 #include <arpa/inet.h>
@@ -309,28 +310,6 @@ static const char *s_approval(json_object *st, const char *id)
     return NULL;
 }
 
-/* A DEALER connected to the coordinator, speaking for member from. */
-static void *s_dealer(void *zctx)
-{
-    char ep[64];
-    void *d = zmq_socket(zctx, ZMQ_DEALER);
-    int zero = 0;
-    snprintf(ep, sizeof(ep), "tcp://127.0.0.1:%d", s_port0);
-    if (!d || zmq_setsockopt(d, ZMQ_LINGER, &zero, sizeof(zero)) < 0 || zmq_connect(d, ep) < 0)
-        SC_FAILF("dealer to %s: %s", ep, zmq_strerror(zmq_errno()));
-    return d;
-}
-
-static void s_send_msg(void *d, sc_msg_t *m)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    if (sc_msg_encode(m, &buf, &len) < 0 || zmq_send(d, buf, len, 0) < 0)
-        SC_FAILF("send %s from %s", sc_msg_type_name(m->type), m->from);
-    free(buf);
-    sc_msg_destroy(&m);
-}
-
 /* approve_result for event id from member from in term term. */
 static void s_send_result(void *d, const char *from, uint64_t term, const char *id)
 {
@@ -339,7 +318,7 @@ static void s_send_result(void *d, const char *from, uint64_t term, const char *
         SC_FAILF("approve_result");
     m->approve_result.http_status = 200;
     snprintf(m->approve_result.result, sizeof(m->approve_result.result), "OK");
-    s_send_msg(d, m);
+    sc_tp_send(d, m);
 }
 
 /* Steps c until d (vm_1) receives an approve_via; true if it did. */
@@ -429,12 +408,12 @@ SC_TEST(delegated_answer_only_from_the_delegate_in_this_term)
     c = s_start();
     SC_REQUIRE(c && zctx);
     term = (uint64_t)sc_coord_term(c);
-    d1 = s_dealer(zctx);
-    d2 = s_dealer(zctx);
+    d1 = sc_tp_dealer(zctx, s_port0);
+    d2 = sc_tp_dealer(zctx, s_port0);
     SC_REQUIRE(sc_msg_new(SC_MSG_HEARTBEAT, "vm_1", term, 1, &hb) == 0);
-    s_send_msg(d1, hb);
+    sc_tp_send(d1, hb);
     SC_REQUIRE(sc_msg_new(SC_MSG_HEARTBEAT, "vm_2", term, 1, &hb) == 0);
-    s_send_msg(d2, hb);
+    sc_tp_send(d2, hb);
     SC_REQUIRE(s_wait_approve_via(c, d1));
     status = s_settle(c);
     SC_CHECK_STR(s_approval(status, id), "intent");
@@ -695,9 +674,9 @@ SC_TEST(lost_store_adopts_the_agents_newer_term)
     c = s_start();
     SC_REQUIRE(c && zctx);
     SC_CHECK_INT(sc_coord_term(c), 1);
-    d1 = s_dealer(zctx);
+    d1 = sc_tp_dealer(zctx, s_port0);
     SC_REQUIRE(sc_msg_new(SC_MSG_HEARTBEAT, "vm_1", 7, 1, &hb) == 0);
-    s_send_msg(d1, hb);
+    sc_tp_send(d1, hb);
     for (int i = 0; i < 50 && sc_coord_term(c) == 1; i++)
         sc_coord_step(c, 20);
     SC_CHECK_INT(sc_coord_term(c), 8);
@@ -705,22 +684,6 @@ SC_TEST(lost_store_adopts_the_agents_newer_term)
     zmq_close(d1);
     sc_coord_destroy(&c);
     zmq_ctx_term(zctx);
-}
-
-static void s_send_hello(void *d, const char *name, const char *boot_id)
-{
-    sc_msg_t *h = NULL;
-
-    SC_REQUIRE(sc_msg_new(SC_MSG_HELLO, name, 1, 1, &h) == 0);
-    snprintf(h->hello.name, sizeof(h->hello.name), "%s", name);
-    h->hello.fault_domain = 1;
-    h->hello.update_domain = 1;
-    snprintf(h->hello.agent_version, sizeof(h->hello.agent_version), "0.1.0");
-    h->hello.proto_min = 1;
-    h->hello.proto_max = 1;
-    snprintf(h->hello.boot_id, sizeof(h->hello.boot_id), "%s", boot_id);
-    h->hello.incarnation = -1;
-    s_send_msg(d, h);
 }
 
 /* Issue 9, case 8: a member gone after Preempt/Terminate comes back when a new agent process
@@ -741,12 +704,12 @@ SC_TEST(gone_member_back_with_a_new_agent)
     sc_store_close(&st);
     c = s_start();
     SC_REQUIRE(c && zctx);
-    d1 = s_dealer(zctx);
-    s_send_hello(d1, "vm_1", "boot-old");
+    d1 = sc_tp_dealer(zctx, s_port0);
+    sc_tp_hello(d1, "vm_1", "boot-old", 1, 1, 1);
     status = s_settle(c);
     SC_CHECK_STR(s_member_state(status, "vm_1"), "gone");
     json_object_put(status);
-    s_send_hello(d1, "vm_1", "boot-new");
+    sc_tp_hello(d1, "vm_1", "boot-new", 1, 1, 1);
     status = s_settle(c);
     SC_CHECK_STR(s_member_state(status, "vm_1"), "healthy");
     json_object_put(status);
@@ -782,24 +745,6 @@ static const char *s_resources(json_object *st, const char *id)
                                     json_object_get_string(json_object_array_get_idx(res, k)));
     }
     return buf;
-}
-
-/* A document from member from: the IMDS JSON body, read at observed (wall ms). */
-static void s_send_doc(void *d, const char *from, uint64_t term, uint64_t seq, const char *body,
-                       int64_t observed)
-{
-    sc_msg_t *m = NULL;
-    char err[256] = "";
-
-    if (sc_msg_new(SC_MSG_DOCUMENT, from, term, seq, &m) < 0 ||
-        sc_doc_parse(body, strlen(body), &m->document.document, err, sizeof(err)) < 0) {
-        SC_FAILF("document: %s", err);
-        sc_msg_destroy(&m);
-        return;
-    }
-    m->document.incarnation = m->document.document->incarnation;
-    m->document.observed_at_ms = observed;
-    s_send_msg(d, m);
 }
 
 /* Steps c until event id shows Resources res in its status, at most ~5 s; whether it did. */
@@ -880,19 +825,19 @@ SC_TEST(tombstones_and_freshness_survive_a_restart)
     c = s_start();
     SC_REQUIRE(c && zctx);
     term = (uint64_t)sc_coord_term(c);
-    d1 = s_dealer(zctx);
+    d1 = sc_tp_dealer(zctx, s_port0);
     /* vm_1's copy read 5 s ago: E-fresh before it grew, E-old-done long over (E-new shows
      * when the document was handled) */
     snprintf(body, sizeof(body), fmt, 1,
              ",{\"EventId\":\"E-new\",\"EventType\":\"Reboot\",\"ResourceType\":"
              "\"VirtualMachine\",\"Resources\":[\"vm_1\"],\"EventStatus\":\"Scheduled\","
              "\"NotBefore\":\"Mon, 11 Apr 2022 22:26:58 GMT\"}");
-    s_send_doc(d1, "vm_1", term, 1, body, wall - 5000);
+    sc_tp_doc(d1, "vm_1", term, 1, body, wall - 5000);
     SC_CHECK(s_wait_resources(c, "E-new", "vm_1"));
     SC_CHECK(s_wait_resources(c, "E-fresh", "vm_1,vm_2"));
     /* a copy read after the stored one replaces it */
     snprintf(body, sizeof(body), fmt, 2, "");
-    s_send_doc(d1, "vm_1", term, 2, body, newer);
+    sc_tp_doc(d1, "vm_1", term, 2, body, newer);
     SC_CHECK(s_wait_resources(c, "E-fresh", "vm_1"));
     zmq_close(d1);
     sc_coord_destroy(&c);
@@ -917,7 +862,7 @@ static void s_send_malformed(void *d, const char *from, int64_t inc, const char 
     m->document.observed_at_ms = sc_wall_ms();
     for (size_t i = 0; i < n; i++)
         sc_msg_add_malformed(m, why[i]);
-    s_send_msg(d, m);
+    sc_tp_send(d, m);
 }
 
 /* counters.imds_malformed_events[member] and counters.alerts.malformed_event of status. */
@@ -961,8 +906,8 @@ SC_TEST(malformed_events_counted_and_alerted_once)
     json_object *st;
 
     SC_REQUIRE(c && zctx);
-    d1 = s_dealer(zctx);
-    d2 = s_dealer(zctx);
+    d1 = sc_tp_dealer(zctx, s_port0);
+    d2 = sc_tp_dealer(zctx, s_port0);
     s_send_malformed(d1, "vm_1", 4, why, 1);
     st = s_settle_malformed(c, 1, 0);
     SC_CHECK_INT(s_malformed(st, "vm_1"), 1);
