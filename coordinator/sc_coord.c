@@ -29,6 +29,7 @@ void sc_coord_opts_init(sc_coord_opts_t *o)
     o->leader_ms = 1000;
     o->start_grace_ms = 5000;
     o->tombstone_ms = SC_REGISTRY_TOMBSTONE_MS_DEFAULT;
+    o->snapshot_every = 1000;
 }
 
 bool sc_coord_is_leader(const sc_coord_t *c)
@@ -144,9 +145,26 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
     if ((rc = sc_registry_new(0, &c->reg)) < 0 ||
         (rc = sc_registry_set_tombstone_ms(c->reg, o->tombstone_ms)) < 0)
         goto fail;
-    /* The term first: every decision of this run carries it. */
-    if ((rc = sc_store_apply_pending(c->store)) < 0 ||
-        (rc = sc_store_next_term(c->store, sc_wall_ms(), &c->term)) < 0) {
+    /* The state: the last snapshot and the log after it, applied as a follower would. */
+    if ((rc = sc_store_apply_pending(c->store)) < 0) {
+        snprintf(err, errlen, "store %s: %s", dbpath, sc_store_errmsg(c->store));
+        goto fail;
+    }
+    if ((rc = sc_coord_restart_replay(c, err, errlen)) < 0)
+        goto fail;
+    /* Until the election is built, leadership is static: the first member of --members leads
+     * (Azure's own suggestion: the first VM), every other coordinator is a follower that keeps
+     * the agents' reports but never orders, approves, decides or claims the lead. Several
+     * leaders would drain fault domains and approve independently. A leader that starts leads
+     * a new term, as an election would give it (its TERM entry is Raft's first entry of a
+     * term); a follower keeps the term it has. */
+    if (c->self == 0) {
+        c->role = SC_ROLE_LEADER;
+        if ((rc = sc_store_next_term(c->store, sc_wall_ms(), &c->term)) < 0) {
+            snprintf(err, errlen, "store %s: %s", dbpath, sc_store_errmsg(c->store));
+            goto fail;
+        }
+    } else if ((rc = sc_store_term(c->store, &c->term)) < 0) {
         snprintf(err, errlen, "store %s: %s", dbpath, sc_store_errmsg(c->store));
         goto fail;
     }
@@ -156,19 +174,11 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
         snprintf(err, errlen, "restoring from %s: %s", dbpath, sc_strerror(rc));
         goto fail;
     }
-    {
-        bool paused = false;
-
-        if ((rc = sc_store_paused(c->store, &paused)) < 0) {
-            snprintf(err, errlen, "store %s: %s", dbpath, sc_store_errmsg(c->store));
-            goto fail;
-        }
-        if (paused && !c->o.policy.pause) {
-            c->o.policy.pause = true;
-            sc_log_notice("approvals still paused by the operator",
-                          "why=\"schedcoordctl pause before this start; schedcoordctl resume to "
-                          "resume\"");
-        }
+    if (sc_cstate_paused(c->cs) && !c->o.policy.pause) {
+        c->o.policy.pause = true;
+        sc_log_notice("approvals still paused by the operator",
+                      "why=\"schedcoordctl pause before this start; schedcoordctl resume to "
+                      "resume\"");
     }
     /* Sockets. */
     if (!(c->zctx = zmq_ctx_new())) {
@@ -222,20 +232,14 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
     snprintf(c->ctl_path, sizeof(c->ctl_path), "%s/%s", o->state_dir, SC_CTL_SOCKET_NAME);
     if ((rc = sc_ctl_listen(c->ctl_path, &c->ctl_fd, err, errlen)) < 0)
         goto fail;
-    /* Until the election is built, leadership is static: the first member of --members leads
-     * (Azure's own suggestion: the first VM), every other coordinator is a follower that keeps
-     * the agents' reports but never orders, approves or claims the lead. Several leaders would
-     * drain fault domains and approve independently. */
-    if (c->self == 0) {
-        c->role = SC_ROLE_LEADER;
+    if (sc_coord_is_leader(c))
         sc_log_notice("role change", "old=follower new=leader term=%lld why=\"%s\"",
                       (long long)c->term,
                       "first member of --members: leader of a new term at start");
-    } else {
+    else
         sc_log_notice("follower: the first member of --members leads",
                       "leader=%s why=\"election and failover are not built yet\"",
                       c->members[0].name);
-    }
     c->dirty = true;
     *ret_coord = c;
     return 0;
@@ -260,9 +264,9 @@ void sc_coord_destroy(sc_coord_t **coord)
     for (size_t i = 0; i < c->n_ev; i++)
         sc_coord_exec_ev_free(c->ev[i]);
     free(c->ev);
-    for (size_t i = 0; i < c->n_alerts; i++)
-        free(c->alerts[i]);
-    free(c->alerts);
+    if (c->cs && c->store && c->lock)
+        sc_coord_restart_snapshot(c, 0); /* the next start replays nothing */
+    sc_cstate_destroy(&c->cs);
     sc_registry_destroy(&c->reg);
     sc_approver_destroy(&c->approver);
     sc_store_close(&c->store);
@@ -306,7 +310,7 @@ static int s_poll(sc_coord_t *c, int timeout_ms, bool *ret_ctl)
 
     if (c->dirty || next < 0)
         next = 0;
-    if (!sc_coord_is_leader(c)) /* no plan rounds to wake up for */
+    if (!sc_coord_may_act(c)) /* no plan rounds to wake up for (a follower, the start grace) */
         next = timeout_ms;
     if (timeout_ms > next)
         timeout_ms = (int)next;
@@ -347,6 +351,7 @@ int sc_coord_step(sc_coord_t *c, int timeout_ms)
         return rc;
     if ((rc = sc_coord_dispatch_drain_router(c)) < 0)
         return rc;
+    sc_coord_restart_snapshot(c, c->o.snapshot_every);
     if (ctl)
         s_serve_control(c);
     if ((rc = s_timers(c)) < 0)

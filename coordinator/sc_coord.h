@@ -23,6 +23,7 @@
 #ifndef SC_COORD_H
 #define SC_COORD_H
 
+#include "sc_cstate.h"
 #include "sc_policy.h"
 
 #include <json-c/json.h>
@@ -61,6 +62,10 @@ typedef struct sc_coord_opts {
                              * reported or this long passed (default 5000) */
     int64_t tombstone_ms;   /* an ended event's reports are ignored this long after its end
                              * (--tombstone-s; default 7 days) */
+    int64_t snapshot_every; /* a snapshot of the state every this many log entries (1000) */
+    /* Told after each entry is applied to the state, with the state (tests, tracing): NULL. */
+    void (*on_apply)(void *ud, const sc_dlog_entry_t *e, const sc_cstate_t *cs);
+    void *on_apply_ud; /* its argument */
 } sc_coord_opts_t;
 
 /* Fills defaults (policy defaults too). */
@@ -81,6 +86,13 @@ bool sc_coord_is_leader(const sc_coord_t *c);
 int64_t sc_coord_term(const sc_coord_t *c);
 /* The status document of schedcoordctl status --json (the caller's). */
 json_object *sc_coord_status(sc_coord_t *c);
+/* The replicated state (sc_cstate_to_json): the caller's, NULL on ENOMEM. */
+json_object *sc_coord_state_json(const sc_coord_t *c);
+/* A follower takes an entry of its leader's log: appended to its own log and applied to its
+ * store and its state, as the leader applied it (the election's replication calls this; tests
+ * hand entries over directly). 0; SC_E_STATE on a leader (it appends only its own decisions);
+ * -EINVAL for an entry out of order or refused, with the reason in err. */
+int sc_coord_follow(sc_coord_t *c, const sc_dlog_entry_t *e, char *err, size_t errlen);
 /* POSTs made so far (tests, bench). */
 uint64_t sc_coord_posts(const sc_coord_t *c);
 /* Monotonic ms of the last approval POST (bench), 0 if none. */

@@ -114,7 +114,7 @@ void sc_coord_dispatch_broadcast_leader(sc_coord_t *c)
     }
     for (size_t i = 0; i < c->n_members; i++) {
         sc_cmember_t *m = &c->members[i];
-        if (m->rid_len && !m->gone &&
+        if (m->rid_len && !sc_cstate_member(c->cs, i)->gone &&
             zmq_send(c->router, m->rid, m->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0)
             zmq_send(c->router, buf, len, ZMQ_DONTWAIT);
     }
@@ -124,51 +124,30 @@ void sc_coord_dispatch_broadcast_leader(sc_coord_t *c)
 
 /* ---- receiving ----------------------------------------------------------------------- */
 
-/* The drain state after a hook report st of phase, from cur: the one mapping of hook results
- * to drain states, for live reports and for the stored ones a restart reads back. listed: the
- * event is still listed, so a recover done was the rollback of a failed drain (sc_plan.h rule
- * 4), not the end of it. */
-sc_drain_state_t sc_coord_dispatch_drain_after(sc_drain_state_t cur, sc_msg_phase_t phase,
-                                               sc_msg_hook_state_t st, bool listed)
+static void s_count_hook(sc_coord_t *c, const sc_msg_hook_progress_t *p)
 {
-    if (phase == SC_MSG_PHASE_PREPARE) {
-        switch (st) {
-        case SC_MSG_HOOK_STARTED: return SC_DRAIN_PREPARING;
-        case SC_MSG_HOOK_DONE:
-        case SC_MSG_HOOK_SKIPPED: return SC_DRAIN_PREPARED;
-        case SC_MSG_HOOK_FAILED:
-        case SC_MSG_HOOK_TIMED_OUT: return SC_DRAIN_PREPARE_FAILED;
-        case SC_MSG_HOOK_INTERRUPTED: return SC_DRAIN_PREPARE_INTERRUPTED;
-        default: return cur; /* refused: the order is sent again */
-        }
-    }
-    switch (st) {
-    case SC_MSG_HOOK_STARTED: return SC_DRAIN_RECOVERING;
-    case SC_MSG_HOOK_DONE:
-    case SC_MSG_HOOK_SKIPPED: /* older agents: prepare never ran */
-        return listed ? SC_DRAIN_ROLLED_BACK : SC_DRAIN_RECOVERED;
-    case SC_MSG_HOOK_FAILED:
-    case SC_MSG_HOOK_TIMED_OUT:
-    /* interrupted: never re-run by the agent (it answers every new order with the same
-     * result), so it is final like a failure: ALERT, and the fault domain is free again */
-    case SC_MSG_HOOK_INTERRUPTED: return SC_DRAIN_RECOVER_FAILED;
-    default: return cur; /* refused (e.g. the agent's queue was full): the order is sent again */
-    }
+    if (p->phase < SC_MSG_PHASE_MAX && p->state < SC_MSG_HOOK_STATE_MAX)
+        c->count.hooks[p->phase][p->state]++;
 }
 
 static int s_on_progress(sc_coord_t *c, size_t mi, const sc_msg_hook_progress_t *p)
 {
-    /* Only for an event we know (tracked, or in the registry): a report of anything else
-     * must not create an entry (phantom events in the store, a full event table). */
-    sc_cevstate_t *e = sc_coord_exec_ev_find(c, p->event);
-    const sc_reg_event_t *re;
-    sc_drain_state_t next;
+    /* Only for an event decided (in the state): a report of anything else must not create an
+     * entry (phantom events in the store, a full event table). */
+    const sc_cs_event_t *ce = sc_coord_exec_cs(c, p->event);
+    sc_cevstate_t *e;
+    sc_drain_state_t cur, next;
     json_object *d;
     char reason[320];
 
-    if (!e && sc_registry_find(c->reg, p->event))
-        e = sc_coord_exec_ev_get(c, p->event);
-    if (!e) {
+    if (!ce && !sc_coord_is_leader(c) && sc_registry_find(c->reg, p->event)) {
+        s_count_hook(c, p);
+        sc_log_debug("hook progress heard (a follower decides nothing)",
+                     "member=%s event=%s phase=%s state=%s", c->members[mi].name, p->event,
+                     sc_msg_phase_name(p->phase), sc_msg_hook_state_name(p->state));
+        return 0;
+    }
+    if (!ce || !(e = sc_coord_exec_ev_get(c, ce->ev.id))) {
         c->rejected++;
         sc_log_warn("hook progress for an unknown event ignored",
                     "member=%s event=%s phase=%s state=%s", c->members[mi].name, p->event,
@@ -176,54 +155,52 @@ static int s_on_progress(sc_coord_t *c, size_t mi, const sc_msg_hook_progress_t 
         return 0;
     }
     /* A report of an older attempt (its drain was rolled back and tried again since) is
-     * history: it must not move the new attempt's drain. */
-    if (p->attempt < e->attempt[mi]) {
+     * history: it must not move the new attempt's drain (the state drops it too). */
+    if (p->attempt < ce->attempt[mi]) {
         sc_log_info("hook progress of an older attempt ignored",
                     "member=%s event=%s phase=%s state=%s attempt=%d current=%d",
                     c->members[mi].name, p->event, sc_msg_phase_name(p->phase),
-                    sc_msg_hook_state_name(p->state), p->attempt, e->attempt[mi]);
+                    sc_msg_hook_state_name(p->state), p->attempt, ce->attempt[mi]);
         return 0;
     }
-    re = sc_registry_find(c->reg, e->id);
-    next = sc_coord_dispatch_drain_after(e->drain[mi], p->phase, p->state,
-                                         re && re->phase == SC_REG_ACTIVE);
-    /* A late report of an earlier phase never moves a drain back. */
-    if (p->phase == SC_MSG_PHASE_PREPARE && e->drain[mi] >= SC_DRAIN_RECOVER_ORDERED)
-        next = e->drain[mi];
+    cur = ce->drain[mi];
+    next = sc_cstate_drain_next(
+        cur, sc_cstate_drain_input(p->phase, p->state, ce->phase == SC_REG_ACTIVE));
     d = json_object_new_object();
-    json_object_object_add(d, "event_id", json_object_new_string(e->id));
+    json_object_object_add(d, "event_id", json_object_new_string(ce->ev.id));
     json_object_object_add(d, "vm", json_object_new_string(c->members[mi].name));
     json_object_object_add(d, "phase", json_object_new_string(sc_msg_phase_name(p->phase)));
     json_object_object_add(d, "state", json_object_new_string(sc_msg_hook_state_name(p->state)));
     json_object_object_add(d, "exit_status", json_object_new_int(p->exit_status));
     json_object_object_add(d, "origin", json_object_new_string(sc_msg_origin_name(p->origin)));
+    json_object_object_add(d, "attempt", json_object_new_int(p->attempt));
     snprintf(reason, sizeof(reason), "%s hook %s on %s", sc_msg_phase_name(p->phase),
              sc_msg_hook_state_name(p->state), c->members[mi].name);
-    sc_log_info("hook progress", "event=%s vm=%s phase=%s state=%s exit=%d drain=%s->%s", e->id,
+    sc_log_info("hook progress", "event=%s vm=%s phase=%s state=%s exit=%d drain=%s->%s", ce->ev.id,
                 c->members[mi].name, sc_msg_phase_name(p->phase), sc_msg_hook_state_name(p->state),
-                p->exit_status, sc_drain_state_name(e->drain[mi]), sc_drain_state_name(next));
-    /* rolled back: drained again, as a new attempt, after a backoff */
-    if (next == SC_DRAIN_ROLLED_BACK && e->drain[mi] != SC_DRAIN_ROLLED_BACK)
+                p->exit_status, sc_drain_state_name(cur), sc_drain_state_name(next));
+    /* rolled back: drained again, as a new attempt, after a backoff (a timer: not replicated) */
+    if (next == SC_DRAIN_ROLLED_BACK && cur != SC_DRAIN_ROLLED_BACK)
         e->drain_retry_ms[mi] =
             sc_mono_ms() +
-            sc_policy_retry_delay_ms(&c->o.policy, e->attempt[mi] ? e->attempt[mi] : 1);
-    e->drain[mi] = next;
+            sc_policy_retry_delay_ms(&c->o.policy, ce->attempt[mi] ? ce->attempt[mi] : 1);
     c->dirty = true;
-    if (p->phase < SC_MSG_PHASE_MAX && p->state < SC_MSG_HOOK_STATE_MAX)
-        c->count.hooks[p->phase][p->state]++;
+    s_count_hook(c, p);
     return sc_coord_exec_decide(c, SC_DLOG_HOOK_PROGRESS, d, reason);
 }
 
 /* An answer to approve_via counts only from the member it was delegated to, in our term: any
  * other member (or an old/forged term) could otherwise mark an event approved that nobody
- * POSTed, or fail one to trigger a second POST. */
+ * POSTed, or fail one to trigger a second POST. The answer entry settles every event of the
+ * intent (sc_cstate). */
 static int s_on_approve_result(sc_coord_t *c, size_t mi, uint64_t term,
                                const sc_msg_approve_result_t *r)
 {
     bool ok = strcmp(r->result, "OK") == 0 && r->http_status >= 200 && r->http_status < 300;
-    int64_t intent = 0;
-    size_t n_used = 0, n_refused = 0;
+    int64_t intents[SC_MSG_MAX_EVENTS];
+    size_t n_intents = 0, n_used = 0, n_refused = 0;
     const char *first_refused = NULL;
+    int64_t now = sc_mono_ms();
     int rc = 0;
 
     if (term != (uint64_t)c->term) {
@@ -233,29 +210,31 @@ static int s_on_approve_result(sc_coord_t *c, size_t mi, uint64_t term,
         return 0;
     }
     for (size_t i = 0; i < r->n_events; i++) {
-        sc_cevstate_t *e = sc_coord_exec_ev_find(c, r->events[i]);
-        if (!e || e->approval != SC_APPROVAL_INTENT)
+        const sc_cs_event_t *ce = sc_coord_exec_cs(c, r->events[i]);
+        bool known = false;
+        if (!ce || ce->approval != SC_APPROVAL_INTENT || !ce->intent)
             continue;
-        if (e->via != mi) {
+        if (ce->via != mi) {
             n_refused++;
-            first_refused = first_refused ? first_refused : e->id;
+            first_refused = first_refused ? first_refused : ce->ev.id;
             continue;
         }
         n_used++;
-        if (e->intent && e->intent != intent) {
-            intent = e->intent;
-            rc = sc_approver_record_answer(c->approver, c->term, intent, ok ? 0 : SC_E_HTTP_OTHER,
-                                           r->http_status, r->message ? r->message : r->result);
-            if (rc < 0)
-                return rc;
+        for (size_t k = 0; k < n_intents; k++)
+            known = known || intents[k] == ce->intent;
+        if (!known && n_intents < SC_MSG_MAX_EVENTS)
+            intents[n_intents++] = ce->intent;
+    }
+    for (size_t k = 0; k < n_intents && rc >= 0; k++) {
+        /* failed: each of its events retried after its backoff */
+        for (size_t i = 0; !ok && i < sc_cstate_n_events(c->cs); i++) {
+            const sc_cs_event_t *ce = sc_cstate_event_at(c->cs, i);
+            sc_cevstate_t *e = ce->intent == intents[k] ? sc_coord_exec_ev_get(c, ce->ev.id) : NULL;
+            if (e)
+                e->retry_at_ms = now + sc_backoff_next(&e->backoff, 0);
         }
-        e->intent = 0;
-        if (ok) {
-            e->approval = SC_APPROVAL_APPROVED;
-        } else {
-            e->approval = SC_APPROVAL_FAILED;
-            e->retry_at_ms = sc_mono_ms() + sc_backoff_next(&e->backoff, 0);
-        }
+        rc = sc_approver_record_answer(c->approver, c->term, intents[k], ok ? 0 : SC_E_HTTP_OTHER,
+                                       r->http_status, r->message ? r->message : r->result);
     }
     if (n_refused) {
         c->rejected++;
@@ -379,7 +358,7 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
          * document, whose events are over: after our restart it would bring the ended
          * Preempt back as new. A re-created VM's new agent says hello first
          * (sc_coord_members_on_hello). */
-        if (m->gone) {
+        if (sc_cstate_member(c->cs, mi)->gone) {
             sc_log_debug("document of a gone member ignored", "member=%s", m->name);
             break;
         }

@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define S_MAX_ALERTS_SEEN 10000 /* alert keys remembered for de-duplication */
-#define S_VIA_TIMEOUT_MS 15000  /* a delegated approval without answer is retried after */
+#define S_VIA_TIMEOUT_MS 15000 /* a delegated approval without answer is retried after */
 
 bool sc_coord_may_act(const sc_coord_t *c)
 {
@@ -33,9 +32,7 @@ void sc_coord_exec_ev_free(sc_cevstate_t *e)
 {
     if (!e)
         return;
-    free(e->drain);
     free(e->sent_ms);
-    free(e->attempt);
     free(e->drain_retry_ms);
     free(e->waiting_for);
     free(e);
@@ -48,16 +45,13 @@ sc_cevstate_t *sc_coord_exec_ev_get(sc_coord_t *c, const char *id)
         return e;
     if (c->n_ev >= SC_REGISTRY_MAX_EVENTS || !sc_event_id_valid(id))
         return NULL;
-    if (!(e = calloc(1, sizeof(*e))) || !(e->drain = calloc(c->n_members, sizeof(*e->drain))) ||
-        !(e->sent_ms = calloc(c->n_members, sizeof(*e->sent_ms))) ||
-        !(e->attempt = calloc(c->n_members, sizeof(*e->attempt))) ||
+    if (!(e = calloc(1, sizeof(*e))) || !(e->sent_ms = calloc(c->n_members, sizeof(*e->sent_ms))) ||
         !(e->drain_retry_ms = calloc(c->n_members, sizeof(*e->drain_retry_ms))) ||
         !(nv = realloc(c->ev, (c->n_ev + 1) * sizeof(*nv)))) {
         sc_coord_exec_ev_free(e);
         return NULL;
     }
     snprintf(e->id, sizeof(e->id), "%s", id);
-    e->via = SC_PLAN_NONE;
     sc_backoff_init(&e->backoff, 1000, 30000);
     c->ev = nv;
     c->ev[c->n_ev++] = e;
@@ -77,16 +71,25 @@ static void s_ev_remove(sc_coord_t *c, sc_cevstate_t *e)
 
 /* ---- decisions ----------------------------------------------------------------------- */
 
-/* Appends a decision and applies it. A store failure is fatal for the daemon: it must not act
- * on what it could not record. */
+/* Appends a decision; the store applies it to its tables and, through sc_store_on_decide, to
+ * the state (sc_coord_cstate_apply). Only a leader appends: a follower keeps what it hears in
+ * memory and writes nothing (its log is its leader's). A store failure is fatal for the daemon:
+ * it must not act on what it could not record. */
 int sc_coord_exec_decide(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data, const char *reason)
 {
-    int rc = sc_store_decide_json(c->store, c->term, kind, data, reason, sc_wall_ms(), NULL);
-    if (rc < 0)
+    int rc = 0;
+
+    if (sc_coord_is_leader(c) &&
+        (rc = sc_store_decide_json(c->store, c->term, kind, data, reason, sc_wall_ms(), NULL)) < 0)
         sc_log_err("decision not recorded", "kind=%s rc=%s why=\"%s\"", sc_dlog_kind_name(kind),
                    sc_errname(rc), sc_log_q(sc_store_errmsg(c->store)));
     json_object_put(data);
     return rc;
+}
+
+const sc_cs_event_t *sc_coord_exec_cs(const sc_coord_t *c, const char *id)
+{
+    return sc_cstate_event_find(c->cs, id);
 }
 
 /* The IMDS-shaped JSON of one event, or NULL. */
@@ -127,7 +130,6 @@ int sc_coord_exec_handle_changes(sc_coord_t *c, sc_registry_changes_t *ch)
     for (size_t i = 0; i < ch->n && rc >= 0; i++) {
         const sc_reg_change_t *x = &ch->items[i];
         const sc_reg_event_t *re = sc_registry_find(c->reg, x->id);
-        sc_cevstate_t *e;
 
         c->dirty = true;
         sc_log_info("event change", "event=%s change=%s start=%s", x->id,
@@ -152,8 +154,6 @@ int sc_coord_exec_handle_changes(sc_coord_t *c, sc_registry_changes_t *ch)
                                   x->start_kind == SC_START_APPROVED
                                       ? "started after our approval"
                                       : "started without our approval (forced)");
-            if ((e = sc_coord_exec_ev_get(c, x->id)) && e->approval == SC_APPROVAL_FAILED)
-                e->approval = SC_APPROVAL_NOT_NEEDED; /* never again once Started */
             break;
         case SC_CHG_ENDED:
             rc = s_log_simple(c, SC_DLOG_EVENT_ENDED, x->id, "completed",
@@ -172,36 +172,18 @@ int sc_coord_exec_handle_changes(sc_coord_t *c, sc_registry_changes_t *ch)
 
 /* ---- planning and acting ------------------------------------------------------------- */
 
-static bool s_alert_new(sc_coord_t *c, const char *key)
-{
-    char **nv;
-    for (size_t i = 0; i < c->n_alerts; i++)
-        if (strcmp(c->alerts[i], key) == 0)
-            return false;
-    if (c->n_alerts >= S_MAX_ALERTS_SEEN)
-        return true; /* cannot remember: say it again rather than never */
-    if (!(nv = realloc(c->alerts, (c->n_alerts + 1) * sizeof(*nv))))
-        return true;
-    c->alerts = nv;
-    if ((c->alerts[c->n_alerts] = strdup(key)))
-        c->n_alerts++;
-    return true;
-}
-
-/* Raises an alert once: logged, counted, recorded as a decision. event_id and member may be
- * NULL; it is said once per (kind, event, dedup) (dedup: the member's name for the planner's
- * alerts). */
-/* Raises an alert once per (kind, event, dedup, attempt): a decision, a log line, a count.
- * attempt: the drain attempt it is about (prepare_failed, drain_retry), else 0. */
+/* Raises an alert once per (kind, event, dedup, attempt): a decision (whose key the state
+ * remembers: a restart or a new leader does not say it again), a log line, a count. dedup: the
+ * member's name for the planner's alerts; attempt: the drain attempt it is about
+ * (prepare_failed, drain_retry), else 0. */
 int sc_coord_exec_alert(sc_coord_t *c, sc_alert_t kind, const char *event_id, const char *member,
                         const char *dedup, const char *message, int attempt)
 {
     json_object *d;
-    char key[512];
+    char key[SC_CSTATE_ALERT_KEY_MAX + 1];
 
-    snprintf(key, sizeof(key), "%s|%s|%s|%d", sc_alert_name(kind), event_id ? event_id : "-", dedup,
-             attempt);
-    if (!s_alert_new(c, key))
+    sc_cstate_alert_key(key, sizeof(key), sc_alert_name(kind), event_id, dedup, attempt);
+    if (sc_cstate_alert_raised(c->cs, key) || !sc_coord_is_leader(c))
         return 0;
     if (kind > SC_ALERT_NONE && kind < SC_ALERT_MAX)
         c->count.alerts[kind]++;
@@ -212,6 +194,7 @@ int sc_coord_exec_alert(sc_coord_t *c, sc_alert_t kind, const char *event_id, co
     json_object_object_add(d, "message", json_object_new_string(message));
     if (attempt)
         json_object_object_add(d, "attempt", json_object_new_int(attempt));
+    json_object_object_add(d, "key", json_object_new_string(key));
     sc_log_warn("ALERT", "alert=%s event=%s member=%s why=\"%s\"", sc_alert_name(kind),
                 event_id ? event_id : "-", member ? member : "-", sc_log_q(message));
     return sc_coord_exec_decide(c, SC_DLOG_ALERT, d, message);
@@ -238,8 +221,7 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
     }
     if (!n)
         return 0;
-    for (size_t i = 0; i < n; i++)
-        es[i]->approval = SC_APPROVAL_INTENT; /* the registry learns it after the round */
+    /* the intent's entry makes them INTENT, its answer APPROVED or FAILED (sc_cstate) */
     if (a->kind == SC_ACT_APPROVE_VIA) {
         int64_t intent = 0;
         sc_msg_t *msg = NULL;
@@ -247,11 +229,8 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
         rc = sc_approver_intent_via(c->approver, c->term, m->name, ids, n, a->reason, &intent);
         if (rc < 0)
             return rc;
-        for (size_t i = 0; i < n; i++) {
-            es[i]->intent = intent;
+        for (size_t i = 0; i < n; i++)
             es[i]->intent_ms = now;
-            es[i]->via = a->member;
-        }
         if (sc_msg_new(SC_MSG_APPROVE_VIA, c->name, (uint64_t)c->term, ++c->seq, &msg) == 0) {
             for (size_t i = 0; i < n; i++)
                 sc_msg_add_event(msg, ids[i]);
@@ -264,20 +243,15 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
         return 0;
     } else {
         sc_approval_outcome_t out;
-        for (size_t i = 0; i < n; i++)
-            es[i]->via = SC_PLAN_NONE;
         rc = sc_approver_approve(c->approver, c->term, ids, n, a->reason, &out);
         c->last_post_ms = sc_mono_ms();
         if (rc < 0 && !out.intent_index)
             return rc;
         for (size_t i = 0; i < n; i++) {
-            if (out.rc == 0) {
-                es[i]->approval = SC_APPROVAL_APPROVED;
+            if (out.rc == 0)
                 sc_backoff_reset(&es[i]->backoff);
-            } else {
-                es[i]->approval = SC_APPROVAL_FAILED;
+            else
                 es[i]->retry_at_ms = now + sc_backoff_next(&es[i]->backoff, out.retry_after_ms);
-            }
         }
         if (out.rc == 0)
             c->count.posts_ok++;
@@ -311,14 +285,17 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
     case SC_ACT_PREPARE:
     case SC_ACT_RECOVER: {
         bool prep = a->kind == SC_ACT_PREPARE;
+        const sc_cs_event_t *ce;
         int attempt;
         if (!e || !m || !sc_coord_may_act(c))
             return 0;
         /* A prepare carries the planner's attempt; a recover belongs to the VM's attempt, a
          * new one after a rollback (the agent runs each phase of an attempt once: the
          * rolled-back VM impacted since then is recovered again). */
-        attempt = prep ? a->attempt
-                       : e->attempt[a->member] + (e->drain[a->member] == SC_DRAIN_ROLLED_BACK);
+        ce = sc_coord_exec_cs(c, e->id);
+        attempt = prep || !ce
+                      ? a->attempt
+                      : ce->attempt[a->member] + (ce->drain[a->member] == SC_DRAIN_ROLLED_BACK);
         if (attempt < 1)
             attempt = 1;
         d = json_object_new_object();
@@ -331,8 +308,6 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
                                   a->reason);
         if (rc < 0)
             return rc;
-        e->drain[a->member] = prep ? SC_DRAIN_PREPARE_ORDERED : SC_DRAIN_RECOVER_ORDERED;
-        e->attempt[a->member] = attempt;
         e->sent_ms[a->member] = sc_mono_ms();
         c->count.orders[prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER]++;
         sc_log_notice(prep ? "prepare ordered" : "recover ordered", "event=%s vm=%s why=\"%s\"",
@@ -344,9 +319,8 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
     case SC_ACT_APPROVE:
     case SC_ACT_APPROVE_VIA: return s_approve(c, in, a);
     case SC_ACT_MEMBER_GONE:
-        if (!m || m->gone)
+        if (!m || sc_cstate_member(c->cs, a->member)->gone)
             return 0;
-        m->gone = true;
         d = json_object_new_object();
         json_object_object_add(d, "name", json_object_new_string(m->name));
         json_object_object_add(d, "state", json_object_new_string("gone"));
@@ -390,17 +364,18 @@ int sc_coord_exec_plan_round(sc_coord_t *c)
     }
     for (size_t i = 0; i < c->n_members; i++) {
         sc_cmember_t *m = &c->members[i];
+        const sc_cs_member_t *cm = sc_cstate_member(c->cs, i);
         pm[i] = (sc_plan_member_t){.name = m->name,
-                                   .fault_domain = m->fault_domain,
-                                   .update_domain = m->update_domain,
+                                   .fault_domain = cm->fault_domain,
+                                   .update_domain = cm->update_domain,
                                    .alive = m->alive,
-                                   .gone = m->gone,
+                                   .gone = cm->gone,
                                    .is_self = m->is_self,
                                    .blind = m->blind};
     }
     for (size_t i = 0; i < nreg; i++) {
         const sc_reg_event_t *re = sc_registry_event_at(c->reg, i);
-        const sc_cevstate_t *e = sc_coord_exec_ev_find(c, re->ev.id);
+        const sc_cs_event_t *e = sc_coord_exec_cs(c, re->ev.id);
         nvm_total += re->ev.n_resources;
         nres_total += re->ev.n_resources;
         /* + room for members Azure may have dropped from Resources after their prepare */
@@ -418,18 +393,21 @@ int sc_coord_exec_plan_round(sc_coord_t *c)
     nvm_total = nseen_total = nres_total = 0;
     for (size_t i = 0; i < nreg; i++) {
         const sc_reg_event_t *re = sc_registry_event_at(c->reg, i);
-        sc_cevstate_t *e = sc_coord_exec_ev_get(c, re->ev.id);
+        sc_cevstate_t *le = sc_coord_exec_ev_get(c, re->ev.id);
+        const sc_cs_event_t *e = sc_coord_exec_cs(c, re->ev.id);
         sc_plan_event_t *p = &pe[in.n_events];
 
-        if (!e)
+        /* every event the registry holds was decided (EVENT_SEEN) before: one without is
+         * not planned (nothing known of its drains) */
+        if (!le || !e)
             continue;
-        e->touched = false;
+        le->touched = false;
         p->ev = &re->ev;
         p->phase = re->phase;
         p->start_kind = re->start_kind;
         p->first_seen_ms = re->first_seen_ms;
         p->approval = e->approval;
-        p->retry_at_ms = e->retry_at_ms;
+        p->retry_at_ms = le->retry_at_ms;
         p->vms = &vms[nvm_total];
         p->strangers = &strangers[nres_total];
         for (size_t r = 0; r < re->ev.n_resources; r++) {
@@ -446,7 +424,7 @@ int sc_coord_exec_plan_round(sc_coord_t *c)
             vms[nvm_total + p->n_vms] = (sc_plan_vm_t){.member = mi,
                                                        .drain = e->drain[mi],
                                                        .attempt = e->attempt[mi],
-                                                       .retry_at_ms = e->drain_retry_ms[mi]};
+                                                       .retry_at_ms = le->drain_retry_ms[mi]};
             p->n_vms++;
         }
         /* Rule 3: a VM whose prepare was ordered stays in the plan after Azure dropped it from
@@ -462,7 +440,7 @@ int sc_coord_exec_plan_round(sc_coord_t *c)
                                                              .drain = e->drain[mi],
                                                              .dropped = true,
                                                              .attempt = e->attempt[mi],
-                                                             .retry_at_ms = e->drain_retry_ms[mi]};
+                                                             .retry_at_ms = le->drain_retry_ms[mi]};
         }
         nvm_total += p->n_vms;
         nres_total += p->n_strangers;
@@ -499,9 +477,11 @@ int sc_coord_exec_plan_round(sc_coord_t *c)
     for (size_t i = 0; i < out.n_actions && rc >= 0; i++)
         if (out.actions[i].kind != SC_ACT_MEMBER_GONE)
             rc = s_act(c, &in, &out.actions[i]);
-    for (size_t i = 0; i < c->n_ev; i++)
-        if (c->ev[i]->approval == SC_APPROVAL_INTENT || c->ev[i]->approval == SC_APPROVAL_APPROVED)
-            sc_registry_mark_approved(c->reg, c->ev[i]->id);
+    for (size_t i = 0; i < sc_cstate_n_events(c->cs); i++) {
+        const sc_cs_event_t *e = sc_cstate_event_at(c->cs, i);
+        if (e->approval == SC_APPROVAL_INTENT || e->approval == SC_APPROVAL_APPROVED)
+            sc_registry_mark_approved(c->reg, e->ev.id);
+    }
     for (size_t i = 0; i < out.n_actions && rc >= 0; i++)
         if (out.actions[i].kind == SC_ACT_MEMBER_GONE) {
             rc = s_act(c, &in, &out.actions[i]);
@@ -518,10 +498,16 @@ int sc_coord_exec_plan_round(sc_coord_t *c)
 
         if (done) {
             char id[SC_EVENT_ID_MAX + 1];
+            json_object *d = json_object_new_object();
+
             snprintf(id, sizeof(id), "%s", e->id);
+            json_object_object_add(d, "event_id", json_object_new_string(id));
+            if ((rc = sc_coord_exec_decide(c, SC_DLOG_EVENT_CLOSED, d, "over: nothing owed")) < 0)
+                break;
             /* pe[i].ev points into the registry: nothing reads it after this point */
             if (sc_registry_remove_event(c->reg, id) < 0)
-                break; /* out of memory for its tombstone: kept, tried again next round */
+                sc_log_warn("closed event kept in the registry (no memory for its tombstone)",
+                            "event=%s", id);
             sc_log_info("event closed", "event=%s", id);
             s_ev_remove(c, e);
             pe[i].ev = NULL;
@@ -542,30 +528,39 @@ out:
 
 /* ---- timers -------------------------------------------------------------------------- */
 
-/* Delegated approvals that were never answered are tried again. */
+/* Delegated approvals that were never answered are tried again: the answer entry fails every
+ * event of the intent (sc_cstate), each retried from now. */
 int sc_coord_exec_expire_via(sc_coord_t *c, int64_t now)
 {
     int rc;
 
-    for (size_t i = 0; i < c->n_ev; i++) {
-        sc_cevstate_t *e = c->ev[i];
-        if (e->approval == SC_APPROVAL_INTENT && e->intent &&
-            now - e->intent_ms > S_VIA_TIMEOUT_MS) {
-            rc = sc_approver_record_answer(c->approver, c->term, e->intent, SC_E_TIMEOUT, 0,
-                                           "no answer from the delegated agent");
-            if (rc < 0)
-                return rc;
-            for (size_t k = 0; k < c->n_ev; k++)
-                if (c->ev[k]->intent == e->intent && k != i) {
-                    c->ev[k]->intent = 0;
-                    c->ev[k]->approval = SC_APPROVAL_FAILED;
-                    c->ev[k]->retry_at_ms = now;
-                }
-            e->intent = 0;
-            e->approval = SC_APPROVAL_FAILED;
-            e->retry_at_ms = now;
-            c->dirty = true;
+    if (!sc_coord_is_leader(c))
+        return 0;
+    for (size_t i = 0; i < sc_cstate_n_events(c->cs); i++) {
+        const sc_cs_event_t *ce = sc_cstate_event_at(c->cs, i);
+        sc_cevstate_t *e = sc_coord_exec_ev_get(c, ce->ev.id);
+        int64_t intent = ce->intent;
+
+        if (!e || ce->approval != SC_APPROVAL_INTENT || !intent || ce->via == SC_CSTATE_NONE)
+            continue;
+        if (!e->intent_ms) /* an intent from before our start: its clock starts now */
+            e->intent_ms = now;
+        if (now - e->intent_ms <= S_VIA_TIMEOUT_MS)
+            continue;
+        for (size_t k = 0; k < sc_cstate_n_events(c->cs); k++) {
+            const sc_cs_event_t *other = sc_cstate_event_at(c->cs, k);
+            sc_cevstate_t *le =
+                other->intent == intent ? sc_coord_exec_ev_get(c, other->ev.id) : NULL;
+            if (le) {
+                le->intent_ms = 0;
+                le->retry_at_ms = now;
+            }
         }
+        rc = sc_approver_record_answer(c->approver, c->term, intent, SC_E_TIMEOUT, 0,
+                                       "no answer from the delegated agent");
+        if (rc < 0)
+            return rc;
+        c->dirty = true;
     }
     return 0;
 }
@@ -578,8 +573,9 @@ void sc_coord_exec_resend_orders(sc_coord_t *c, int64_t now)
         return;
     for (size_t i = 0; i < c->n_ev; i++) {
         sc_cevstate_t *e = c->ev[i];
-        for (size_t k = 0; k < c->n_members; k++) {
-            sc_drain_state_t d = e->drain[k];
+        const sc_cs_event_t *ce = sc_coord_exec_cs(c, e->id);
+        for (size_t k = 0; ce && k < c->n_members; k++) {
+            sc_drain_state_t d = ce->drain[k];
             if ((d == SC_DRAIN_PREPARE_ORDERED || d == SC_DRAIN_RECOVER_ORDERED) &&
                 now - e->sent_ms[k] >= c->o.resend_ms && c->members[k].alive) {
                 e->sent_ms[k] = now;
@@ -587,7 +583,7 @@ void sc_coord_exec_resend_orders(sc_coord_t *c, int64_t now)
                 sc_coord_dispatch_send_order(c, k, e->id,
                                              d == SC_DRAIN_PREPARE_ORDERED ? SC_MSG_PHASE_PREPARE
                                                                            : SC_MSG_PHASE_RECOVER,
-                                             e->attempt[k]);
+                                             ce->attempt[k]);
             }
         }
     }

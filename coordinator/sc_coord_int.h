@@ -19,6 +19,7 @@
 
 #include "sc_approver.h"
 #include "sc_backoff.h"
+#include "sc_cstate.h"
 #include "sc_curve.h"
 #include "sc_dirlock.h"
 #include "sc_event.h"
@@ -37,34 +38,30 @@
 typedef struct sc_cmember {
     char name[SC_NAME_MAX + 1];                /* member name */
     char endpoint[SC_MEMBER_ENDPOINT_MAX + 1]; /* tcp://HOST:PORT of its coordinator */
-    int fault_domain;                          /* from its hello, -1 unknown */
-    int update_domain;                         /* from its hello, -1 unknown */
-    bool alive;                                /* messages arriving */
-    bool blind;                                /* alive, but its IMDS has been silent too long */
-    bool gone;                                 /* left after Preempt/Terminate */
-    bool is_self;                              /* our own member */
-    int64_t last_msg_ms;                       /* monotonic ms of its last message */
-    unsigned char rid[SC_COORD_RID_MAX];       /* ROUTER routing id of its agent's connection */
-    size_t rid_len;                            /* 0: not connected yet */
-    char boot_id[SC_MSG_BOOT_ID_MAX + 1];      /* its agent's boot id */
-    bool have_doc;                             /* a document arrived since we started */
-    int64_t doc_req_ms;                        /* last doc_request sent */
-    sc_member_state_t state;                   /* from the last plan */
-    uint64_t malformed;                        /* malformed IMDS events its agent reported */
-    uint64_t malformed_key;                    /* hash of the last malformed list counted */
+    int fault_domain;    /* from its hello (reported; the decided one is the state's), -1 */
+    int update_domain;   /* from its hello (reported), -1 unknown */
+    bool alive;          /* messages arriving */
+    bool blind;          /* alive, but its IMDS has been silent too long */
+    bool is_self;        /* our own member */
+    int64_t last_msg_ms; /* monotonic ms of its last message */
+    unsigned char rid[SC_COORD_RID_MAX];  /* ROUTER routing id of its agent's connection */
+    size_t rid_len;                       /* 0: not connected yet */
+    char boot_id[SC_MSG_BOOT_ID_MAX + 1]; /* its agent's boot id */
+    bool have_doc;                        /* a document arrived since we started */
+    int64_t doc_req_ms;                   /* last doc_request sent */
+    sc_member_state_t state;              /* from the last plan */
+    uint64_t malformed;                   /* malformed IMDS events its agent reported */
+    uint64_t malformed_key;               /* hash of the last malformed list counted */
 } sc_cmember_t;
 
+/* What the executor keeps of an event beside the state (sc_cs_event_t, replicated): timers
+ * and the last plan's words, none of it replicated. */
 typedef struct sc_cevstate {
     char id[SC_EVENT_ID_MAX + 1]; /* EventId */
-    sc_approval_state_t approval; /* approval state */
-    int64_t retry_at_ms;          /* FAILED: no new POST before */
+    int64_t retry_at_ms;          /* approval FAILED: no new POST before */
     sc_backoff_t backoff;         /* approval retries */
-    int64_t intent;               /* open intent's index (INTENT) */
-    int64_t intent_ms;            /* when that intent was made (delegated timeout) */
-    size_t via;                   /* INTENT delegated: the member that POSTs (SC_PLAN_NONE: us) */
-    sc_drain_state_t *drain;      /* per member */
+    int64_t intent_ms;            /* when its delegated intent was made (0: not by us) */
     int64_t *sent_ms;             /* per member: last order sent */
-    int *attempt;                 /* per member: attempt of its last order (0: none yet) */
     int64_t *drain_retry_ms;      /* per member, ROLLED_BACK: not drained again before */
     char *waiting_for;            /* from the last plan */
     bool touched;                 /* referred to by an action (not an alert) this round */
@@ -91,10 +88,10 @@ struct sc_coord {
     sc_dirlock_t *lock;      /* coordinator.lock: one coordinator per state directory */
     sc_approver_t *approver; /* approvals */
     sc_registry_t *reg;      /* merged events */
-    sc_cevstate_t **ev;      /* per event state */
+    sc_cstate_t *cs;         /* the replicated state: changed only by applying entries */
+    int64_t snapshot_at;     /* index of the last snapshot saved */
+    sc_cevstate_t **ev;      /* per event: what is not replicated */
     size_t n_ev;             /* entries */
-    char **alerts;           /* alert keys already raised */
-    size_t n_alerts;         /* entries */
     bool dirty;              /* something changed: plan now */
     int64_t last_plan_ms;    /* last plan round */
     int64_t last_leader_ms;  /* last leader broadcast */
@@ -154,11 +151,6 @@ int sc_coord_dispatch_send_order(sc_coord_t *c, size_t mi, const char *id, sc_ms
                                  int attempt);
 /* The leader message to every connected member not gone (nothing on a follower). */
 void sc_coord_dispatch_broadcast_leader(sc_coord_t *c);
-/* The drain state after hook report st of phase, from cur: the one mapping of hook results to
- * drain states, for live reports and for stored ones at restart. listed: the event is still
- * listed (a recover done is then a rollback). */
-sc_drain_state_t sc_coord_dispatch_drain_after(sc_drain_state_t cur, sc_msg_phase_t phase,
-                                               sc_msg_hook_state_t st, bool listed);
 /* Reads and handles every message waiting on the ROUTER; the batch's decisions are committed
  * in one transaction, opened only when a message may write. 0 or a fatal error (the batch is
  * rolled back). */
@@ -175,6 +167,8 @@ sc_cevstate_t *sc_coord_exec_ev_find(sc_coord_t *c, const char *id);
 /* The state of event id, created if new (c owns it); NULL when the id is invalid, the table
  * full or memory short. */
 sc_cevstate_t *sc_coord_exec_ev_get(sc_coord_t *c, const char *id);
+/* The state (sc_cstate) of event id, or NULL. Borrowed: valid until the next decision. */
+const sc_cs_event_t *sc_coord_exec_cs(const sc_coord_t *c, const char *id);
 /* Frees an event state; takes NULL. */
 void sc_coord_exec_ev_free(sc_cevstate_t *e);
 /* Appends a decision of kind with data (consumed) to the log and the store. 0 or a store
@@ -198,8 +192,16 @@ void sc_coord_exec_resend_orders(sc_coord_t *c, int64_t now);
 
 /* ---- sc_coord_restart.c: restart recovery -------------------------------------------- */
 
-/* Rebuilds members, the registry, drain and approval states from the store, and resolves
- * approval intents left without an answer (our own IMDS read once if needed). 0 or an error. */
+/* Rebuilds the state from the store's last snapshot and the log after it (sc_cstate_apply of
+ * each entry), and tells the store to apply every decision to it from now on. 0 or an error,
+ * named in err. */
+int sc_coord_restart_replay(sc_coord_t *c, char *err, size_t errlen);
+/* Saves a snapshot of the state when every entries were applied since the last (every: 0 saves
+ * whenever anything was applied since). Failures are logged, not fatal (the log is whole). */
+void sc_coord_restart_snapshot(sc_coord_t *c, int64_t every);
+/* After the replay: the registry from the state (events still owing something; tombstones for
+ * the others), members' endpoints recorded, approval intents left without an answer resolved
+ * (our own IMDS read once if needed). A follower only rebuilds. 0 or an error. */
 int sc_coord_restart_restore(sc_coord_t *c);
 
 /* ---- sc_coord_status.c: status and control ------------------------------------------- */

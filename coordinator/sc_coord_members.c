@@ -111,6 +111,7 @@ int sc_coord_members_adopt_term(sc_coord_t *c, uint64_t seen, const char *from)
 int sc_coord_members_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h)
 {
     sc_cmember_t *m = &c->members[mi];
+    const sc_cs_member_t *cm = sc_cstate_member(c->cs, mi);
     json_object *d;
 
     if (strcmp(m->boot_id, h->boot_id) != 0) {
@@ -118,10 +119,9 @@ int sc_coord_members_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h)
         m->have_doc = false; /* a new agent process: ask for its document */
         /* Gone after a Preempt or Terminate, but a new agent speaks for it: the VM was
          * re-created, or a Spot VM deallocated and started again. It is a member again. */
-        if (m->gone) {
+        if (cm->gone && strcmp(cm->gone_boot_id, h->boot_id) != 0 && sc_coord_is_leader(c)) {
             int rc;
 
-            m->gone = false;
             c->dirty = true;
             sc_log_notice("member back",
                           "member=%s boot_id=%s why=\"a new agent process after "
@@ -135,10 +135,12 @@ int sc_coord_members_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h)
                 return rc;
         }
     }
-    if (m->fault_domain == h->fault_domain && m->update_domain == h->update_domain)
-        return 0;
+    /* as reported (a follower's view); the plan uses the domains decided (the state's) */
     m->fault_domain = h->fault_domain;
     m->update_domain = h->update_domain;
+    if ((cm->fault_domain == h->fault_domain && cm->update_domain == h->update_domain) ||
+        !sc_coord_is_leader(c))
+        return 0;
     c->dirty = true;
     sc_log_info("member hello", "member=%s fault_domain=%d update_domain=%d", m->name,
                 h->fault_domain, h->update_domain);
@@ -215,7 +217,7 @@ void sc_coord_members_grace_check(sc_coord_t *c, int64_t now)
     size_t heard = 0, expected = 0;
 
     for (size_t i = 0; i < c->n_members; i++) {
-        if (c->members[i].gone)
+        if (sc_cstate_member(c->cs, i)->gone)
             continue;
         expected++;
         heard += c->members[i].alive && c->members[i].have_doc;

@@ -1,5 +1,6 @@
-/* Restart recovery: members, events, drains and approvals rebuilt from the store, approval
- * intents left without an answer resolved. */
+/* Restart: the state rebuilt from the store's last snapshot and the log after it (the same
+ * sc_cstate_apply a follower uses), snapshots saved as the log grows, then the registry rebuilt
+ * from the state and approval intents left without an answer resolved. */
 #include "sc_coord_int.h"
 
 #include "sc_error.h"
@@ -13,33 +14,8 @@
 #include <string.h>
 #include <strings.h>
 
-/* A VM's drain from its stored rows; *ret_attempt gets the attempt they belong to. active: its
- * event is still listed (a recover done then was the rollback of a failed drain). */
-static sc_drain_state_t s_restore_drain(json_object *per, bool active, int *ret_attempt)
-{
-    json_object *p = NULL, *r = NULL, *ph, *v;
-    const char *res;
-    sc_msg_hook_state_t st;
-    sc_drain_state_t d;
-
-    json_object_object_get_ex(per, "prepare", &p);
-    json_object_object_get_ex(per, "recover", &r);
-    *ret_attempt = 0;
-    if ((p && json_object_object_get_ex(p, "attempt", &v) && v) ||
-        (r && json_object_object_get_ex(r, "attempt", &v) && v))
-        *ret_attempt = json_object_get_int(v);
-    if (!p && !r)
-        return SC_DRAIN_NONE;
-    /* ordered, then its stored result as if reported now (a run without a result was
-     * running when we stopped: ordered again, the agent answers with its result) */
-    ph = r ? r : p;
-    res = json_object_object_get_ex(ph, "result", &v) && v ? json_object_get_string(v) : NULL;
-    d = r ? SC_DRAIN_RECOVER_ORDERED : SC_DRAIN_PREPARE_ORDERED;
-    if (res && sc_msg_hook_state_parse(res, &st) == 0)
-        d = sc_coord_dispatch_drain_after(d, r ? SC_MSG_PHASE_RECOVER : SC_MSG_PHASE_PREPARE, st,
-                                          active);
-    return d;
-}
+#define S_REPLAY_BATCH 10000    /* log entries read at once */
+#define S_KEEP_ENDED_MS 3600000 /* an ended event is restored this long after its end */
 
 static int64_t s_jint(json_object *o, const char *k)
 {
@@ -47,52 +23,264 @@ static int64_t s_jint(json_object *o, const char *k)
     return json_object_object_get_ex(o, k, &v) && v ? json_object_get_int64(v) : 0;
 }
 
-static const char *s_jstr(json_object *o, const char *k)
+/* ---- replay ------------------------------------------------------------------------------- */
+
+/* Every decision, as the store commits it to its tables, is applied to the state: the one way
+ * the state changes (sc_store_on_decide). */
+static int s_on_decide(void *ud, const sc_dlog_entry_t *e, json_object *data)
 {
-    json_object *v;
-    return json_object_object_get_ex(o, k, &v) && v ? json_object_get_string(v) : NULL;
+    sc_coord_t *c = ud;
+    char why[256];
+    int rc = sc_cstate_apply(c->cs, e, data, why, sizeof(why));
+
+    if (rc < 0)
+        sc_log_err("decision refused by the state", "index=%lld kind=%s rc=%s why=\"%s\"",
+                   (long long)e->index, sc_dlog_kind_name(e->kind), sc_errname(rc), sc_log_q(why));
+    else if (c->o.on_apply)
+        c->o.on_apply(c->o.on_apply_ud, e, c->cs);
+    return rc;
 }
 
-/* Whether a stored event is still to be restored: not ended, ended within keep_ms, or some
- * VM was prepared (prepare ordered) and its recover has no final result yet (rule 3: however
- * long ago it ended, e.g. its member was down all along). */
-static bool s_restore_wanted(json_object *je, int64_t wall, int64_t keep_ms)
+json_object *sc_coord_state_json(const sc_coord_t *c)
 {
-    json_object *detail;
+    json_object *o = NULL;
 
-    if (!s_jstr(je, "ended_how") || s_jint(je, "ended_ms") >= wall - keep_ms)
-        return true;
-    if (!json_object_object_get_ex(je, "drain_detail", &detail) || !detail)
-        return false;
-    json_object_object_foreach(detail, vm, per)
-    {
-        int attempt;
-        sc_drain_state_t d = s_restore_drain(per, false, &attempt);
-        (void)vm;
-        if (json_object_object_get_ex(per, "prepare", NULL) && d != SC_DRAIN_RECOVERED &&
-            d != SC_DRAIN_RECOVER_FAILED)
-            return true;
+    return c && sc_cstate_to_json(c->cs, &o) == 0 ? o : NULL;
+}
+
+int sc_coord_follow(sc_coord_t *c, const sc_dlog_entry_t *e, char *err, size_t errlen)
+{
+    int rc;
+
+    if (!c || !e)
+        return -EINVAL;
+    if (sc_coord_is_leader(c)) {
+        snprintf(err, errlen, "a leader appends only its own decisions");
+        return SC_E_STATE;
     }
+    if ((rc = sc_store_append_entry(c->store, e)) < 0) {
+        snprintf(err, errlen, "entry %lld (%s): %s", (long long)e->index,
+                 sc_dlog_kind_name(e->kind),
+                 rc == SC_E_DB ? sc_store_errmsg(c->store) : sc_strerror(rc));
+        return rc;
+    }
+    if (e->term > c->term)
+        c->term = e->term;
+    return 0;
+}
+
+/* The state from the last snapshot, or empty when there is none or it is unreadable (then the
+ * whole log is replayed). */
+static int s_load_snapshot(sc_coord_t *c, const char **names)
+{
+    char *text = NULL, why[256] = "";
+    json_object *snap;
+    int64_t idx = 0;
+    int rc;
+
+    if ((rc = sc_cstate_new(names, c->n_members, &c->cs)) < 0)
+        return rc;
+    if ((rc = sc_store_last_snapshot(c->store, &idx, &text)) < 0 || !text)
+        return rc;
+    snap = json_tokener_parse(text);
+    rc = snap ? sc_cstate_from_json(c->cs, snap, why, sizeof(why)) : -EINVAL;
+    json_object_put(snap);
+    free(text);
+    if (rc == -ENOMEM)
+        return rc;
+    if (rc < 0 || sc_cstate_applied(c->cs) != idx) {
+        sc_log_warn("snapshot unreadable: the whole log is replayed", "index=%lld why=\"%s\"",
+                    (long long)idx, snap ? sc_log_q(why) : "not JSON");
+        sc_cstate_destroy(&c->cs);
+        return sc_cstate_new(names, c->n_members, &c->cs);
+    }
+    c->snapshot_at = idx;
+    return 0;
+}
+
+int sc_coord_restart_replay(sc_coord_t *c, char *err, size_t errlen)
+{
+    const char **names = calloc(c->n_members, sizeof(*names));
+    size_t n = 0, skipped = 0;
+    int64_t from;
+    int rc;
+
+    if (!names)
+        return -ENOMEM;
+    for (size_t i = 0; i < c->n_members; i++)
+        names[i] = c->members[i].name;
+    rc = s_load_snapshot(c, names);
+    free(names);
+    if (rc < 0) {
+        snprintf(err, errlen, "state: %s", sc_strerror(rc));
+        return rc;
+    }
+    from = sc_cstate_applied(c->cs) + 1;
+    do {
+        sc_dlog_entry_t *v = NULL;
+        if ((rc = sc_store_entries(c->store, from, S_REPLAY_BATCH, &v, &n)) < 0) {
+            snprintf(err, errlen, "reading the decision log: %s", sc_store_errmsg(c->store));
+            return rc;
+        }
+        for (size_t i = 0; i < n && rc >= 0; i++) {
+            char why[256];
+            rc = sc_cstate_apply(c->cs, &v[i], NULL, why, sizeof(why));
+            if (rc >= 0 && c->o.on_apply)
+                c->o.on_apply(c->o.on_apply_ud, &v[i], c->cs);
+            if (rc == -EINVAL) { /* deterministic: every replica passes over it alike */
+                sc_log_warn("log entry not applicable to the state, passed over",
+                            "index=%lld kind=%s why=\"%s\"", (long long)v[i].index,
+                            sc_dlog_kind_name(v[i].kind), sc_log_q(why));
+                skipped++;
+                rc = sc_cstate_skip(c->cs, v[i].index);
+            }
+        }
+        sc_dlog_entries_free(v, n);
+        if (rc < 0) {
+            snprintf(err, errlen, "replaying the decision log: %s", sc_strerror(rc));
+            return rc;
+        }
+        from = sc_cstate_applied(c->cs) + 1;
+    } while (n == S_REPLAY_BATCH);
+    sc_log_info("state replayed", "snapshot=%lld applied=%lld events=%zu passed_over=%zu",
+                (long long)c->snapshot_at, (long long)sc_cstate_applied(c->cs),
+                sc_cstate_n_events(c->cs), skipped);
+    sc_store_on_decide(c->store, s_on_decide, c);
+    return 0;
+}
+
+void sc_coord_restart_snapshot(sc_coord_t *c, int64_t every)
+{
+    int64_t applied = sc_cstate_applied(c->cs);
+    json_object *snap = NULL;
+    int rc;
+
+    if (applied <= c->snapshot_at || applied - c->snapshot_at < (every > 0 ? every : 1))
+        return;
+    if ((rc = sc_cstate_to_json(c->cs, &snap)) >= 0)
+        rc = sc_store_save_snapshot(c->store, applied, sc_cstate_term(c->cs), sc_wall_ms(),
+                                    json_object_to_json_string_ext(snap, JSON_C_TO_STRING_PLAIN));
+    json_object_put(snap);
+    if (rc < 0) {
+        sc_log_warn("snapshot not saved (the log is whole: a restart replays more)",
+                    "index=%lld rc=%s why=\"%s\"", (long long)applied, sc_errname(rc),
+                    sc_log_q(sc_store_errmsg(c->store)));
+        return;
+    }
+    c->snapshot_at = applied;
+    sc_log_debug("snapshot saved", "index=%lld", (long long)applied);
+}
+
+/* ---- the registry and the members from the state ---------------------------------------- */
+
+/* Whether an event of the state still has its place in the registry: listed, ended within
+ * S_KEEP_ENDED_MS, or some VM's drain not final (rule 3: however long ago it ended, e.g. its
+ * member was down all along). */
+static bool s_wanted(const sc_coord_t *c, const sc_cs_event_t *e, int64_t wall)
+{
+    if (e->phase == SC_REG_ACTIVE || wall - e->ended_ms < S_KEEP_ENDED_MS)
+        return true;
+    for (size_t i = 0; i < c->n_members; i++)
+        if (e->drain[i] != SC_DRAIN_NONE && e->drain[i] != SC_DRAIN_RECOVERED &&
+            e->drain[i] != SC_DRAIN_RECOVER_FAILED)
+            return true;
     return false;
 }
 
-/* A stored event that ended and is not restored (over and recovered long ago): a tombstone
- * while it ended within --tombstone-s, so that an old copy of it stays ignored after the
- * restart too (sc_registry.h). 0 or -ENOMEM. */
-static int s_restore_tombstone(sc_coord_t *c, json_object *je, int64_t wall, int64_t now)
+/* A tombstone for an event that ended within --tombstone-s, so that an old copy of it stays
+ * ignored after the restart too (sc_registry.h). 0 or -ENOMEM. */
+static int s_tombstone(sc_coord_t *c, const char *id, sc_reg_phase_t phase, int64_t ended,
+                       int64_t wall, int64_t now)
 {
-    const char *id = s_jstr(je, "EventId"), *how = s_jstr(je, "ended_how");
-    int64_t ended = s_jint(je, "ended_ms");
     int rc;
 
-    if (!id || !how || wall - ended >= c->o.tombstone_ms)
+    if (phase == SC_REG_ACTIVE || wall - ended >= c->o.tombstone_ms)
         return 0;
-    rc = sc_registry_add_tombstone(c->reg, id,
-                                   strcmp(how, "cancelled") ? SC_REG_ENDED : SC_REG_CANCELLED,
-                                   now - (wall - ended));
+    rc = sc_registry_add_tombstone(c->reg, id, phase, now - (wall - ended));
     if (rc == -EINVAL) {
         sc_log_warn("stored event id unusable, no tombstone for it", "event=\"%s\"", sc_log_q(id));
         rc = 0;
+    }
+    return rc;
+}
+
+/* The registry holds what the state decided: events still owing something, tombstones for the
+ * others. ids_closing gets the events to close (the caller's, n_closing of them). */
+static int s_rebuild_registry(sc_coord_t *c, int64_t wall, int64_t now, char ***ret_closing,
+                              size_t *ret_n)
+{
+    size_t n_ev = sc_cstate_n_events(c->cs), n_closing = 0;
+    char **closing = calloc(n_ev ? n_ev : 1, sizeof(*closing));
+    int rc = 0;
+
+    if (!closing)
+        return -ENOMEM;
+    for (size_t i = 0; rc >= 0 && i < sc_cstate_n_closed(c->cs); i++) {
+        const sc_cs_closed_t *t = sc_cstate_closed_at(c->cs, i);
+        rc = s_tombstone(c, t->id, t->phase, t->ended_ms, wall, now);
+    }
+    for (size_t i = 0; rc >= 0 && i < n_ev; i++) {
+        const sc_cs_event_t *e = sc_cstate_event_at(c->cs, i);
+        const char *wit[SC_COORD_MAX_MEMBERS];
+        sc_reg_restore_t r = {0};
+        sc_cevstate_t *le;
+
+        if (!s_wanted(c, e, wall)) {
+            rc = s_tombstone(c, e->ev.id, e->phase, e->ended_ms, wall, now);
+            if (rc >= 0 && !(closing[n_closing++] = strdup(e->ev.id)))
+                rc = -ENOMEM;
+            continue;
+        }
+        r.ev = &e->ev;
+        r.phase = e->phase;
+        r.start_kind = e->start_kind;
+        r.approved = e->approved_ms != 0;
+        r.first_seen_ms = now - (wall - e->first_seen_ms);
+        r.last_seen_ms = now;
+        r.started_ms = e->started_ms ? now - (wall - e->started_ms) : 0;
+        r.ended_ms = e->ended_ms ? now - (wall - e->ended_ms) : 0;
+        r.observed_ms = e->observed_ms;
+        for (size_t k = 0; k < e->n_seen_by && k < SC_COORD_MAX_MEMBERS; k++)
+            wit[r.n_witnesses++] = e->seen_by[k];
+        r.witnesses = wit;
+        if ((rc = sc_registry_restore_event(c->reg, &r)) < 0) {
+            sc_log_warn("event not restored", "event=%s rc=%s", e->ev.id, sc_errname(rc));
+            rc = 0;
+            continue;
+        }
+        /* the backoff of a rolled-back drain is a timer: not kept across a restart */
+        if ((le = sc_coord_exec_ev_get(c, e->ev.id)))
+            for (size_t k = 0; k < c->n_members; k++)
+                le->drain_retry_ms[k] = now;
+    }
+    if (rc < 0) {
+        sc_strv_free(closing, n_closing);
+        return rc;
+    }
+    sc_log_notice("registry rebuilt from the state", "events=%zu tombstones=%zu closing=%zu",
+                  sc_registry_count(c->reg), sc_registry_tombstone_count(c->reg), n_closing);
+    *ret_closing = closing;
+    *ret_n = n_closing;
+    return 0;
+}
+
+/* The leader records members' endpoints not recorded yet (or changed) — the endpoint only: a
+ * member gone stays gone (once this entry said "healthy" and the store forgot a gone member
+ * the memory still held). */
+static int s_record_members(sc_coord_t *c)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < c->n_members && rc >= 0; i++) {
+        const sc_cs_member_t *cm = sc_cstate_member(c->cs, i);
+        json_object *d;
+
+        if (strcmp(cm->endpoint, c->members[i].endpoint) == 0)
+            continue;
+        d = json_object_new_object();
+        json_object_object_add(d, "name", json_object_new_string(c->members[i].name));
+        json_object_object_add(d, "endpoint", json_object_new_string(c->members[i].endpoint));
+        rc = sc_coord_exec_decide(c, SC_DLOG_MEMBER, d, "member of the cluster list");
     }
     return rc;
 }
@@ -141,111 +329,28 @@ static bool s_started_or_gone_in(const sc_doc_t *doc, json_object *ids)
 
 int sc_coord_restart_restore(sc_coord_t *c)
 {
-    json_object *snap = NULL, *arr, *pend = NULL;
+    json_object *pend = NULL;
     int64_t now = sc_mono_ms(), wall = sc_wall_ms();
     sc_doc_t *own = NULL; /* our own IMDS document, read at most once (own_rc 1: not yet) */
-    char own_why[300] = "";
+    char own_why[300] = "", **closing = NULL;
+    size_t n_closing = 0;
     int rc, own_rc = 1;
 
-    /* Every stored event (s_restore_wanted picks): an old one may still owe a recover. */
-    if ((rc = sc_store_snapshot(c->store, true, wall, 0, &snap)) < 0)
+    if ((rc = s_rebuild_registry(c, wall, now, &closing, &n_closing)) < 0)
         return rc;
-    /* Members: domains and gone from the store; new ones recorded. */
-    json_object_object_get_ex(snap, "members", &arr);
-    for (size_t i = 0; i < c->n_members && rc >= 0; i++) {
-        sc_cmember_t *m = &c->members[i];
-        json_object *found = NULL;
-        for (size_t k = 0; arr && k < json_object_array_length(arr); k++) {
-            json_object *jm = json_object_array_get_idx(arr, k);
-            if (strcmp(s_jstr(jm, "name") ? s_jstr(jm, "name") : "", m->name) == 0)
-                found = jm;
-        }
-        if (found) {
-            json_object *v;
-            if (json_object_object_get_ex(found, "fault_domain", &v) && v)
-                m->fault_domain = json_object_get_int(v);
-            if (json_object_object_get_ex(found, "update_domain", &v) && v)
-                m->update_domain = json_object_get_int(v);
-            m->gone = s_jstr(found, "state") && !strcmp(s_jstr(found, "state"), "gone");
-            if (m->gone && s_jstr(found, "boot_id"))
-                snprintf(m->boot_id, sizeof(m->boot_id), "%s", s_jstr(found, "boot_id"));
-        }
-        if (!found ||
-            strcmp(s_jstr(found, "endpoint") ? s_jstr(found, "endpoint") : "", m->endpoint) != 0) {
-            json_object *d = json_object_new_object();
-            json_object_object_add(d, "name", json_object_new_string(m->name));
-            json_object_object_add(d, "endpoint", json_object_new_string(m->endpoint));
-            json_object_object_add(d, "state", json_object_new_string("healthy"));
-            rc = sc_coord_exec_decide(c, SC_DLOG_MEMBER, d, "member of the cluster list");
-        }
+    if (!sc_coord_is_leader(c)) { /* a follower decides nothing */
+        sc_strv_free(closing, n_closing);
+        return 0;
     }
-    /* Events and their drains. */
-    json_object_object_get_ex(snap, "events", &arr);
-    for (size_t i = 0; rc >= 0 && arr && i < json_object_array_length(arr); i++) {
-        json_object *je = json_object_array_get_idx(arr, i), *jev, *seen, *detail;
-        const char *ended = s_jstr(je, "ended_how"), *started = s_jstr(je, "started_how");
-        char perr[256];
-        const char *wit[SC_COORD_MAX_MEMBERS];
-        sc_event_t ev = {0};
-        sc_reg_restore_t r = {0};
-        sc_cevstate_t *e;
-        size_t nw = 0;
-
-        if (!json_object_object_get_ex(je, "event", &jev) || !jev)
-            continue;
-        if (!s_restore_wanted(je, wall, 3600 * 1000)) {
-            rc = s_restore_tombstone(c, je, wall, now);
-            continue;
-        }
-        if (sc_event_from_json(jev, &ev, perr, sizeof(perr)) < 0) {
-            sc_log_warn("stored event unreadable, skipped", "why=\"%s\"", sc_log_q(perr));
-            continue;
-        }
-        r.ev = &ev;
-        r.phase = !ended                        ? SC_REG_ACTIVE
-                  : !strcmp(ended, "cancelled") ? SC_REG_CANCELLED
-                                                : SC_REG_ENDED;
-        r.start_kind = !started                           ? SC_START_NONE
-                       : !strcmp(started, "approved")     ? SC_START_APPROVED
-                       : !strcmp(started, "host_failure") ? SC_START_DIRECT
-                                                          : SC_START_FORCED;
-        r.approved = s_jint(je, "approved_ms") != 0;
-        r.first_seen_ms = now - (wall - s_jint(je, "first_seen_ms"));
-        r.last_seen_ms = now;
-        r.started_ms = started ? now - (wall - s_jint(je, "started_ms")) : 0;
-        r.ended_ms = ended ? now - (wall - s_jint(je, "ended_ms")) : 0;
-        r.observed_ms = s_jint(je, "observed_ms");
-        if (json_object_object_get_ex(je, "seen_by", &seen) && seen &&
-            json_object_is_type(seen, json_type_array))
-            for (size_t k = 0; k < json_object_array_length(seen) && nw < SC_COORD_MAX_MEMBERS; k++)
-                wit[nw++] = json_object_get_string(json_object_array_get_idx(seen, k));
-        r.witnesses = wit;
-        r.n_witnesses = nw;
-        rc = sc_registry_restore_event(c->reg, &r);
-        if (rc < 0) {
-            sc_log_warn("stored event not restored", "event=%s rc=%s", r.ev->id, sc_errname(rc));
-            rc = 0;
-            sc_event_clear(&ev);
-            continue;
-        }
-        if ((e = sc_coord_exec_ev_get(c, ev.id))) {
-            e->approval = r.approved ? SC_APPROVAL_APPROVED
-                          : started  ? SC_APPROVAL_NOT_NEEDED
-                                     : SC_APPROVAL_NONE;
-            if (json_object_object_get_ex(je, "drain_detail", &detail) && detail) {
-                json_object_object_foreach(detail, vm, per)
-                {
-                    size_t mi = sc_coord_members_find(c, vm);
-                    if (mi != SC_PLAN_NONE) {
-                        e->drain[mi] = s_restore_drain(per, !ended, &e->attempt[mi]);
-                        e->drain_retry_ms[mi] = now; /* the backoff is not kept across a restart */
-                    }
-                }
-            }
-        }
-        sc_event_clear(&ev);
+    rc = s_record_members(c);
+    /* over long ago, nothing owed: out of the live state, as a plan round would */
+    for (size_t i = 0; rc >= 0 && i < n_closing; i++) {
+        json_object *d = json_object_new_object();
+        json_object_object_add(d, "event_id", json_object_new_string(closing[i]));
+        rc = sc_coord_exec_decide(c, SC_DLOG_EVENT_CLOSED, d,
+                                  "ended long ago and nothing owed: closed at restart");
     }
-    json_object_put(snap);
+    sc_strv_free(closing, n_closing);
     if (rc < 0)
         return rc;
     /* Intents without an answer: the crash came between the intent and the answer. An intent
@@ -277,15 +382,12 @@ int sc_coord_restart_restore(sc_coord_t *c)
             all_started ? "resolved after restart: the event started or is gone"
             : own_done  ? "resolved after restart: already started/gone at restart (own IMDS)"
                         : "resolved after restart: no answer recorded, approving again");
+        /* the answer settles the events (sc_cstate); a failed one is retried from now */
         for (size_t k = 0; ids && k < json_object_array_length(ids); k++) {
             sc_cevstate_t *e =
-                sc_coord_exec_ev_find(c, json_object_get_string(json_object_array_get_idx(ids, k)));
-            if (!e)
-                continue;
-            const sc_reg_event_t *re = sc_registry_find(c->reg, e->id);
-            bool started = !re || re->phase != SC_REG_ACTIVE || sc_event_is_started(&re->ev);
-            e->approval = started || own_done ? SC_APPROVAL_APPROVED : SC_APPROVAL_FAILED;
-            e->retry_at_ms = now;
+                sc_coord_exec_ev_get(c, json_object_get_string(json_object_array_get_idx(ids, k)));
+            if (e)
+                e->retry_at_ms = now;
         }
         sc_log_notice("approval intent resolved after restart", "intent=%lld outcome=%s",
                       (long long)s_jint(p, "id"),

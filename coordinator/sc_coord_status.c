@@ -6,6 +6,7 @@
 #include "sc_time.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define S_KEEP_ENDED_MS 120000 /* ended events stay in status this long */
@@ -49,6 +50,25 @@ static json_object *s_counters_json(const sc_coord_t *c)
     return o;
 }
 
+/* Member mi's live fields into jm: alive, blind, its state (gone as decided, else the last
+ * plan's), its domains (as decided, else as reported by its hello). */
+static void s_member_json(const sc_coord_t *c, size_t mi, json_object *jm)
+{
+    const sc_cmember_t *m = &c->members[mi];
+    const sc_cs_member_t *cm = sc_cstate_member(c->cs, mi);
+
+    json_object_object_add(jm, "alive", json_object_new_boolean(m->alive));
+    json_object_object_add(jm, "imds_stale", json_object_new_boolean(m->blind));
+    json_object_object_add(
+        jm, "state", json_object_new_string(cm->gone ? "gone" : sc_member_state_name(m->state)));
+    json_object_object_add(
+        jm, "fault_domain",
+        json_object_new_int(cm->fault_domain >= 0 ? cm->fault_domain : m->fault_domain));
+    json_object_object_add(
+        jm, "update_domain",
+        json_object_new_int(cm->update_domain >= 0 ? cm->update_domain : m->update_domain));
+}
+
 json_object *sc_coord_status(sc_coord_t *c)
 {
     json_object *st = NULL, *arr;
@@ -68,33 +88,42 @@ json_object *sc_coord_status(sc_coord_t *c)
     json_object_object_add(st, "started_ms", json_object_new_int64(c->started_wall_ms));
     json_object_object_add(st, "counters", s_counters_json(c));
     if (json_object_object_get_ex(st, "members", &arr)) {
+        bool *listed = calloc(c->n_members, sizeof(*listed));
         for (size_t i = 0; i < json_object_array_length(arr); i++) {
-            json_object *jm = json_object_array_get_idx(arr, i);
-            size_t mi = sc_coord_members_find(
-                c, json_object_get_string(json_object_object_get(jm, "name")));
-            if (mi == SC_PLAN_NONE)
-                continue;
-            sc_cmember_t *m = &c->members[mi];
-            json_object_object_add(jm, "alive", json_object_new_boolean(m->alive));
-            json_object_object_add(jm, "imds_stale", json_object_new_boolean(m->blind));
-            json_object_object_add(
-                jm, "state",
-                json_object_new_string(m->gone ? "gone" : sc_member_state_name(m->state)));
-            json_object_object_add(jm, "fault_domain", json_object_new_int(m->fault_domain));
-            json_object_object_add(jm, "update_domain", json_object_new_int(m->update_domain));
+            size_t mi = sc_coord_members_find(c, json_object_get_string(json_object_object_get(
+                                                     json_object_array_get_idx(arr, i), "name")));
+            if (mi != SC_PLAN_NONE) {
+                s_member_json(c, mi, json_object_array_get_idx(arr, i));
+                if (listed)
+                    listed[mi] = true;
+            }
         }
+        /* a follower's store holds no member (it decides nothing): the members it hears */
+        for (size_t mi = 0; listed && mi < c->n_members; mi++) {
+            json_object *jm;
+            if (listed[mi])
+                continue;
+            jm = json_object_new_object();
+            json_object_object_add(jm, "name", json_object_new_string(c->members[mi].name));
+            json_object_object_add(jm, "endpoint", json_object_new_string(c->members[mi].endpoint));
+            s_member_json(c, mi, jm);
+            json_object_array_add(arr, jm);
+        }
+        free(listed);
     }
     if (json_object_object_get_ex(st, "events", &arr)) {
         for (size_t i = 0; i < json_object_array_length(arr); i++) {
             json_object *je = json_object_array_get_idx(arr, i), *drains;
-            sc_cevstate_t *e = sc_coord_exec_ev_find(
-                c, json_object_get_string(json_object_object_get(je, "EventId")));
-            if (!e)
+            const char *id = json_object_get_string(json_object_object_get(je, "EventId"));
+            const sc_cs_event_t *ce = sc_coord_exec_cs(c, id);
+            sc_cevstate_t *e = sc_coord_exec_ev_find(c, id);
+            if (!ce)
                 continue;
             json_object_object_add(je, "approval",
-                                   json_object_new_string(sc_approval_state_name(e->approval)));
+                                   json_object_new_string(sc_approval_state_name(ce->approval)));
             json_object_object_add(je, "waiting_for",
-                                   e->waiting_for ? json_object_new_string(e->waiting_for) : NULL);
+                                   e && e->waiting_for ? json_object_new_string(e->waiting_for)
+                                                       : NULL);
             if (json_object_object_get_ex(je, "drains", &drains)) {
                 json_object_object_foreach(drains, vm, val)
                 {
@@ -102,7 +131,7 @@ json_object *sc_coord_status(sc_coord_t *c)
                     (void)val;
                     if (mi != SC_PLAN_NONE)
                         json_object_object_add(
-                            drains, vm, json_object_new_string(sc_drain_state_name(e->drain[mi])));
+                            drains, vm, json_object_new_string(sc_drain_state_name(ce->drain[mi])));
                 }
             }
         }
@@ -132,14 +161,19 @@ json_object *sc_coord_status_ctl_handler(void *ud, const char *cmd, json_object 
     if (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) {
         bool pause = strcmp(cmd, "pause") == 0;
         json_object *d = json_object_new_object();
-        c->o.policy.pause = pause;
         c->dirty = true;
         json_object_object_add(d, "alert", json_object_new_string(pause ? "paused" : "resumed"));
         json_object_object_add(d, "message",
                                json_object_new_string(pause ? "approvals paused by operator"
                                                             : "approvals resumed by operator"));
-        sc_coord_exec_decide(c, SC_DLOG_ALERT, d,
-                             pause ? "schedcoordctl pause" : "schedcoordctl resume");
+        if (sc_coord_exec_decide(c, SC_DLOG_ALERT, d,
+                                 pause ? "schedcoordctl pause" : "schedcoordctl resume") < 0) {
+            o = json_object_new_object();
+            json_object_object_add(o, "error",
+                                   json_object_new_string("not recorded: the store failed"));
+            return o;
+        }
+        c->o.policy.pause = sc_cstate_paused(c->cs); /* as the entry left it */
         sc_log_notice(pause ? "approvals paused" : "approvals resumed", NULL);
         o = json_object_new_object();
         json_object_object_add(o, "paused", json_object_new_boolean(pause));

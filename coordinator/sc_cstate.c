@@ -172,7 +172,8 @@ const char *sc_drain_input_name(sc_drain_input_t in)
  *     │              └─FAILED─▶ failed ─INTENT─▶ intent (retried with backoff)
  *     └─STARTED─▶ not_needed ◀─STARTED─┘ (Azure started it: never POSTed again)
  *
- * An intent in flight when the event starts stays an intent: its answer decides. */
+ * An intent in flight when the event starts stays an intent: its answer decides, and a failed
+ * answer of an event that started is then STARTED's (not_needed). */
 #define SAME SC_APPROVAL_MAX
 static const sc_approval_state_t s_approval_table[SC_APPROVAL_MAX][SC_AIN_MAX] = {
     [SC_APPROVAL_NONE] = {SC_APPROVAL_INTENT, SAME, SAME, SC_APPROVAL_NOT_NEEDED},
@@ -261,6 +262,14 @@ void sc_cstate_destroy(sc_cstate_t **csp)
 }
 
 /* ---- reading ------------------------------------------------------------------------------- */
+
+int sc_cstate_skip(sc_cstate_t *cs, int64_t index)
+{
+    if (!cs || index != cs->applied + 1)
+        return -EINVAL;
+    cs->applied = index;
+    return 0;
+}
 
 int64_t sc_cstate_applied(const sc_cstate_t *cs)
 {
@@ -651,6 +660,9 @@ static int s_apply_answer(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_objec
             continue;
         e->approval = sc_cstate_approval_next(e->approval,
                                               arc == 0 ? SC_AIN_ANSWER_OK : SC_AIN_ANSWER_FAILED);
+        /* answered after it started: a failure is never retried */
+        if (e->start_kind != SC_START_NONE)
+            e->approval = sc_cstate_approval_next(e->approval, SC_AIN_STARTED);
         if (arc == 0 && !e->approved_ms)
             e->approved_ms = en->wall_ms;
         e->intent = 0;

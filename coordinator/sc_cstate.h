@@ -125,6 +125,11 @@ void sc_cstate_destroy(sc_cstate_t **cs);
 int sc_cstate_apply(sc_cstate_t *cs, const sc_dlog_entry_t *e, json_object *data, char *err,
                     size_t errlen);
 
+/* Counts entry index (the next one) as applied without applying it: a replay passing over an
+ * entry sc_cstate_apply refused (the same on every replica: apply is deterministic). 0 or
+ * -EINVAL when index is not the next one. */
+int sc_cstate_skip(sc_cstate_t *cs, int64_t index);
+
 /* The index of the last entry applied (0: none), and the newest term. */
 int64_t sc_cstate_applied(const sc_cstate_t *cs);
 int64_t sc_cstate_term(const sc_cstate_t *cs);

@@ -510,6 +510,33 @@ static int s_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const 
     return 0;
 }
 
+int sc_store_append_entry(sc_store_t *store, const sc_dlog_entry_t *e)
+{
+    json_object *d;
+    bool own_txn;
+    int rc;
+
+    if (!store || !e || !e->data || !(d = json_tokener_parse(e->data)))
+        return -EINVAL;
+    own_txn = !sc_db_in_transaction(store->db);
+    if (own_txn && (rc = sc_db_begin(store->db)) < 0) {
+        json_object_put(d);
+        return rc;
+    }
+    rc = sc_dlog_append_entry(store->db, e);
+    if (rc >= 0)
+        rc = s_apply_parsed(store, e, d);
+    if (rc >= 0 && store->on_decide)
+        rc = store->on_decide(store->on_decide_ud, e, d);
+    json_object_put(d);
+    if (own_txn) {
+        if (rc >= 0 && (rc = sc_db_commit(store->db)) >= 0)
+            return 0;
+        sc_db_rollback(store->db);
+    }
+    return rc < 0 ? rc : 0;
+}
+
 int sc_store_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const char *data,
                     const char *reason, int64_t wall_ms, int64_t *ret_index)
 {

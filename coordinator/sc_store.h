@@ -74,6 +74,10 @@ int sc_store_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const 
  * the object itself, not parsed again. */
 int sc_store_decide_json(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, json_object *data,
                          const char *reason, int64_t wall_ms, int64_t *ret_index);
+/* Appends an entry received from a leader (e->index the next one, e->term not older: see
+ * sc_dlog_append_entry) and applies it to the tables and the observer (sc_store_on_decide), in
+ * one transaction (or the caller's). A follower's way to take its leader's log. */
+int sc_store_append_entry(sc_store_t *store, const sc_dlog_entry_t *e);
 /* Applies one entry to the tables (not to the log) and marks it applied. -EINVAL for data of
  * the wrong shape. */
 int sc_store_apply(sc_store_t *store, const sc_dlog_entry_t *e);

@@ -30,18 +30,19 @@ write_hook 4 0.3 none "while [ ! -e $TMP/go_vm_4 ]; do sleep 0.1; done"
 
 log_count() { grep -c "$1" "$TMP/coord.err" || true; }
 # restart_coord_vm5_last [CLOSED]: the coordinator stops and starts again with vm_5's agent
-# held; once the five others are alive (and, given CLOSED, E was closed again), vm_5 reconnects
-# and re-sends its old document, before its first heartbeat (which says it is blind)
+# held; once the five others are alive (and, given CLOSED, E is a tombstone again: closed in the
+# replayed state), vm_5 reconnects and re-sends its old document, before its first heartbeat
+# (which says it is blind)
 restart_coord_vm5_last() {
     local blind closed
     blind=$(log_count "IMDS silent.*member=vm_5")
-    closed=$(log_count "event closed.*event=$E")
+    closed=$(log_count "registry rebuilt.*tombstones=[1-9]")
     kill -STOP "${AGENT_PIDS[5]}"
     coord_stop
     coord_start --imds-stale 2
     wait_for 20 all_members_seen 5 || fail "the other members did not come back"
-    [ -z "${1:-}" ] || wait_for 10 sh -c "[ \$(grep -c 'event closed.*event=$E' '$TMP/coord.err') -gt $closed ]" ||
-        fail "E not closed again after the restart"
+    [ -z "${1:-}" ] || wait_for 10 sh -c "[ \$(grep -c 'registry rebuilt.*tombstones=[1-9]' '$TMP/coord.err') -gt $closed ]" ||
+        fail "E not a tombstone again after the restart"
     kill -CONT "${AGENT_PIDS[5]}"
     wait_for 20 sh -c "[ \$(grep -c 'IMDS silent.*member=vm_5' '$TMP/coord.err') -gt $blind ]" ||
         fail "vm_5 did not come back as a blind member"
