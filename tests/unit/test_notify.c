@@ -319,6 +319,47 @@ SC_TEST(render_cleans_and_cuts)
     free(body);
 }
 
+/* The longest and most escaped input still fits SC_NOTIFY_BODY_MAX in every format. */
+SC_TEST(render_worst_case_fits)
+{
+    static char quote[300], amp[300], detail[2000];
+    static const char *vms[500];
+    static int order[100];
+    sc_notify_msg_t m;
+
+    memset(quote, '"', sizeof(quote) - 1);
+    memset(amp, '&', sizeof(amp) - 1);
+    memset(detail, '<', sizeof(detail) - 1);
+    for (size_t i = 0; i < 500; i++)
+        vms[i] = i % 2 ? quote : amp;
+    for (int k = 0; k < SC_NOTIFY_KIND_MAX; k++) {
+        sc_notify_msg_init(&m, (sc_notify_kind_t)k);
+        m.ts_ms = S_TS_MS;
+        m.event_id = m.event_type = m.phase = m.leader = m.prev_leader = amp;
+        m.detail = detail;
+        m.vms = vms;
+        m.n_vms = 500;
+        m.fault_domain = 1000000;
+        m.drain_order = order;
+        m.n_drain_order = 100;
+        m.drain_at_ms = m.deadline_ms = S_DEADLINE_MS;
+        m.term = INT64_MAX;
+        for (int f = 0; f < SC_NOTIFY_FORMAT_MAX; f++) {
+            char *body = NULL;
+            json_object *o;
+
+            SC_CHECK_INT(sc_notify_render((sc_notify_format_t)f, &m, quote, amp, S_TS_MS, &body),
+                         0);
+            if (!body)
+                continue;
+            SC_CHECK(strlen(body) <= SC_NOTIFY_BODY_MAX);
+            SC_CHECK((o = json_tokener_parse(body)) != NULL);
+            json_object_put(o);
+            free(body);
+        }
+    }
+}
+
 /* ---- (a) every kind, every format, in order ---------------------------------------------- */
 
 static void s_check_json(json_object *o, sc_notify_kind_t k)
@@ -765,6 +806,7 @@ int main(void)
     SC_RUN(spec_good_and_labels_without_secrets);
     SC_RUN(bad_messages_are_refused);
     SC_RUN(render_cleans_and_cuts);
+    SC_RUN(render_worst_case_fits);
     SC_RUN(every_kind_in_every_format_in_order);
     SC_RUN(server_errors_are_retried_in_order);
     SC_RUN(retry_after_is_honoured);
