@@ -1343,21 +1343,17 @@ static int s_put(s_ctx_t *c, json_object *parent, const char *key, json_object *
     return 0;
 }
 
-/* The JSON of a document (sc_doc_to_json reparsed); sc_doc_to_json writes what sc_doc_parse
- * reads back. */
+/* The JSON of a document: sc_doc_to_json_object's tree, which sc_doc_parse reads back. */
 static int s_doc_json(s_ctx_t *c, const s_field_t *f, const sc_doc_t *doc, json_object **ret)
 {
-    char *text = NULL;
     int rc;
 
-    if ((rc = sc_doc_to_json(doc, &text)) < 0)
+    if ((rc = sc_doc_to_json_object(doc, ret)) < 0)
         return rc == -ENOMEM
                    ? s_nomem(c)
                    : s_fail(c, SC_MSG_REJ_DOCUMENT, -EINVAL, "%s.%s: cannot serialize: %s", c->pfx,
                             f->key, sc_strerror(rc));
-    *ret = json_tokener_parse(text);
-    free(text);
-    return *ret ? 0 : s_nomem(c);
+    return 0;
 }
 
 static int s_enc_fields(s_ctx_t *c, json_object *o, const s_msgdef_t *def, const void *base,
