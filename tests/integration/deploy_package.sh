@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The installed tree and the Debian package, as an operator gets them:
 #  1. `cmake --install` puts the three programs, the systemd units, the example settings,
-#     hooks and documentation where the README says;
+#     hooks and documentation where the README says; an installed example hook runs from
+#     there (it finds hooklib.sh beside it, also through a symlink);
 #  2. the units pass `systemd-analyze verify` (no unknown key, no bad value);
 #  3. `cpack -G DEB` builds a package holding the same files, depending on the Debian
 #     packages of the four libraries;
@@ -37,6 +38,15 @@ for f in $U/bin/schedcoord-agent $U/bin/schedcoord-coordinator $U/bin/schedcoord
     $U/share/doc/schedcoord/examples/hooks/prepare $U/share/doc/schedcoord/examples/hooks/recover; do
     [ -x "$ROOT/$f" ] || fail "installed but not executable: /$f"
 done
+HOOKDIR="$ROOT/$U/share/schedcoord/hooks"
+[ -f "$HOOKDIR/hooklib.sh" ] || fail "not installed: /$U/share/schedcoord/hooks/hooklib.sh"
+for h in chain kubernetes lb-drain pacemaker patroni wait-healthy; do
+    [ -x "$HOOKDIR/$h" ] || fail "not installed, or not executable: /$U/share/schedcoord/hooks/$h"
+done
+ln -s "$HOOKDIR/wait-healthy" "$TMP/recover"
+out=$(SCHEDCOORD_HOOKS_ENV=/dev/null SCHEDCOORD_HEALTH_CMD=true "$TMP/recover" 2>&1) ||
+    fail "the installed wait-healthy, run as recover, failed: $out"
+[ "$out" = "recover: healthy (true)" ] || fail "the installed wait-healthy said: $out"
 ok "cmake --install: programs, units, example settings and hooks, documentation"
 
 # --- 2. systemd's own check of the units (run from the installed tree)

@@ -32,19 +32,24 @@ wait_for() { sc_wait_until "$@" 2>/dev/null; }
 # sim_start ARGS... (after --listen): sets PORT, B
 sim_start() { sc_sim_start --timeline "$TL" "$@"; }
 
-# write_hook I SLEEP [FAIL_PHASE] [PREPARE_LAST]: vm_I's hook logs to hooks.log (with the drain
-# attempt after the time), sleeps SLEEP s, and exits 1 in FAIL_PHASE (prepare or recover;
-# "none"; PHASE@N: only in attempt N); a prepare runs the shell command PREPARE_LAST just
-# before its end line. Read at each run: may be rewritten while agents run.
+# write_hook I SLEEP [FAIL_PHASE] [PREPARE_LAST] [RUN]: vm_I's hook logs to hooks.log (with the
+# drain attempt after the time), sleeps SLEEP s, runs the command RUN (in either phase, the
+# event JSON on its stdin; its exit status becomes the hook's), and exits 1 in FAIL_PHASE
+# (prepare or recover; "none"; PHASE@N: only in attempt N); a prepare runs the shell command
+# PREPARE_LAST just before its end line. Read at each run: may be rewritten while agents run.
 write_hook() {
     cat >"$TMP/agent_$1/hook.new" <<HOOK
 #!/bin/sh
 echo "start \$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID \$(date +%s.%N) \$SCHEDCOORD_ATTEMPT" >>"$HOOKLOG"
-echo "\$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID prepared=\${SCHEDCOORD_PREPARED-} attempt=\$SCHEDCOORD_ATTEMPT json=\$(cat)" >>"$HOOKENV"
+json=\$(cat)
+echo "\$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID prepared=\${SCHEDCOORD_PREPARED-} attempt=\$SCHEDCOORD_ATTEMPT json=\$json" >>"$HOOKENV"
 sleep $2
+rc=0
+printf '%s\\n' "\$json" | ${5:-true} || rc=\$?
 [ "\$SCHEDCOORD_PHASE" != prepare ] || ${4:-true}
 echo "end \$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID \$(date +%s.%N) \$SCHEDCOORD_ATTEMPT" >>"$HOOKLOG"
 case "\$SCHEDCOORD_PHASE@\$SCHEDCOORD_ATTEMPT" in ${3:-none} | ${3:-none}@*) exit 1 ;; esac
+exit \$rc
 HOOK
     chmod +x "$TMP/agent_$1/hook.new"
     mv "$TMP/agent_$1/hook.new" "$TMP/agent_$1/hook"
