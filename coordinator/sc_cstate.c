@@ -1,6 +1,7 @@
 #include "sc_cstate.h"
 
 #include "sc_error.h"
+#include "sc_json.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -371,31 +372,6 @@ static int s_bad(char *err, size_t errlen, const char *fmt, ...)
     return -EINVAL;
 }
 
-static const char *s_str(json_object *o, const char *key)
-{
-    json_object *v;
-    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-        return NULL;
-    return json_object_get_string(v);
-}
-
-static bool s_int(json_object *o, const char *key, int64_t *ret)
-{
-    json_object *v;
-    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-        return false;
-    *ret = json_object_get_int64(v);
-    return true;
-}
-
-static json_object *s_arr(json_object *o, const char *key)
-{
-    json_object *v;
-    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_array))
-        return NULL;
-    return v;
-}
-
 static sc_cs_event_t *s_event_new(const sc_cstate_t *cs)
 {
     sc_cs_event_t *e = calloc(1, sizeof(*e));
@@ -435,8 +411,9 @@ static int s_strv_from(json_object *arr, char ***ret_v, size_t *ret_n)
 
 static int s_apply_member(sc_cstate_t *cs, json_object *d, char *err, size_t errlen)
 {
-    const char *name = s_str(d, "name"), *state = s_str(d, "state"), *ep = s_str(d, "endpoint");
-    const char *boot = s_str(d, "boot_id");
+    const char *name = sc_json_str(d, "name"), *state = sc_json_str(d, "state"),
+               *ep = sc_json_str(d, "endpoint");
+    const char *boot = sc_json_str(d, "boot_id");
     int64_t fd, ud;
     size_t mi;
     sc_cs_member_t *m;
@@ -449,9 +426,9 @@ static int s_apply_member(sc_cstate_t *cs, json_object *d, char *err, size_t err
     m = &cs->members[mi];
     if (ep)
         snprintf(m->endpoint, sizeof(m->endpoint), "%s", ep);
-    if (s_int(d, "fault_domain", &fd))
+    if (sc_json_int(d, "fault_domain", &fd))
         m->fault_domain = (int)fd;
-    if (s_int(d, "update_domain", &ud))
+    if (sc_json_int(d, "update_domain", &ud))
         m->update_domain = (int)ud;
     if (state) {
         m->gone = strcmp(state, "gone") == 0;
@@ -476,11 +453,11 @@ static int s_apply_event_seen(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_o
         return s_bad(err, errlen, "event_seen: no \"event\" object");
     if ((rc = sc_event_from_json(jev, &ev, perr, sizeof(perr))) < 0)
         return rc == -ENOMEM ? rc : s_bad(err, errlen, "event_seen: %s", perr);
-    if ((rc = s_strv_from(s_arr(d, "seen_by"), &seen, &n_seen)) < 0) {
+    if ((rc = s_strv_from(sc_json_arr(d, "seen_by"), &seen, &n_seen)) < 0) {
         sc_event_clear(&ev);
         return rc == -ENOMEM ? rc : s_bad(err, errlen, "event_seen: \"seen_by\" not strings");
     }
-    s_int(d, "observed_ms", &observed);
+    sc_json_int(d, "observed_ms", &observed);
     if ((i = s_event_index(cs, ev.id)) != SC_CSTATE_NONE) {
         e = cs->ev[i];
     } else {
@@ -516,7 +493,7 @@ static int s_apply_event_seen(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_o
 static sc_cs_event_t *s_entry_event(sc_cstate_t *cs, json_object *d, const char *kind, char *err,
                                     size_t errlen, int *ret_rc)
 {
-    const char *id = s_str(d, "event_id");
+    const char *id = sc_json_str(d, "event_id");
     size_t i;
 
     *ret_rc = 0;
@@ -531,7 +508,7 @@ static sc_cs_event_t *s_entry_event(sc_cstate_t *cs, json_object *d, const char 
 static int s_apply_started(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_object *d, char *err,
                            size_t errlen)
 {
-    const char *how = s_str(d, "how");
+    const char *how = sc_json_str(d, "how");
     int rc;
     sc_cs_event_t *e = s_entry_event(cs, d, "event_started", err, errlen, &rc);
 
@@ -555,7 +532,7 @@ static int s_apply_started(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_obje
 static int s_apply_ended(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_object *d, char *err,
                          size_t errlen)
 {
-    const char *how = s_str(d, "how");
+    const char *how = sc_json_str(d, "how");
     int rc;
     sc_cs_event_t *e = s_entry_event(cs, d, "event_ended", err, errlen, &rc);
 
@@ -572,7 +549,7 @@ static int s_apply_ended(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_object
 
 static int s_apply_orders(sc_cstate_t *cs, json_object *d, bool prepare, char *err, size_t errlen)
 {
-    json_object *vms = s_arr(d, "vms");
+    json_object *vms = sc_json_arr(d, "vms");
     const char *kind = prepare ? "prepare_ordered" : "recover_ordered";
     int64_t attempt = 1;
     int rc;
@@ -582,7 +559,7 @@ static int s_apply_orders(sc_cstate_t *cs, json_object *d, bool prepare, char *e
         return rc;
     if (!vms)
         return s_bad(err, errlen, "%s: no \"vms\" array", kind);
-    if (s_int(d, "attempt", &attempt) && (attempt < 1 || attempt > SC_MSG_ATTEMPT_MAX))
+    if (sc_json_int(d, "attempt", &attempt) && (attempt < 1 || attempt > SC_MSG_ATTEMPT_MAX))
         return s_bad(err, errlen, "%s: attempt %" PRId64 " out of 1..%d", kind, attempt,
                      SC_MSG_ATTEMPT_MAX);
     for (size_t i = 0; i < json_object_array_length(vms); i++)
@@ -602,7 +579,8 @@ static int s_apply_orders(sc_cstate_t *cs, json_object *d, bool prepare, char *e
 
 static int s_apply_progress(sc_cstate_t *cs, json_object *d, char *err, size_t errlen)
 {
-    const char *vm = s_str(d, "vm"), *phase = s_str(d, "phase"), *state = s_str(d, "state");
+    const char *vm = sc_json_str(d, "vm"), *phase = sc_json_str(d, "phase"),
+               *state = sc_json_str(d, "state");
     sc_msg_phase_t ph;
     sc_msg_hook_state_t st;
     int64_t attempt = 0;
@@ -620,7 +598,7 @@ static int s_apply_progress(sc_cstate_t *cs, json_object *d, char *err, size_t e
     if (!e || (mi = sc_cstate_member_find(cs, vm)) == SC_CSTATE_NONE)
         return 0;
     /* a report of an older attempt is history: it must not move the new attempt's drain */
-    if (s_int(d, "attempt", &attempt) && attempt < e->attempt[mi])
+    if (sc_json_int(d, "attempt", &attempt) && attempt < e->attempt[mi])
         return 0;
     e->drain[mi] = sc_cstate_drain_next(e->drain[mi],
                                         sc_cstate_drain_input(ph, st, e->phase == SC_REG_ACTIVE));
@@ -630,11 +608,11 @@ static int s_apply_progress(sc_cstate_t *cs, json_object *d, char *err, size_t e
 static int s_apply_intent(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_object *d, char *err,
                           size_t errlen)
 {
-    json_object *ids = s_arr(d, "event_ids");
-    const char *via = s_str(d, "via");
+    json_object *ids = sc_json_arr(d, "event_ids");
+    const char *via = sc_json_str(d, "via");
     size_t vi = via ? sc_cstate_member_find(cs, via) : SC_CSTATE_NONE;
 
-    if (!ids || !s_str(d, "body"))
+    if (!ids || !sc_json_str(d, "body"))
         return s_bad(err, errlen, "approval_intent: \"event_ids\" and \"body\" needed");
     for (size_t k = 0; k < json_object_array_length(ids); k++) {
         size_t i = s_event_index(cs, json_object_get_string(json_object_array_get_idx(ids, k)));
@@ -652,7 +630,7 @@ static int s_apply_answer(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_objec
 {
     int64_t intent, arc;
 
-    if (!s_int(d, "intent", &intent) || !s_int(d, "rc", &arc))
+    if (!sc_json_int(d, "intent", &intent) || !sc_json_int(d, "rc", &arc))
         return s_bad(err, errlen, "approval_answer: \"intent\" and \"rc\" needed");
     for (size_t i = 0; i < cs->n_ev; i++) {
         sc_cs_event_t *e = cs->ev[i];
@@ -673,20 +651,20 @@ static int s_apply_answer(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_objec
 
 static int s_apply_alert(sc_cstate_t *cs, json_object *d, char *err, size_t errlen)
 {
-    const char *alert = s_str(d, "alert"), *key = s_str(d, "key");
+    const char *alert = sc_json_str(d, "alert"), *key = sc_json_str(d, "key");
     char buf[SC_CSTATE_ALERT_KEY_MAX + 1], **nv;
     int64_t attempt = 0;
 
-    if (!s_str(d, "message"))
+    if (!sc_json_str(d, "message"))
         return s_bad(err, errlen, "alert: no \"message\"");
     if (alert && (!strcmp(alert, "paused") || !strcmp(alert, "resumed"))) {
         cs->paused = strcmp(alert, "paused") == 0;
         return 0;
     }
     if (!key) { /* logs written before keys were: the key they were de-duplicated by */
-        s_int(d, "attempt", &attempt);
-        sc_cstate_alert_key(buf, sizeof(buf), alert, s_str(d, "event_id"), s_str(d, "member"),
-                            (int)attempt);
+        sc_json_int(d, "attempt", &attempt);
+        sc_cstate_alert_key(buf, sizeof(buf), alert, sc_json_str(d, "event_id"),
+                            sc_json_str(d, "member"), (int)attempt);
         key = buf;
     }
     if (sc_cstate_alert_raised(cs, key) || cs->n_alerts >= SC_CSTATE_MAX_ALERTS)
@@ -731,7 +709,7 @@ static int s_apply_data(sc_cstate_t *cs, const sc_dlog_entry_t *e, json_object *
 
     switch (e->kind) {
     case SC_DLOG_TERM:
-        if (!s_int(d, "term", &t))
+        if (!sc_json_int(d, "term", &t))
             return s_bad(err, errlen, "term: no \"term\"");
         if (t > cs->term)
             cs->term = t;
@@ -918,7 +896,7 @@ static int s_start_kind_parse(const char *s, sc_start_kind_t *ret)
 static int64_t s_get(json_object *o, const char *key)
 {
     int64_t v = 0;
-    s_int(o, key, &v);
+    sc_json_int(o, key, &v);
     return v;
 }
 
@@ -928,7 +906,7 @@ static int s_event_from(const sc_cstate_t *cs, json_object *je, sc_cs_event_t **
 {
     sc_cs_event_t *e = s_event_new(cs);
     json_object *jev, *drains;
-    const char *via = s_str(je, "via");
+    const char *via = sc_json_str(je, "via");
     char perr[256] = "";
     int rc;
 
@@ -939,10 +917,10 @@ static int s_event_from(const sc_cstate_t *cs, json_object *je, sc_cs_event_t **
         s_event_free(e);
         return s_bad(err, errlen, "snapshot: an event unreadable: %s", perr[0] ? perr : "none");
     }
-    if ((rc = s_strv_from(s_arr(je, "seen_by"), &e->seen_by, &e->n_seen_by)) < 0 ||
-        s_phase_parse(s_str(je, "phase"), &e->phase) < 0 ||
-        s_start_kind_parse(s_str(je, "start_kind"), &e->start_kind) < 0 ||
-        sc_approval_state_from_name(s_str(je, "approval"), &e->approval) < 0) {
+    if ((rc = s_strv_from(sc_json_arr(je, "seen_by"), &e->seen_by, &e->n_seen_by)) < 0 ||
+        s_phase_parse(sc_json_str(je, "phase"), &e->phase) < 0 ||
+        s_start_kind_parse(sc_json_str(je, "start_kind"), &e->start_kind) < 0 ||
+        sc_approval_state_from_name(sc_json_str(je, "approval"), &e->approval) < 0) {
         rc = rc == -ENOMEM ? rc
                            : s_bad(err, errlen,
                                    "snapshot: event %s: seen_by, phase, start_kind "
@@ -965,7 +943,7 @@ static int s_event_from(const sc_cstate_t *cs, json_object *je, sc_cs_event_t **
             size_t mi = sc_cstate_member_find(cs, vm);
             if (mi == SC_CSTATE_NONE)
                 continue;
-            if (sc_drain_state_from_name(s_str(d, "state"), &e->drain[mi]) < 0) {
+            if (sc_drain_state_from_name(sc_json_str(d, "state"), &e->drain[mi]) < 0) {
                 s_event_free(e);
                 return s_bad(err, errlen, "snapshot: event %s: drain of %s unreadable", e->ev.id,
                              vm);
@@ -988,9 +966,9 @@ int sc_cstate_from_json(sc_cstate_t *cs, json_object *snap, char *err, size_t er
         return -EINVAL;
     if (cs->applied || cs->n_ev)
         return s_bad(err, errlen, "snapshot: loaded into a state that is not empty");
-    if (!json_object_is_type(snap, json_type_object) || !(members = s_arr(snap, "members")) ||
-        !(events = s_arr(snap, "events")) || !(closed = s_arr(snap, "closed")) ||
-        !(alerts = s_arr(snap, "alerts")))
+    if (!json_object_is_type(snap, json_type_object) || !(members = sc_json_arr(snap, "members")) ||
+        !(events = sc_json_arr(snap, "events")) || !(closed = sc_json_arr(snap, "closed")) ||
+        !(alerts = sc_json_arr(snap, "alerts")))
         return s_bad(err, errlen, "snapshot: members, events, closed and alerts needed");
     /* built aside, swapped in whole: on error cs is unchanged */
     if (!(names = calloc(cs->n_members, sizeof(*names))))
@@ -1006,21 +984,21 @@ int sc_cstate_from_json(sc_cstate_t *cs, json_object *snap, char *err, size_t er
     tmp->paused = json_object_get_boolean(json_object_object_get(snap, "paused"));
     for (size_t k = 0; k < json_object_array_length(members); k++) {
         json_object *jm = json_object_array_get_idx(members, k);
-        const char *name = s_str(jm, "name");
+        const char *name = sc_json_str(jm, "name");
         size_t mi = name ? sc_cstate_member_find(tmp, name) : SC_CSTATE_NONE;
         sc_cs_member_t *m;
         if (mi == SC_CSTATE_NONE)
             continue;
         m = &tmp->members[mi];
         snprintf(m->endpoint, sizeof(m->endpoint), "%s",
-                 s_str(jm, "endpoint") ? s_str(jm, "endpoint") : "");
+                 sc_json_str(jm, "endpoint") ? sc_json_str(jm, "endpoint") : "");
         m->fault_domain =
-            s_int(jm, "fault_domain", &(int64_t){0}) ? (int)s_get(jm, "fault_domain") : -1;
+            sc_json_int(jm, "fault_domain", &(int64_t){0}) ? (int)s_get(jm, "fault_domain") : -1;
         m->update_domain =
-            s_int(jm, "update_domain", &(int64_t){0}) ? (int)s_get(jm, "update_domain") : -1;
+            sc_json_int(jm, "update_domain", &(int64_t){0}) ? (int)s_get(jm, "update_domain") : -1;
         m->gone = json_object_get_boolean(json_object_object_get(jm, "gone"));
         snprintf(m->gone_boot_id, sizeof(m->gone_boot_id), "%s",
-                 s_str(jm, "gone_boot_id") ? s_str(jm, "gone_boot_id") : "");
+                 sc_json_str(jm, "gone_boot_id") ? sc_json_str(jm, "gone_boot_id") : "");
     }
     for (size_t k = 0; rc >= 0 && k < json_object_array_length(events); k++) {
         sc_cs_event_t *e = NULL, **nv;
@@ -1047,11 +1025,11 @@ int sc_cstate_from_json(sc_cstate_t *cs, json_object *snap, char *err, size_t er
         if (tmp->n_closed >= SC_CSTATE_MAX_CLOSED)
             break;
         t = &tmp->closed[tmp->n_closed];
-        if (!s_str(jt, "id") || s_phase_parse(s_str(jt, "phase"), &t->phase) < 0) {
+        if (!sc_json_str(jt, "id") || s_phase_parse(sc_json_str(jt, "phase"), &t->phase) < 0) {
             rc = s_bad(err, errlen, "snapshot: a closed event unreadable");
             break;
         }
-        snprintf(t->id, sizeof(t->id), "%s", s_str(jt, "id"));
+        snprintf(t->id, sizeof(t->id), "%s", sc_json_str(jt, "id"));
         t->ended_ms = s_get(jt, "ended_ms");
         tmp->n_closed++;
     }

@@ -3,6 +3,7 @@
 
 #include "sc_cstate.h"
 #include "sc_error.h"
+#include "sc_json.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -186,36 +187,13 @@ int sc_store_term_after(sc_store_t *store, int64_t seen, int64_t wall_ms, const 
 
 /* ---- applying entries ---------------------------------------------------------------- */
 
-static const char *s_str(json_object *o, const char *key)
-{
-    json_object *v;
-    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-        return NULL;
-    return json_object_get_string(v);
-}
-
-static bool s_int(json_object *o, const char *key, int64_t *ret)
-{
-    json_object *v;
-    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-        return false;
-    *ret = json_object_get_int64(v);
-    return true;
-}
-
-static json_object *s_arr(json_object *o, const char *key)
-{
-    json_object *v;
-    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_array))
-        return NULL;
-    return v;
-}
-
 static int s_apply_member(sc_store_t *self, json_object *d, int64_t wall)
 {
-    const char *name = s_str(d, "name"), *state = s_str(d, "state"), *ep = s_str(d, "endpoint");
+    const char *name = sc_json_str(d, "name"), *state = sc_json_str(d, "state"),
+               *ep = sc_json_str(d, "endpoint");
     int64_t fd = -1, ud = -1;
-    bool has_fd = s_int(d, "fault_domain", &fd), has_ud = s_int(d, "update_domain", &ud);
+    bool has_fd = sc_json_int(d, "fault_domain", &fd),
+         has_ud = sc_json_int(d, "update_domain", &ud);
     int rc;
 
     if (!name)
@@ -236,26 +214,26 @@ static int s_apply_member(sc_store_t *self, json_object *d, int64_t wall)
     if (rc >= 0 && state)
         rc = sc_db_run(self->db, NULL,
                        "UPDATE members SET state = ?, updated_ms = ?, boot_id = ? WHERE name = ?",
-                       "slss", state, wall, s_str(d, "boot_id"), name);
+                       "slss", state, wall, sc_json_str(d, "boot_id"), name);
     return rc;
 }
 
 static int s_apply_event_seen(sc_store_t *self, json_object *d, int64_t wall)
 {
-    json_object *ev, *seen = s_arr(d, "seen_by"), *res;
+    json_object *ev, *seen = sc_json_arr(d, "seen_by"), *res;
     const char *id, *nbraw;
     int64_t dur = 0, nb = 0, observed = 0;
-    bool has_dur, has_nb, has_observed = s_int(d, "observed_ms", &observed);
+    bool has_dur, has_nb, has_observed = sc_json_int(d, "observed_ms", &observed);
     int rc;
 
     if (!json_object_object_get_ex(d, "event", &ev) || !json_object_is_type(ev, json_type_object))
         return -EINVAL;
-    if (!(id = s_str(ev, "EventId")))
+    if (!(id = sc_json_str(ev, "EventId")))
         return -EINVAL;
-    res = s_arr(ev, "Resources");
-    has_dur = s_int(ev, "DurationInSeconds", &dur);
-    has_nb = s_int(d, "not_before", &nb);
-    nbraw = s_str(ev, "NotBefore");
+    res = sc_json_arr(ev, "Resources");
+    has_dur = sc_json_int(ev, "DurationInSeconds", &dur);
+    has_nb = sc_json_int(d, "not_before", &nb);
+    nbraw = sc_json_str(ev, "NotBefore");
     rc = sc_db_run(self->db, NULL,
                    "INSERT INTO events(event_id, first_seen_ms) VALUES (?, ?) "
                    "ON CONFLICT(event_id) DO NOTHING",
@@ -271,11 +249,11 @@ static int s_apply_event_seen(sc_store_t *self, json_object *d, int64_t wall)
         "UPDATE events SET event_type = ?, status = ?, source = ?, resource_type = ?, "
         "resources = ?, not_before = ?, not_before_raw = ?, description = ?, duration_s = ?, "
         "doc = ?, seen_by = coalesce(?, seen_by), last_changed_ms = ? WHERE event_id = ?",
-        "sssssssssssls", s_str(ev, "EventType"), s_str(ev, "EventStatus"), s_str(ev, "EventSource"),
-        s_str(ev, "ResourceType"),
+        "sssssssssssls", sc_json_str(ev, "EventType"), sc_json_str(ev, "EventStatus"),
+        sc_json_str(ev, "EventSource"), sc_json_str(ev, "ResourceType"),
         res ? json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN) : "[]",
         has_nb ? json_object_to_json_string(json_object_object_get(d, "not_before")) : NULL, nbraw,
-        s_str(ev, "Description"),
+        sc_json_str(ev, "Description"),
         has_dur ? json_object_to_json_string(json_object_object_get(ev, "DurationInSeconds"))
                 : NULL,
         json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN),
@@ -286,14 +264,14 @@ static int s_apply_event_seen(sc_store_t *self, json_object *d, int64_t wall)
  * afresh: the prepare row of that attempt, and no recover row of an older one. */
 static int s_apply_orders(sc_store_t *self, json_object *d, const char *phase, int64_t wall)
 {
-    const char *id = s_str(d, "event_id");
-    json_object *vms = s_arr(d, "vms");
+    const char *id = sc_json_str(d, "event_id");
+    json_object *vms = sc_json_arr(d, "vms");
     int64_t attempt = 1;
     int rc = 0;
 
     if (!id || !vms)
         return -EINVAL;
-    if (s_int(d, "attempt", &attempt) && (attempt < 1 || attempt > 1000))
+    if (sc_json_int(d, "attempt", &attempt) && (attempt < 1 || attempt > 1000))
         return -EINVAL;
     for (size_t i = 0; i < json_object_array_length(vms) && rc >= 0; i++) {
         json_object *v = json_object_array_get_idx(vms, i);
@@ -315,10 +293,11 @@ static int s_apply_orders(sc_store_t *self, json_object *d, const char *phase, i
 
 static int s_apply_progress(sc_store_t *self, json_object *d, int64_t wall)
 {
-    const char *id = s_str(d, "event_id"), *vm = s_str(d, "vm"), *phase = s_str(d, "phase");
-    const char *state = s_str(d, "state");
+    const char *id = sc_json_str(d, "event_id"), *vm = sc_json_str(d, "vm"),
+               *phase = sc_json_str(d, "phase");
+    const char *state = sc_json_str(d, "state");
     int64_t es = -1;
-    bool has_es = s_int(d, "exit_status", &es);
+    bool has_es = sc_json_int(d, "exit_status", &es);
     int rc;
 
     if (!id || !vm || !phase || !state ||
@@ -349,8 +328,8 @@ static int s_apply_progress(sc_store_t *self, json_object *d, int64_t wall)
 
 static int s_apply_intent(sc_store_t *self, int64_t index, json_object *d, int64_t wall)
 {
-    json_object *ids = s_arr(d, "event_ids");
-    const char *body = s_str(d, "body");
+    json_object *ids = sc_json_arr(d, "event_ids");
+    const char *body = sc_json_str(d, "body");
 
     if (!ids || !body)
         return -EINVAL;
@@ -358,7 +337,7 @@ static int s_apply_intent(sc_store_t *self, int64_t index, json_object *d, int64
                      "INSERT INTO approvals(id, event_ids, body, via, by, intent_ms) "
                      "VALUES (?, ?, ?, ?, ?, ?)",
                      "lssssl", index, json_object_to_json_string_ext(ids, JSON_C_TO_STRING_PLAIN),
-                     body, s_str(d, "via"), s_str(d, "by"), wall);
+                     body, sc_json_str(d, "via"), sc_json_str(d, "by"), wall);
 }
 
 static int s_apply_answer(sc_store_t *self, json_object *d, int64_t wall)
@@ -366,13 +345,13 @@ static int s_apply_answer(sc_store_t *self, json_object *d, int64_t wall)
     int64_t intent, arc = 0, http = 0;
     int changes = 0, rc;
 
-    if (!s_int(d, "intent", &intent) || !s_int(d, "rc", &arc))
+    if (!sc_json_int(d, "intent", &intent) || !sc_json_int(d, "rc", &arc))
         return -EINVAL;
-    s_int(d, "http_status", &http);
+    sc_json_int(d, "http_status", &http);
     rc = sc_db_run(self->db, &changes,
                    "UPDATE approvals SET answered_ms = ?, rc = ?, http_status = ?, answer = ? "
                    "WHERE id = ?",
-                   "lllsl", wall, arc, http, s_str(d, "message"), intent);
+                   "lllsl", wall, arc, http, sc_json_str(d, "message"), intent);
     if (rc < 0)
         return rc;
     if (!changes)
@@ -395,7 +374,7 @@ static int s_apply_data(sc_store_t *self, const sc_dlog_entry_t *e, json_object 
 
     switch (e->kind) {
     case SC_DLOG_TERM:
-        if (!s_int(d, "term", &t))
+        if (!sc_json_int(d, "term", &t))
             return -EINVAL;
         /* a leader's term is also the newest this member knows (Raft's current_term) */
         return sc_db_run(self->db, NULL,
@@ -406,14 +385,14 @@ static int s_apply_data(sc_store_t *self, const sc_dlog_entry_t *e, json_object 
     case SC_DLOG_MEMBER: return s_apply_member(self, d, e->wall_ms);
     case SC_DLOG_EVENT_SEEN: return s_apply_event_seen(self, d, e->wall_ms);
     case SC_DLOG_EVENT_STARTED:
-        if (!(id = s_str(d, "event_id")) || !(how = s_str(d, "how")))
+        if (!(id = sc_json_str(d, "event_id")) || !(how = sc_json_str(d, "how")))
             return -EINVAL;
         return sc_db_run(self->db, NULL,
                          "UPDATE events SET status = 'Started', started_ms = coalesce(started_ms, "
                          "?), started_how = coalesce(started_how, ?) WHERE event_id = ?",
                          "lss", e->wall_ms, how, id);
     case SC_DLOG_EVENT_ENDED:
-        if (!(id = s_str(d, "event_id")) || !(how = s_str(d, "how")))
+        if (!(id = sc_json_str(d, "event_id")) || !(how = sc_json_str(d, "how")))
             return -EINVAL;
         return sc_db_run(self->db, NULL,
                          "UPDATE events SET ended_ms = coalesce(ended_ms, ?), "
@@ -425,10 +404,10 @@ static int s_apply_data(sc_store_t *self, const sc_dlog_entry_t *e, json_object 
     case SC_DLOG_APPROVAL_INTENT: return s_apply_intent(self, e->index, d, e->wall_ms);
     case SC_DLOG_APPROVAL_ANSWER: return s_apply_answer(self, d, e->wall_ms);
     case SC_DLOG_EVENT_CLOSED: /* the live state's business: the rows stay, as history */
-        return s_str(d, "event_id") ? 0 : -EINVAL;
+        return sc_json_str(d, "event_id") ? 0 : -EINVAL;
     case SC_DLOG_ALERT: {
         /* the operator's pause outlives a restart: meta 'paused' follows its alerts */
-        const char *alert = s_str(d, "alert");
+        const char *alert = sc_json_str(d, "alert");
         bool pause = alert && !strcmp(alert, "paused");
 
         if (!pause && !(alert && !strcmp(alert, "resumed")))

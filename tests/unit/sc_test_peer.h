@@ -5,7 +5,8 @@
  *   sc_tp_hello(d, "vm_1", "boot-1", 1, 1, term);
  *   sc_tp_doc(d, "vm_1", term, seq, body, observed_wall_ms);
  *   sc_tp_send(d, msg);                      any message (consumed)
- *   msg = sc_tp_recv(d);                     the next message for it, or NULL */
+ *   msg = sc_tp_recv(d);                     the next message for it, or NULL
+ *   sc_tp_rm_state(dir);                     a coordinator's state directory removed */
 #ifndef SC_TEST_PEER_H
 #define SC_TEST_PEER_H
 
@@ -15,7 +16,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zmq.h>
+
+/* Removes a coordinator's state directory dir and what a coordinator leaves in it. */
+static inline void sc_tp_rm_state(const char *dir)
+{
+    static const char *const files[] = {"coordinator.db", "coordinator.db-wal",
+                                        "coordinator.db-shm", "coordinator.lock", "control.sock"};
+    char p[256];
+
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
 
 /* A DEALER connected to tcp://127.0.0.1:port (linger 0). */
 static inline void *sc_tp_dealer(void *zctx, int port)

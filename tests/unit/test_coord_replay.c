@@ -609,18 +609,6 @@ SC_TEST(replay_and_follower_equal_the_leader)
     free(s_trace);
 }
 
-static void s_rmdir(const char *dir)
-{
-    static const char *const files[] = {"coordinator.db", "coordinator.db-wal",
-                                        "coordinator.db-shm", "coordinator.lock", "control.sock"};
-    char p[128];
-    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-        snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
-        unlink(p);
-    }
-    rmdir(dir);
-}
-
 int main(void)
 {
     static const unsigned seeds[] = {1, 2, 3};
@@ -644,8 +632,8 @@ int main(void)
         printf("SC_SEED=%u\n", s_seed);
         sc_ts_set(s_imds, NULL);
         SC_RUN(replay_and_follower_equal_the_leader);
-        s_rmdir(s_dir);
-        s_rmdir(s_fdir);
+        sc_tp_rm_state(s_dir);
+        sc_tp_rm_state(s_fdir);
     }
     sc_ts_stop(&s_imds);
     return sc_test_done();

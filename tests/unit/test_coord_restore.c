@@ -31,14 +31,7 @@ static int64_t s_grace_ms;                            /* --start-grace for s_sta
 
 static void s_cleanup(void)
 {
-    static const char *const files[] = {"coordinator.db", "coordinator.db-wal",
-                                        "coordinator.db-shm", "coordinator.lock", "control.sock"};
-    char p[128];
-    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-        snprintf(p, sizeof(p), "%s/%s", s_dir, files[i]);
-        unlink(p);
-    }
-    rmdir(s_dir);
+    sc_tp_rm_state(s_dir);
 }
 
 static void s_decide(sc_store_t *st, sc_dlog_kind_t kind, const char *data, int64_t wall)
