@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -360,18 +359,6 @@ bool sc_cstate_alert_raised(const sc_cstate_t *cs, const char *key)
 
 /* ---- applying ------------------------------------------------------------------------------ */
 
-static int s_bad(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -EINVAL;
-}
-
 static sc_cs_event_t *s_event_new(const sc_cstate_t *cs)
 {
     sc_cs_event_t *e = calloc(1, sizeof(*e));
@@ -419,7 +406,7 @@ static int s_apply_member(sc_cstate_t *cs, json_object *d, char *err, size_t err
     sc_cs_member_t *m;
 
     if (!name)
-        return s_bad(err, errlen, "member: no \"name\"");
+        return sc_errf(err, errlen, -EINVAL, "member: no \"name\"");
     if ((mi = sc_cstate_member_find(cs, name)) == SC_CSTATE_NONE ||
         strcmp(cs->members[mi].name, name) != 0)
         return 0; /* not in our --members */
@@ -450,12 +437,13 @@ static int s_apply_event_seen(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_o
     int rc;
 
     if (!json_object_object_get_ex(d, "event", &jev) || !json_object_is_type(jev, json_type_object))
-        return s_bad(err, errlen, "event_seen: no \"event\" object");
+        return sc_errf(err, errlen, -EINVAL, "event_seen: no \"event\" object");
     if ((rc = sc_event_from_json(jev, &ev, perr, sizeof(perr))) < 0)
-        return rc == -ENOMEM ? rc : s_bad(err, errlen, "event_seen: %s", perr);
+        return rc == -ENOMEM ? rc : sc_errf(err, errlen, -EINVAL, "event_seen: %s", perr);
     if ((rc = s_strv_from(sc_json_arr(d, "seen_by"), &seen, &n_seen)) < 0) {
         sc_event_clear(&ev);
-        return rc == -ENOMEM ? rc : s_bad(err, errlen, "event_seen: \"seen_by\" not strings");
+        return rc == -ENOMEM ? rc
+                             : sc_errf(err, errlen, -EINVAL, "event_seen: \"seen_by\" not strings");
     }
     sc_json_int(d, "observed_ms", &observed);
     if ((i = s_event_index(cs, ev.id)) != SC_CSTATE_NONE) {
@@ -468,8 +456,8 @@ static int s_apply_event_seen(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_o
             sc_event_clear(&ev);
             sc_strv_free(seen, n_seen);
             return cs->n_ev >= SC_REGISTRY_MAX_EVENTS
-                       ? s_bad(err, errlen, "event_seen: more than %d events",
-                               SC_REGISTRY_MAX_EVENTS)
+                       ? sc_errf(err, errlen, -EINVAL, "event_seen: more than %d events",
+                                 SC_REGISTRY_MAX_EVENTS)
                        : -ENOMEM;
         }
         cs->ev = nv;
@@ -498,7 +486,7 @@ static sc_cs_event_t *s_entry_event(sc_cstate_t *cs, json_object *d, const char 
 
     *ret_rc = 0;
     if (!id) {
-        *ret_rc = s_bad(err, errlen, "%s: no \"event_id\"", kind);
+        *ret_rc = sc_errf(err, errlen, -EINVAL, "%s: no \"event_id\"", kind);
         return NULL;
     }
     i = s_event_index(cs, id);
@@ -515,7 +503,7 @@ static int s_apply_started(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_obje
     if (rc < 0)
         return rc;
     if (!how)
-        return s_bad(err, errlen, "event_started: no \"how\"");
+        return sc_errf(err, errlen, -EINVAL, "event_started: no \"how\"");
     if (!e)
         return 0;
     if (e->start_kind == SC_START_NONE)
@@ -539,7 +527,7 @@ static int s_apply_ended(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_object
     if (rc < 0)
         return rc;
     if (!how)
-        return s_bad(err, errlen, "event_ended: no \"how\"");
+        return sc_errf(err, errlen, -EINVAL, "event_ended: no \"how\"");
     if (!e || e->phase != SC_REG_ACTIVE)
         return 0;
     e->phase = strcmp(how, "cancelled") == 0 ? SC_REG_CANCELLED : SC_REG_ENDED;
@@ -558,13 +546,13 @@ static int s_apply_orders(sc_cstate_t *cs, json_object *d, bool prepare, char *e
     if (rc < 0)
         return rc;
     if (!vms)
-        return s_bad(err, errlen, "%s: no \"vms\" array", kind);
+        return sc_errf(err, errlen, -EINVAL, "%s: no \"vms\" array", kind);
     if (sc_json_int(d, "attempt", &attempt) && (attempt < 1 || attempt > SC_MSG_ATTEMPT_MAX))
-        return s_bad(err, errlen, "%s: attempt %" PRId64 " out of 1..%d", kind, attempt,
-                     SC_MSG_ATTEMPT_MAX);
+        return sc_errf(err, errlen, -EINVAL, "%s: attempt %" PRId64 " out of 1..%d", kind, attempt,
+                       SC_MSG_ATTEMPT_MAX);
     for (size_t i = 0; i < json_object_array_length(vms); i++)
         if (!json_object_is_type(json_object_array_get_idx(vms, i), json_type_string))
-            return s_bad(err, errlen, "%s: \"vms\" not strings", kind);
+            return sc_errf(err, errlen, -EINVAL, "%s: \"vms\" not strings", kind);
     for (size_t i = 0; e && i < json_object_array_length(vms); i++) {
         size_t mi =
             sc_cstate_member_find(cs, json_object_get_string(json_object_array_get_idx(vms, i)));
@@ -591,10 +579,11 @@ static int s_apply_progress(sc_cstate_t *cs, json_object *d, char *err, size_t e
     if (rc < 0)
         return rc;
     if (!vm || !phase || !state)
-        return s_bad(err, errlen, "hook_progress: \"vm\", \"phase\" and \"state\" needed");
+        return sc_errf(err, errlen, -EINVAL,
+                       "hook_progress: \"vm\", \"phase\" and \"state\" needed");
     if (sc_msg_phase_parse(phase, &ph) < 0 || sc_msg_hook_state_parse(state, &st) < 0)
-        return s_bad(err, errlen, "hook_progress: phase \"%s\" / state \"%s\" unknown", phase,
-                     state);
+        return sc_errf(err, errlen, -EINVAL, "hook_progress: phase \"%s\" / state \"%s\" unknown",
+                       phase, state);
     if (!e || (mi = sc_cstate_member_find(cs, vm)) == SC_CSTATE_NONE)
         return 0;
     /* a report of an older attempt is history: it must not move the new attempt's drain */
@@ -613,7 +602,7 @@ static int s_apply_intent(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_objec
     size_t vi = via ? sc_cstate_member_find(cs, via) : SC_CSTATE_NONE;
 
     if (!ids || !sc_json_str(d, "body"))
-        return s_bad(err, errlen, "approval_intent: \"event_ids\" and \"body\" needed");
+        return sc_errf(err, errlen, -EINVAL, "approval_intent: \"event_ids\" and \"body\" needed");
     for (size_t k = 0; k < json_object_array_length(ids); k++) {
         size_t i = s_event_index(cs, json_object_get_string(json_object_array_get_idx(ids, k)));
         if (i == SC_CSTATE_NONE)
@@ -631,7 +620,7 @@ static int s_apply_answer(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_objec
     int64_t intent, arc;
 
     if (!sc_json_int(d, "intent", &intent) || !sc_json_int(d, "rc", &arc))
-        return s_bad(err, errlen, "approval_answer: \"intent\" and \"rc\" needed");
+        return sc_errf(err, errlen, -EINVAL, "approval_answer: \"intent\" and \"rc\" needed");
     for (size_t i = 0; i < cs->n_ev; i++) {
         sc_cs_event_t *e = cs->ev[i];
         if (!intent || e->intent != intent)
@@ -656,7 +645,7 @@ static int s_apply_alert(sc_cstate_t *cs, json_object *d, char *err, size_t errl
     int64_t attempt = 0;
 
     if (!sc_json_str(d, "message"))
-        return s_bad(err, errlen, "alert: no \"message\"");
+        return sc_errf(err, errlen, -EINVAL, "alert: no \"message\"");
     if (alert && (!strcmp(alert, "paused") || !strcmp(alert, "resumed"))) {
         cs->paused = strcmp(alert, "paused") == 0;
         return 0;
@@ -710,7 +699,7 @@ static int s_apply_data(sc_cstate_t *cs, const sc_dlog_entry_t *e, json_object *
     switch (e->kind) {
     case SC_DLOG_TERM:
         if (!sc_json_int(d, "term", &t))
-            return s_bad(err, errlen, "term: no \"term\"");
+            return sc_errf(err, errlen, -EINVAL, "term: no \"term\"");
         if (t > cs->term)
             cs->term = t;
         return 0;
@@ -729,7 +718,7 @@ static int s_apply_data(sc_cstate_t *cs, const sc_dlog_entry_t *e, json_object *
         if (rc < 0 || !ev)
             return rc;
         return s_close(cs, s_event_index(cs, ev->ev.id));
-    default: return s_bad(err, errlen, "entry kind %d unknown", (int)e->kind);
+    default: return sc_errf(err, errlen, -EINVAL, "entry kind %d unknown", (int)e->kind);
     }
 }
 
@@ -744,18 +733,19 @@ int sc_cstate_apply(sc_cstate_t *cs, const sc_dlog_entry_t *e, json_object *data
     if (!cs || !e)
         return -EINVAL;
     if (e->index != cs->applied + 1)
-        return s_bad(err, errlen, "entry %" PRId64 " out of order: %" PRId64 " applied", e->index,
-                     cs->applied);
+        return sc_errf(err, errlen, -EINVAL, "entry %" PRId64 " out of order: %" PRId64 " applied",
+                       e->index, cs->applied);
     if (e->term < cs->term && e->kind != SC_DLOG_TERM)
-        return s_bad(err, errlen, "entry %" PRId64 " of term %" PRId64 " after term %" PRId64,
-                     e->index, e->term, cs->term);
+        return sc_errf(err, errlen, -EINVAL,
+                       "entry %" PRId64 " of term %" PRId64 " after term %" PRId64, e->index,
+                       e->term, cs->term);
     if (!data) {
         if (!e->data || !(own = json_tokener_parse(e->data)))
-            return s_bad(err, errlen, "entry %" PRId64 ": data is not JSON", e->index);
+            return sc_errf(err, errlen, -EINVAL, "entry %" PRId64 ": data is not JSON", e->index);
         data = own;
     }
     if (!json_object_is_type(data, json_type_object))
-        rc = s_bad(err, errlen, "entry %" PRId64 ": data is not an object", e->index);
+        rc = sc_errf(err, errlen, -EINVAL, "entry %" PRId64 ": data is not an object", e->index);
     else
         rc = s_apply_data(cs, e, data, err, errlen);
     json_object_put(own);
@@ -915,17 +905,18 @@ static int s_event_from(const sc_cstate_t *cs, json_object *je, sc_cs_event_t **
     if (!json_object_object_get_ex(je, "event", &jev) ||
         (rc = sc_event_from_json(jev, &e->ev, perr, sizeof(perr))) < 0) {
         s_event_free(e);
-        return s_bad(err, errlen, "snapshot: an event unreadable: %s", perr[0] ? perr : "none");
+        return sc_errf(err, errlen, -EINVAL, "snapshot: an event unreadable: %s",
+                       perr[0] ? perr : "none");
     }
     if ((rc = s_strv_from(sc_json_arr(je, "seen_by"), &e->seen_by, &e->n_seen_by)) < 0 ||
         s_phase_parse(sc_json_str(je, "phase"), &e->phase) < 0 ||
         s_start_kind_parse(sc_json_str(je, "start_kind"), &e->start_kind) < 0 ||
         sc_approval_state_from_name(sc_json_str(je, "approval"), &e->approval) < 0) {
         rc = rc == -ENOMEM ? rc
-                           : s_bad(err, errlen,
-                                   "snapshot: event %s: seen_by, phase, start_kind "
-                                   "or approval unreadable",
-                                   e->ev.id);
+                           : sc_errf(err, errlen, -EINVAL,
+                                     "snapshot: event %s: seen_by, phase, start_kind "
+                                     "or approval unreadable",
+                                     e->ev.id);
         s_event_free(e);
         return rc;
     }
@@ -945,8 +936,8 @@ static int s_event_from(const sc_cstate_t *cs, json_object *je, sc_cs_event_t **
                 continue;
             if (sc_drain_state_from_name(sc_json_str(d, "state"), &e->drain[mi]) < 0) {
                 s_event_free(e);
-                return s_bad(err, errlen, "snapshot: event %s: drain of %s unreadable", e->ev.id,
-                             vm);
+                return sc_errf(err, errlen, -EINVAL, "snapshot: event %s: drain of %s unreadable",
+                               e->ev.id, vm);
             }
             e->attempt[mi] = (int)s_get(d, "attempt");
         }
@@ -965,11 +956,11 @@ int sc_cstate_from_json(sc_cstate_t *cs, json_object *snap, char *err, size_t er
     if (!cs || !snap)
         return -EINVAL;
     if (cs->applied || cs->n_ev)
-        return s_bad(err, errlen, "snapshot: loaded into a state that is not empty");
+        return sc_errf(err, errlen, -EINVAL, "snapshot: loaded into a state that is not empty");
     if (!json_object_is_type(snap, json_type_object) || !(members = sc_json_arr(snap, "members")) ||
         !(events = sc_json_arr(snap, "events")) || !(closed = sc_json_arr(snap, "closed")) ||
         !(alerts = sc_json_arr(snap, "alerts")))
-        return s_bad(err, errlen, "snapshot: members, events, closed and alerts needed");
+        return sc_errf(err, errlen, -EINVAL, "snapshot: members, events, closed and alerts needed");
     /* built aside, swapped in whole: on error cs is unchanged */
     if (!(names = calloc(cs->n_members, sizeof(*names))))
         return -ENOMEM;
@@ -1003,7 +994,8 @@ int sc_cstate_from_json(sc_cstate_t *cs, json_object *snap, char *err, size_t er
     for (size_t k = 0; rc >= 0 && k < json_object_array_length(events); k++) {
         sc_cs_event_t *e = NULL, **nv;
         if (tmp->n_ev >= SC_REGISTRY_MAX_EVENTS) {
-            rc = s_bad(err, errlen, "snapshot: more than %d events", SC_REGISTRY_MAX_EVENTS);
+            rc = sc_errf(err, errlen, -EINVAL, "snapshot: more than %d events",
+                         SC_REGISTRY_MAX_EVENTS);
             break;
         }
         if ((rc = s_event_from(tmp, json_object_array_get_idx(events, k), &e, err, errlen)) < 0)
@@ -1026,7 +1018,7 @@ int sc_cstate_from_json(sc_cstate_t *cs, json_object *snap, char *err, size_t er
             break;
         t = &tmp->closed[tmp->n_closed];
         if (!sc_json_str(jt, "id") || s_phase_parse(sc_json_str(jt, "phase"), &t->phase) < 0) {
-            rc = s_bad(err, errlen, "snapshot: a closed event unreadable");
+            rc = sc_errf(err, errlen, -EINVAL, "snapshot: a closed event unreadable");
             break;
         }
         snprintf(t->id, sizeof(t->id), "%s", sc_json_str(jt, "id"));
@@ -1035,7 +1027,7 @@ int sc_cstate_from_json(sc_cstate_t *cs, json_object *snap, char *err, size_t er
     }
     if (rc >= 0 && json_object_array_length(alerts) &&
         (rc = s_strv_from(alerts, &tmp->alerts, &tmp->n_alerts)) == -EINVAL)
-        rc = s_bad(err, errlen, "snapshot: alerts not strings");
+        rc = sc_errf(err, errlen, -EINVAL, "snapshot: alerts not strings");
     if (rc < 0) {
         sc_cstate_destroy(&tmp);
         return rc;
