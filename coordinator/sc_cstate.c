@@ -935,9 +935,10 @@ static int s_event_from(const sc_cstate_t *cs, json_object *je, sc_cs_event_t **
             if (mi == SC_CSTATE_NONE)
                 continue;
             if (sc_drain_state_from_name(sc_json_str(d, "state"), &e->drain[mi]) < 0) {
+                rc = sc_errf(err, errlen, -EINVAL, "snapshot: event %s: drain of %s unreadable",
+                             e->ev.id, vm);
                 s_event_free(e);
-                return sc_errf(err, errlen, -EINVAL, "snapshot: event %s: drain of %s unreadable",
-                               e->ev.id, vm);
+                return rc;
             }
             e->attempt[mi] = (int)s_get(d, "attempt");
         }
