@@ -30,6 +30,7 @@ void sc_coord_opts_init(sc_coord_opts_t *o)
     o->start_grace_ms = 5000;
     o->tombstone_ms = SC_REGISTRY_TOMBSTONE_MS_DEFAULT;
     o->snapshot_every = 1000;
+    o->snapshot_at_stop = true;
 }
 
 bool sc_coord_is_leader(const sc_coord_t *c)
@@ -264,7 +265,7 @@ void sc_coord_destroy(sc_coord_t **coord)
     for (size_t i = 0; i < c->n_ev; i++)
         sc_coord_exec_ev_free(c->ev[i]);
     free(c->ev);
-    if (c->cs && c->store && c->lock)
+    if (c->cs && c->store && c->lock && c->o.snapshot_at_stop)
         sc_coord_restart_snapshot(c, 0); /* the next start replays nothing */
     sc_cstate_destroy(&c->cs);
     sc_registry_destroy(&c->reg);

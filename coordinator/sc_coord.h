@@ -63,6 +63,7 @@ typedef struct sc_coord_opts {
     int64_t tombstone_ms;   /* an ended event's reports are ignored this long after its end
                              * (--tombstone-s; default 7 days) */
     int64_t snapshot_every; /* a snapshot of the state every this many log entries (1000) */
+    bool snapshot_at_stop;  /* and one at a clean stop (true; tests: false, as after a crash) */
     /* Told after each entry is applied to the state, with the state (tests, tracing): NULL. */
     void (*on_apply)(void *ud, const sc_dlog_entry_t *e, const sc_cstate_t *cs);
     void *on_apply_ud; /* its argument */
