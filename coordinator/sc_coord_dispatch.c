@@ -174,6 +174,16 @@ static int s_on_progress(sc_coord_t *c, size_t mi, const sc_msg_hook_progress_t 
     json_object_object_add(d, "exit_status", json_object_new_int(p->exit_status));
     json_object_object_add(d, "origin", json_object_new_string(sc_msg_origin_name(p->origin)));
     json_object_object_add(d, "attempt", json_object_new_int(p->attempt));
+    /* a hook's output tail, kept where operators look: the history, and the log on failure */
+    if (p->detail && p->detail[0] && p->state != SC_MSG_HOOK_STARTED) {
+        json_object_object_add(d, "detail", json_object_new_string(p->detail));
+        if (p->state != SC_MSG_HOOK_DONE && p->state != SC_MSG_HOOK_SKIPPED)
+            sc_log_warn("hook did not succeed",
+                        "event=%s vm=%s phase=%s state=%s exit=%d "
+                        "output=\"%s\"",
+                        ce->ev.id, c->members[mi].name, sc_msg_phase_name(p->phase),
+                        sc_msg_hook_state_name(p->state), p->exit_status, sc_log_q(p->detail));
+    }
     snprintf(reason, sizeof(reason), "%s hook %s on %s", sc_msg_phase_name(p->phase),
              sc_msg_hook_state_name(p->state), c->members[mi].name);
     sc_log_info("hook progress", "event=%s vm=%s phase=%s state=%s exit=%d drain=%s->%s", ce->ev.id,

@@ -37,7 +37,11 @@ for vm in vm_1 vm_4; do
     wait_for 5 drain_is "$F" $vm rolled_back || fail "$vm not shown rolled_back: $(ctl events)"
 done
 [ -z "$(started_how "$F")" ] || fail "F started ($(started_how "$F")) before its retry"
-ok "prepare failed on vm_4 (attempt 1): alert; vm_1 and vm_4 rolled back, F still Scheduled"
+grep -q "hook did not succeed.*vm=vm_4 phase=prepare state=failed.*output=\"output of vm_4's prepare, attempt 1" "$TMP/coord.err" ||
+    fail "the coordinator's log lacks vm_4's failed hook output: $(grep 'did not succeed' "$TMP/coord.err")"
+[ -n "$(hist ".kind == \"hook_progress\" and .data.vm == \"vm_4\" and .data.state == \"failed\" and (.data.detail | test(\"output of vm_4's prepare\"))")" ] ||
+    fail "the history lacks vm_4's failed hook output"
+ok "prepare failed on vm_4 (attempt 1): alert, its output in the log and history; vm_1 and vm_4 rolled back, F still Scheduled"
 
 wait_for 20 ev_over "$N" || fail "N did not go through: $(ctl events)"
 [ "$(started_how "$N")" = approved ] || fail "N started $(started_how "$N"), not by our approval"

@@ -33,7 +33,8 @@ wait_for() { sc_wait_until "$@" 2>/dev/null; }
 sim_start() { sc_sim_start --timeline "$TL" "$@"; }
 
 # write_hook I SLEEP [FAIL_PHASE] [PREPARE_LAST] [RUN]: vm_I's hook logs to hooks.log (with the
-# drain attempt after the time), sleeps SLEEP s, runs the command RUN (in either phase, the
+# drain attempt after the time; its stdout ends with "output of vm_I's PHASE, attempt N"),
+# sleeps SLEEP s, runs the command RUN (in either phase, the
 # event JSON on its stdin; its exit status becomes the hook's), and exits 1 in FAIL_PHASE
 # (prepare or recover; "none"; PHASE@N: only in attempt N); a prepare runs the shell command
 # PREPARE_LAST just before its end line. Read at each run: may be rewritten while agents run.
@@ -48,6 +49,7 @@ rc=0
 printf '%s\\n' "\$json" | ${5:-true} || rc=\$?
 [ "\$SCHEDCOORD_PHASE" != prepare ] || ${4:-true}
 echo "end \$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID \$(date +%s.%N) \$SCHEDCOORD_ATTEMPT" >>"$HOOKLOG"
+echo "output of vm_$1's \$SCHEDCOORD_PHASE, attempt \$SCHEDCOORD_ATTEMPT"
 case "\$SCHEDCOORD_PHASE@\$SCHEDCOORD_ATTEMPT" in ${3:-none} | ${3:-none}@*) exit 1 ;; esac
 exit \$rc
 HOOK
