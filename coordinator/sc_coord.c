@@ -29,6 +29,7 @@ void sc_coord_opts_init(sc_coord_opts_t *o)
     o->leader_ms = 1000;
     o->start_grace_ms = 5000;
     o->tombstone_ms = SC_REGISTRY_TOMBSTONE_MS_DEFAULT;
+    o->stall_ms = 2000;
     o->snapshot_every = 1000;
     o->snapshot_at_stop = true;
 }
@@ -342,14 +343,47 @@ static int s_plan_if_due(sc_coord_t *c, int64_t now)
     return rc < 0 ? rc : 0;
 }
 
+/* TILT (Redis Sentinel's word): a check long after the last one (beyond waited_ms, what the
+ * poll between them may take), or a wall clock that moved apart from the monotonic one, means
+ * this process was stalled — an Azure Freeze
+ * pauses the whole VM for up to ~30 s, SIGSTOP does it at will — and it is not known whether
+ * the guest's monotonic clock ran meanwhile. What it knows may be stale (events started,
+ * agents gone standalone), so it acts on nothing until every member reported again, or the
+ * start grace passed: the grace of a start, entered again. (With an election, confirming the
+ * lead with a quorum round comes first.) */
+static void s_stall_check(sc_coord_t *c, int64_t waited_ms)
+{
+    int64_t mono = sc_mono_ms(), wall = sc_wall_ms();
+    int64_t dm = mono - c->step_mono_ms, dw = wall - c->step_wall_ms;
+    bool stalled = c->step_mono_ms && (dm - waited_ms > c->o.stall_ms || dw - dm > c->o.stall_ms ||
+                                       dm - dw > c->o.stall_ms);
+
+    c->step_mono_ms = mono;
+    c->step_wall_ms = wall;
+    if (!stalled || !sc_coord_is_leader(c))
+        return;
+    sc_log_warn("stalled: acting again once every member reported",
+                "monotonic_ms=%lld wall_ms=%lld limit_ms=%lld grace_ms=%lld", (long long)dm,
+                (long long)dw, (long long)c->o.stall_ms, (long long)c->o.start_grace_ms);
+    c->in_grace = c->stalled = true;
+    c->grace_until_ms = mono + c->o.start_grace_ms;
+    for (size_t i = 0; i < c->n_members; i++) {
+        c->members[i].have_doc = false; /* a fresh document from each */
+        c->members[i].doc_req_ms = 0;
+    }
+}
+
 int sc_coord_step(sc_coord_t *c, int timeout_ms)
 {
     bool ctl = false;
     int64_t now;
     int rc;
 
+    /* before and after the poll: a stop inside it shows after it, before anything is done */
+    s_stall_check(c, 0);
     if ((rc = s_poll(c, timeout_ms, &ctl)) < 0)
         return rc;
+    s_stall_check(c, timeout_ms);
     if ((rc = sc_coord_dispatch_drain_router(c)) < 0)
         return rc;
     sc_coord_restart_snapshot(c, c->o.snapshot_every);

@@ -60,6 +60,9 @@ typedef struct sc_coord_opts {
     int64_t leader_ms;      /* leader message interval (default 1000) */
     int64_t start_grace_ms; /* after a start, no order, approval or alert until every member
                              * reported or this long passed (default 5000) */
+    int64_t stall_ms;       /* a loop step that began this long after the last (or a wall clock
+                             * jump of as much): a stall (Freeze, SIGSTOP), then the same grace
+                             * as after a start (--stall-s; default 2000) */
     int64_t tombstone_ms;   /* an ended event's reports are ignored this long after its end
                              * (--tombstone-s; default 7 days) */
     int64_t snapshot_every; /* a snapshot of the state every this many log entries (1000) */

@@ -27,6 +27,7 @@ typedef struct s_settings {
     double tombstone;       /* --tombstone-s */
     double resend;          /* --resend */
     double start_grace;     /* --start-grace */
+    double stall;           /* --stall-s */
     char *log_level;        /* --log-level */
     sc_policy_cfg_t policy; /* policy keys */
 } s_settings_t;
@@ -63,6 +64,10 @@ static const sc_cfg_key_t s_keys[] = {
      "after a start, no order, approval or alert until every member reported or this long "
      "passed",
      0, 3600, false},
+    {"stall-s", SC_CFG_SECONDS, offsetof(s_settings_t, stall), "2",
+     "a loop stalled this long (a Freeze, SIGSTOP) or a wall clock jump of as much: no order, "
+     "approval or alert until every member reported again (as after a start)",
+     0.5, 3600, false},
     {"log-level", SC_CFG_STRING, offsetof(s_settings_t, log_level), "info",
      "debug, info, notice, warn, err", 0, 0, false},
 };
@@ -165,6 +170,7 @@ int sc_coord_main(int argc, char **argv)
     o.tombstone_ms = (int64_t)(s.tombstone * 1000);
     o.resend_ms = (int64_t)(s.resend * 1000);
     o.start_grace_ms = (int64_t)(s.start_grace * 1000);
+    o.stall_ms = (int64_t)(s.stall * 1000);
     rc = sc_coord_new(&o, &c, err, sizeof(err));
     if (rc < 0) {
         fprintf(stderr, "schedcoord-coordinator: %s\n", err[0] ? err : sc_strerror(rc));

@@ -101,6 +101,9 @@ struct sc_coord {
     int64_t started_wall_ms; /* when this process started (wall clock) */
     bool in_grace;           /* just started: members have not all had a chance to report */
     int64_t grace_until_ms;  /* monotonic ms the start grace ends at the latest */
+    bool stalled;            /* in the grace because the loop stalled (TILT), not a start */
+    int64_t step_mono_ms;    /* monotonic ms the last loop step began (0: none yet) */
+    int64_t step_wall_ms;    /* wall ms at that moment */
     /* Since this process started (Prometheus counters: reset by a restart). */
     struct {
         uint64_t posts_ok, posts_failed;   /* approval POSTs through our IMDS, by outcome */

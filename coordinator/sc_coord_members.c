@@ -224,8 +224,9 @@ void sc_coord_members_grace_check(sc_coord_t *c, int64_t now)
     }
     if (heard < expected && now < c->grace_until_ms)
         return;
-    c->in_grace = false;
-    c->dirty = true;
-    sc_log_notice("start grace over: planning", "heard=%zu members=%zu why=\"%s\"", heard, expected,
+    sc_log_notice(c->stalled ? "stall grace over: planning" : "start grace over: planning",
+                  "heard=%zu members=%zu why=\"%s\"", heard, expected,
                   heard == expected ? "every member reported" : "--start-grace passed");
+    c->in_grace = c->stalled = false;
+    c->dirty = true;
 }

@@ -84,6 +84,7 @@ json_object *sc_coord_status(sc_coord_t *c)
                            json_object_new_string(sc_coord_is_leader(c) ? "leader" : "follower"));
     json_object_object_add(st, "paused", json_object_new_boolean(c->o.policy.pause));
     json_object_object_add(st, "starting", json_object_new_boolean(c->in_grace));
+    json_object_object_add(st, "stalled", json_object_new_boolean(c->in_grace && c->stalled));
     json_object_object_add(st, "rejected_messages", json_object_new_int64((int64_t)c->rejected));
     json_object_object_add(st, "started_ms", json_object_new_int64(c->started_wall_ms));
     json_object_object_add(st, "counters", s_counters_json(c));
