@@ -238,7 +238,7 @@ coord_crash() {
     COORD_PID=""
 }
 
-# webhook_start NAME [--fail N] [--hold FILE]: a webhook receiver (coord/webhook.py) that
+# webhook_start NAME [--after N] [--fail N] [--hold FILE]: a webhook receiver (coord/webhook.py) that
 # records every POST in $TMP/NAME.jsonl -> WEBHOOK, its base URL (http://127.0.0.1:PORT)
 webhook_start() {
     local name=$1

@@ -4,9 +4,9 @@ as "listening on PORT"), one thread per request, that appends one JSON line per 
 {"t": arrival (unix s), "answered": when answered, "path", "content_type", "status": what it
 answered, "body": the body parsed as JSON (or "raw": the text when it is not JSON)}.
 
-It answers 200 "ok" (what Slack and Teams answer), except the first --fail requests: 500. With
---hold FILE the first request is not answered before FILE exists (at most 30 s): a target that
-hangs while the test watches what the coordinator does meanwhile."""
+It answers 200 "ok" (what Slack and Teams answer), except --fail requests after the first
+--after ones: 500. With --hold FILE the first of those is not answered before FILE exists (at
+most 30 s): a target that hangs while the test watches what the coordinator does meanwhile."""
 import argparse
 import json
 import os
@@ -19,8 +19,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--fail", type=int, default=0, help="answer 500 to the first N requests")
-    ap.add_argument("--hold", default="", help="the first request waits for this file")
+    ap.add_argument("--after", type=int, default=0, help="answer the first N requests at once")
+    ap.add_argument("--fail", type=int, default=0, help="then answer 500 to N requests")
+    ap.add_argument("--hold", default="", help="the first of those waits for this file")
     a = ap.parse_args()
     lock = threading.Lock()
     seen = [0]
@@ -32,11 +33,11 @@ def main():
             with lock:
                 n = seen[0]
                 seen[0] += 1
-            if n == 0 and a.hold:
+            if n == a.after and a.hold:
                 end = time.time() + 30
                 while not os.path.exists(a.hold) and time.time() < end:
                     time.sleep(0.05)
-            status = 500 if n < a.fail else 200
+            status = 500 if a.after <= n < a.after + a.fail else 200
             rec = {"t": t, "path": self.path, "content_type": self.headers.get("Content-Type"),
                    "status": status}
             try:
