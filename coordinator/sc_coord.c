@@ -147,6 +147,9 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
     if ((rc = sc_registry_new(0, &c->reg)) < 0 ||
         (rc = sc_registry_set_tombstone_ms(c->reg, o->tombstone_ms)) < 0)
         goto fail;
+    /* Before the state: the TERM entry of our start is the first thing to tell. */
+    if ((rc = sc_coord_notify_new(c, o->notify, err, errlen)) < 0)
+        goto fail;
     /* The state: the last snapshot and the log after it, applied as a follower would. */
     if ((rc = sc_store_apply_pending(c->store)) < 0) {
         snprintf(err, errlen, "store %s: %s", dbpath, sc_store_errmsg(c->store));
@@ -256,6 +259,7 @@ void sc_coord_destroy(sc_coord_t **coord)
     if (!coord || !*coord)
         return;
     c = *coord;
+    sc_coord_notify_destroy(c); /* bounded: what is queued gets 2 s */
     if (c->ctl_fd >= 0)
         sc_ctl_close(c->ctl_fd, c->ctl_path);
     if (c->router)
@@ -292,6 +296,7 @@ static int s_timers(sc_coord_t *c)
         c->last_tick_ms = now;
         if ((rc = sc_coord_members_tick(c, now)) < 0 || (rc = sc_coord_exec_expire_via(c, now)) < 0)
             return rc;
+        sc_coord_notify_tick(c);
     }
     if (sc_coord_is_leader(c) && now - c->last_leader_ms >= c->o.leader_ms) {
         c->last_leader_ms = now;

@@ -69,7 +69,8 @@ typedef struct sc_coord_opts {
     bool snapshot_at_stop;  /* and one at a clean stop (true; tests: false, as after a crash) */
     /* Told after each entry is applied to the state, with the state (tests, tracing): NULL. */
     void (*on_apply)(void *ud, const sc_dlog_entry_t *e, const sc_cstate_t *cs);
-    void *on_apply_ud; /* its argument */
+    void *on_apply_ud;  /* its argument */
+    const char *notify; /* --notify FORMAT:URL[,FORMAT:URL...]: the leader tells people; NULL */
 } sc_coord_opts_t;
 
 /* Fills defaults (policy defaults too). */

@@ -5,6 +5,7 @@
 #include "sc_error.h"
 #include "sc_identity.h"
 #include "sc_log.h"
+#include "sc_notify.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -29,6 +30,7 @@ typedef struct s_settings {
     double start_grace;     /* --start-grace */
     double stall;           /* --stall-s */
     char *log_level;        /* --log-level */
+    char *notify;           /* --notify */
     sc_policy_cfg_t policy; /* policy keys */
 } s_settings_t;
 
@@ -70,6 +72,10 @@ static const sc_cfg_key_t s_keys[] = {
      0.5, 3600, false},
     {"log-level", SC_CFG_STRING, offsetof(s_settings_t, log_level), "info",
      "debug, info, notice, warn, err", 0, 0, false},
+    {"notify", SC_CFG_STRING, offsetof(s_settings_t, notify), NULL,
+     "tell people, from the leader: FORMAT:URL[,FORMAT:URL...] (FORMAT json, slack or teams; "
+     "at most 8; a comma in a URL is %2C)",
+     0, 0, false},
 };
 
 static volatile sig_atomic_t s_stop;
@@ -127,6 +133,11 @@ int sc_coord_main(int argc, char **argv)
         status = 2;
         goto out;
     }
+    if (sc_notify_spec_check(s.notify, err, sizeof(err)) < 0) {
+        fprintf(stderr, "schedcoord-coordinator: --notify: %s\n", err);
+        status = 2;
+        goto out;
+    }
     sc_log_init("schedcoord-coordinator", lvl);
     sc_coord_opts_init(&o);
     if (sc_policy_from_cfg(&s.policy, &o.policy, err, sizeof(err)) < 0) {
@@ -171,6 +182,7 @@ int sc_coord_main(int argc, char **argv)
     o.resend_ms = (int64_t)(s.resend * 1000);
     o.start_grace_ms = (int64_t)(s.start_grace * 1000);
     o.stall_ms = (int64_t)(s.stall * 1000);
+    o.notify = s.notify;
     rc = sc_coord_new(&o, &c, err, sizeof(err));
     if (rc < 0) {
         fprintf(stderr, "schedcoord-coordinator: %s\n", err[0] ? err : sc_strerror(rc));

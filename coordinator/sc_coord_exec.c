@@ -466,6 +466,7 @@ int sc_coord_exec_plan_round(sc_coord_t *c)
     }
     for (size_t i = 0; i < out.n_members && i < c->n_members; i++)
         c->members[i].state = out.member_state[i];
+    sc_coord_notify_plan(c, &in, &out); /* event_scheduled with the plan, before its orders */
     for (size_t i = 0; i < out.n_events; i++) {
         sc_cevstate_t *e = sc_coord_exec_ev_find(c, pe[i].ev->id);
         if (e) {
@@ -516,6 +517,7 @@ int sc_coord_exec_plan_round(sc_coord_t *c)
         }
     }
 out:
+    sc_coord_notify_flush(c);
     sc_plan_output_release(&out);
     free(pm);
     free(pe);

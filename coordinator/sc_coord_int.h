@@ -11,6 +11,8 @@
  *                        round and its orders, re-sent orders, delegated approvals' timeout
  *   sc_coord_restart.c   restart recovery from the store
  *   sc_coord_status.c    status, counters, the control socket's handler
+ *   sc_coord_notify.c    notifications (--notify): what each decision applied on the leader
+ *                        tells people, and when
  */
 #ifndef SC_COORD_INT_H
 #define SC_COORD_INT_H
@@ -67,6 +69,8 @@ typedef struct sc_cevstate {
     bool touched;                 /* referred to by an action (not an alert) this round */
 } sc_cevstate_t;
 
+typedef struct sc_cnotify sc_cnotify_t; /* notifications: sc_coord_notify.c's own */
+
 struct sc_coord {
     sc_coord_opts_t o;    /* options (strings borrowed from the caller... copied below) */
     char *name;           /* our member name */
@@ -90,6 +94,7 @@ struct sc_coord {
     sc_registry_t *reg;      /* merged events */
     sc_cstate_t *cs;         /* the replicated state: changed only by applying entries */
     int64_t snapshot_at;     /* index of the last snapshot saved */
+    sc_cnotify_t *notify;    /* notifications (sc_coord_notify.c); NULL: none */
     sc_cevstate_t **ev;      /* per event: what is not replicated */
     size_t n_ev;             /* entries */
     bool dirty;              /* something changed: plan now */
@@ -206,6 +211,31 @@ void sc_coord_restart_snapshot(sc_coord_t *c, int64_t every);
  * the others), members' endpoints recorded, approval intents left without an answer resolved
  * (our own IMDS read once if needed). A follower only rebuilds. 0 or an error. */
 int sc_coord_restart_restore(sc_coord_t *c);
+
+/* ---- sc_coord_notify.c: notifications ------------------------------------------------ */
+
+/* The notifier of --notify (spec; NULL or "": none, and every call below does nothing), sent
+ * from c's member. 0, or SC_E_CONFIG / an error named in err. */
+int sc_coord_notify_new(sc_coord_t *c, const char *spec, char *err, size_t errlen);
+/* Posts what is held, then stops the notifier (what is queued gets its stop grace, 2 s) and
+ * frees it; takes c->notify NULL. */
+void sc_coord_notify_destroy(sc_coord_t *c);
+/* Entry e (data: its data parsed) was just applied live to the state (s_on_decide; never for the
+ * entries a restart replays). On the leader, says what it means, once: leader_changed (TERM),
+ * event_scheduled (EVENT_SEEN of a new event: held for the next plan round, which knows the
+ * plan), drain_started (the first PREPARE_ORDERED of an event in a domain; the domain's next
+ * orders join it), approved (APPROVAL_ANSWER rc 0), event_started, event_ended, hook_failed
+ * (HOOK_PROGRESS failed, timed out, interrupted), deadline_missed (ALERT deadline, forced). */
+void sc_coord_notify_entry(sc_coord_t *c, const sc_dlog_entry_t *e, json_object *data);
+/* A plan round's input and output, before its actions are carried out: the event_scheduled
+ * held are posted with the plan (drain order, drain time when it drains now, deadline). */
+void sc_coord_notify_plan(sc_coord_t *c, const sc_plan_input_t *in, const sc_plan_output_t *out);
+/* Posts the drain_started being gathered (end of a plan round). */
+void sc_coord_notify_flush(sc_coord_t *c);
+/* Logs what failed or was dropped since the last call (the notifier does not log). */
+void sc_coord_notify_tick(sc_coord_t *c);
+/* Every target's counters (sc_notify_stats_json; [] without a notifier), the caller's. */
+json_object *sc_coord_notify_stats_json(const sc_coord_t *c);
 
 /* ---- sc_coord_status.c: status and control ------------------------------------------- */
 

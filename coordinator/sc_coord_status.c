@@ -20,7 +20,8 @@ static json_object *s_u64(uint64_t v)
  *   {"approval_posts": {"ok": N, "failed": N}, "approvals_delegated": N,
  *    "orders": {"prepare": N, "recover": N}, "hook_reports": {"prepare": {"done": N, ...}, ...},
  *    "alerts": {"deadline": N, ...}, "events_new": N,
- *    "imds_malformed_events": {"vm_0": N, ...}} */
+ *    "imds_malformed_events": {"vm_0": N, ...},
+ *    "notify": [{"format","target","sent","failed","dropped","retried","queued",...}]} */
 static json_object *s_counters_json(const sc_coord_t *c)
 {
     json_object *o = json_object_new_object(), *posts = json_object_new_object();
@@ -47,6 +48,7 @@ static json_object *s_counters_json(const sc_coord_t *c)
     for (size_t i = 0; i < c->n_members; i++)
         json_object_object_add(malformed, c->members[i].name, s_u64(c->members[i].malformed));
     json_object_object_add(o, "imds_malformed_events", malformed);
+    json_object_object_add(o, "notify", sc_coord_notify_stats_json(c));
     return o;
 }
 

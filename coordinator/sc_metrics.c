@@ -192,8 +192,54 @@ static void s_events(FILE *f, json_object *events)
     json_object_put(by_drain);
 }
 
+/* The notifier's counters per target ("notify": sc_notify_stats_json's array): one series per
+ * target, labelled by its place in --notify (1, 2...: two targets may share a host), its
+ * format and its scheme and host (the URL's path is the webhook's secret). */
+static void s_notify(FILE *f, json_object *targets)
+{
+    static const struct {
+        const char *key, *name, *type, *help;
+    } fam[] = {
+        {"sent", "schedcoord_notify_sent_total", "counter", "notifications delivered (2xx)"},
+        {"failed", "schedcoord_notify_failed_total", "counter",
+         "notifications given up: attempts used up, or an answer not worth a retry"},
+        {"dropped", "schedcoord_notify_dropped_total", "counter",
+         "notifications dropped: the target's queue was full, or left at stop"},
+        {"retried", "schedcoord_notify_retried_total", "counter",
+         "attempts after a notification's first (network errors, 5xx, 408, 429)"},
+        {"queued", "schedcoord_notify_queued", "gauge",
+         "notifications waiting for the target, the one in flight included"},
+    };
+    size_t n = json_object_array_length(targets);
+
+    for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
+        s_head(f, fam[k].name, fam[k].type, fam[k].help);
+        for (size_t i = 0; i < n; i++) {
+            json_object *t = json_object_array_get_idx(targets, i);
+            json_object *fmt = s_get(t, "format", json_type_string);
+            json_object *label = s_get(t, "target", json_type_string);
+            json_object *v = s_get(t, fam[k].key, json_type_int);
+            const char *host = label ? strchr(json_object_get_string(label), ' ') : NULL;
+            char idx[24];
+
+            if (!v)
+                continue;
+            snprintf(idx, sizeof(idx), "%zu", i + 1);
+            fprintf(f, "%s{", fam[k].name);
+            s_label(f, "target", idx);
+            fputc(',', f);
+            s_label(f, "format", fmt ? json_object_get_string(fmt) : "");
+            fputc(',', f);
+            s_label(f, "endpoint", host ? host + 1 : "");
+            fprintf(f, "} %" PRId64 "\n", json_object_get_int64(v));
+        }
+    }
+}
+
 static void s_counters(FILE *f, json_object *c)
 {
+    json_object *notify = s_get(c, "notify", json_type_array);
+
     json_object *hooks = s_get(c, "hook_reports", json_type_object);
 
     s_head(f, "schedcoord_approval_posts_total", "counter",
@@ -232,6 +278,8 @@ static void s_counters(FILE *f, json_object *c)
            "kept), once per incarnation");
     s_by_key(f, "schedcoord_imds_malformed_events_total", "member",
              s_get(c, "imds_malformed_events", json_type_object));
+    if (notify)
+        s_notify(f, notify);
 }
 
 int sc_metrics_render(json_object *st, char **ret_text)

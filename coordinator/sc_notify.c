@@ -695,8 +695,9 @@ static json_object *s_render_json(const s_clean_t *c, const char *line)
     return o;
 }
 
-/* Appends src (clean UTF-8) to dst (S_SLACK_TEXT bytes in all, NUL included) with Slack's
- * three escapes; stops before a character or an escape that does not fit. */
+/* Appends src (clean UTF-8; a newline is kept: the details' line breaks) to dst (S_SLACK_TEXT
+ * bytes in all, NUL included) with Slack's three escapes; stops before a character or an
+ * escape that does not fit. */
 static void s_slack_add(char *dst, const char *src)
 {
     const unsigned char *s = (const unsigned char *)src;
@@ -707,7 +708,7 @@ static void s_slack_add(char *dst, const char *src)
                           : s[i] == '<' ? "&lt;"
                           : s[i] == '>' ? "&gt;"
                                         : NULL;
-        size_t in = rep ? 1 : s_utf8_len(s + i, n - i);
+        size_t in = rep || s[i] == '\n' ? 1 : s_utf8_len(s + i, n - i);
         size_t out = rep ? strlen(rep) : in ? in : 1;
 
         if (j + out >= S_SLACK_TEXT)

@@ -1078,6 +1078,7 @@ void sc_plan_output_release(sc_plan_output_t *out)
     free(out->waiting_for);
     free(out->closable);
     free(out->member_state);
+    free(out->drain_rank);
     memset(out, 0, sizeof(*out));
 }
 
@@ -1217,9 +1218,14 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
     rc = -ENOMEM;
     out.waiting_for = calloc(in->n_events ? in->n_events : 1, sizeof(char *));
     out.closable = calloc(in->n_events ? in->n_events : 1, sizeof(bool));
-    if (!out.waiting_for || !out.closable)
+    out.drain_rank = calloc(in->n_events ? in->n_events : 1, sizeof(size_t));
+    if (!out.waiting_for || !out.closable || !out.drain_rank)
         goto out;
     out.n_events = in->n_events;
+    for (size_t i = 0; i < in->n_events; i++)
+        out.drain_rank[i] = SC_PLAN_NONE;
+    for (size_t k = 0; k < n_queue; k++)
+        out.drain_rank[queue[k]] = k;
     for (size_t i = 0; i < in->n_events; i++) {
         out.closable[i] = pl.ev[i].over && pl.ev[i].closable;
         if (!(out.waiting_for[i] = strdup(pl.ev[i].wait[0] ? pl.ev[i].wait : "nothing")))

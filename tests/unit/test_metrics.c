@@ -33,7 +33,14 @@ static const char s_status[] =
     "   \"hook_reports\": {\"prepare\": {\"done\": 4, \"failed\": 1},"
     "                      \"recover\": {\"done\": 3}},"
     "   \"alerts\": {\"deadline\": 0, \"forced\": 2}, \"events_new\": 9,"
-    "   \"imds_malformed_events\": {\"vm_0\": 0, \"vm_1\": 3}}}";
+    "   \"imds_malformed_events\": {\"vm_0\": 0, \"vm_1\": 3},"
+    "   \"notify\": ["
+    "    {\"format\": \"slack\", \"target\": \"slack https://hooks.slack.com\", \"sent\": 12,"
+    "     \"failed\": 1, \"dropped\": 0, \"retried\": 4, \"queued\": 2, \"last_status\": 500,"
+    "     \"last_error\": \"HTTP 500\"},"
+    "    {\"format\": \"json\", \"target\": \"json https://hooks.slack.com\", \"sent\": 13,"
+    "     \"failed\": 0, \"dropped\": 3, \"retried\": 0, \"queued\": 0, \"last_status\": 200,"
+    "     \"last_error\": \"\"}]}}";
 
 static bool s_has_line(const char *text, const char *line)
 {
@@ -140,6 +147,21 @@ SC_TEST(renders_status)
     CHECK_LINE(t, "schedcoord_events_seen_total 9");
     CHECK_LINE(t, "schedcoord_imds_malformed_events_total{member=\"vm_1\"} 3");
     CHECK_LINE(t, "schedcoord_imds_malformed_events_total{member=\"vm_0\"} 0");
+    /* two targets on one host: told apart by their place in --notify */
+    CHECK_LINE(t, "schedcoord_notify_sent_total{target=\"1\",format=\"slack\","
+                  "endpoint=\"https://hooks.slack.com\"} 12");
+    CHECK_LINE(t, "schedcoord_notify_sent_total{target=\"2\",format=\"json\","
+                  "endpoint=\"https://hooks.slack.com\"} 13");
+    CHECK_LINE(t, "schedcoord_notify_failed_total{target=\"1\",format=\"slack\","
+                  "endpoint=\"https://hooks.slack.com\"} 1");
+    CHECK_LINE(t, "schedcoord_notify_dropped_total{target=\"2\",format=\"json\","
+                  "endpoint=\"https://hooks.slack.com\"} 3");
+    CHECK_LINE(t, "schedcoord_notify_retried_total{target=\"1\",format=\"slack\","
+                  "endpoint=\"https://hooks.slack.com\"} 4");
+    CHECK_LINE(t, "schedcoord_notify_queued{target=\"1\",format=\"slack\","
+                  "endpoint=\"https://hooks.slack.com\"} 2");
+    CHECK_LINE(t, "# TYPE schedcoord_notify_sent_total counter");
+    CHECK_LINE(t, "# TYPE schedcoord_notify_queued gauge");
     CHECK_LINE(t, "# TYPE schedcoord_imds_malformed_events_total counter");
     CHECK_LINE(t, "# TYPE schedcoord_approval_posts_total counter");
     CHECK_LINE(t, "# TYPE schedcoord_member_up gauge");

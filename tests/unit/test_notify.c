@@ -406,8 +406,10 @@ static void s_check_slack(json_object *o, sc_notify_kind_t k)
     SC_REQUIRE(json_object_array_length(blocks) == 2);
     SC_CHECK_STR(s_get_str(json_object_array_get_idx(blocks, 0), "type", NULL), "section");
     SC_CHECK_STR(s_get_str(json_object_array_get_idx(blocks, 0), "text", "text"), want);
+    /* the details are lines: "*Title:* value" each */
     SC_CHECK(strstr(s_get_str(json_object_array_get_idx(blocks, 1), "text", "text"),
-                    "*Time:* 2026-11-23 13:00:00 UTC") != NULL);
+                    "\n*Time:* 2026-11-23 13:00:00 UTC") != NULL);
+    SC_CHECK(strchr(s_get_str(json_object_array_get_idx(blocks, 1), "text", "text"), '?') == NULL);
 }
 
 static void s_check_teams(json_object *o, sc_notify_kind_t k)

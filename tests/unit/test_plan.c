@@ -1236,6 +1236,39 @@ SC_TEST(waiting_for_queued)
     sc_plan_output_release(&out);
 }
 
+/* The drain queue's order for each event (the coordinator's event_scheduled notification
+ * tells it): Preempt/Terminate first, then by NotBefore, the drained one keeping its place;
+ * events not queued (started, no drain) have none. */
+SC_TEST(drain_rank)
+{
+    static const row_t r = {"rank",
+                            FD3 " d0:3",
+                            {{.id = "E1", .nb = 900, .vms = "a0=preparing"},
+                             {.id = "E2", .nb = 800, .vms = "b0=none"},
+                             {.id = "E3", .type = "Preempt", .nb = 1000, .vms = "c0=none"},
+                             {.id = "E4",
+                              .started = true,
+                              .start = SC_START_APPROVED,
+                              .nb = NB_NONE,
+                              .vms = "a1=prepared"},
+                             {.id = "E5", .type = "Freeze", .dur = "5", .vms = "d0=none"}},
+                            .expect = ""};
+    world_t w;
+    sc_plan_input_t in;
+    sc_plan_output_t out = {0};
+
+    SC_REQUIRE(s_build(&r, &w) == 0);
+    in = (sc_plan_input_t){w.m, w.n_m, w.pe, w.n_e, &w.pol, NOW_WALL, NOW_MS};
+    SC_REQUIRE(sc_plan(&in, &out) == 0);
+    SC_REQUIRE(out.drain_rank != NULL);
+    SC_CHECK_INT(out.drain_rank[0], 2);
+    SC_CHECK_INT(out.drain_rank[1], 1);
+    SC_CHECK_INT(out.drain_rank[2], 0);
+    SC_CHECK(out.drain_rank[3] == SC_PLAN_NONE);
+    SC_CHECK(out.drain_rank[4] == SC_PLAN_NONE);
+    sc_plan_output_release(&out);
+}
+
 /* Stateless rounds: carrying out each round's actions walks a 3-FD rollout to the end,
  * never with two FDs busy, each event approved exactly once, every prepared VM recovered. */
 SC_TEST(rollout_simulation)
@@ -1630,6 +1663,7 @@ int main(void)
     SC_RUN(table);
     SC_RUN(member_states);
     SC_RUN(waiting_for_queued);
+    SC_RUN(drain_rank);
     SC_RUN(rollout_simulation);
     SC_RUN(waiting_for_update_domain);
     SC_RUN(waiting_for_held);

@@ -245,6 +245,22 @@ coord_crash() {
     COORD_PID=""
 }
 
+# webhook_start NAME [--after N] [--fail N] [--hold FILE]: a webhook receiver (coord/webhook.py) that
+# records every POST in $TMP/NAME.jsonl -> WEBHOOK, its base URL (http://127.0.0.1:PORT)
+webhook_start() {
+    local name=$1
+    shift
+    python3 "$SC_SRC/tests/integration/coord/webhook.py" --out "$TMP/$name.jsonl" "$@" \
+        >"$TMP/$name.out" 2>>"$TMP/$name.err" &
+    PIDS+=("$!")
+    : >>"$TMP/$name.jsonl"
+    wait_for 10 grep -q '^listening on ' "$TMP/$name.out" ||
+        fail "webhook receiver $name did not start: $(cat "$TMP/$name.err")"
+    WEBHOOK="http://127.0.0.1:$(sed -n 's/^listening on //p' "$TMP/$name.out")"
+}
+# webhook_got NAME N: receiver NAME answered at least N POSTs with 200
+webhook_got() { [ "$(jq -s '[.[] | select(.status == 200)] | length' "$TMP/$1.jsonl")" -ge "$2" ]; }
+
 # ev_patch ID JSON: changes a Scheduled event in the simulator (PATCH /control/events/ID)
 ev_patch() { curl -sS -f -X PATCH -d "$2" "$B/control/events/$1" >/dev/null || fail "PATCH $1 $2 refused"; }
 
