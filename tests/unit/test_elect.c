@@ -1,12 +1,18 @@
 /* sc_elect: the election as a pure state machine. The table against its diagram; the vote
  * rules case by case; the voter selection over fault-domain spreads; TILT, transfer, restart
- * from the persisted hard state on one member. */
+ * from the persisted hard state on one member; then 3 and 5 members in a deterministic
+ * simulated network (loss, duplication, reordering, partitions, crashes between a persist and
+ * the sends after it, freezes with and without the clock standing still), checking from the
+ * outside: at most one leader per term, at most one member allowed to act at any moment, a
+ * vote given once per term and only after it was persisted, and a leader acting within a few
+ * election timeouts once a majority is connected. */
 #include "sc_elect.h"
 #include "sc_error.h"
 #include "sc_test.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -676,6 +682,835 @@ SC_TEST(voters_spread_over_fault_domains)
     }
 }
 
+/* ---- the simulated network ----------------------------------------------------------------- */
+
+#define SIM_NODES 6
+#define SIM_QUEUE 4096
+#define SIM_LOG 96
+#define SIM_TERMS 2048
+
+typedef struct sim_msg {
+    sc_elect_msg_t m;     /* the message */
+    int64_t at;           /* global delivery time */
+    uint64_t seq;         /* send order, for ties */
+    size_t log_n;         /* APPEND: the sender's log when sent */
+    int64_t log[SIM_LOG]; /* its entries' terms */
+} sim_msg_t;
+
+typedef struct sim_node {
+    sc_elect_t *e;              /* NULL while down */
+    bool frozen;                /* paused: neither ticks nor receives */
+    bool clock_stops;           /* its monotonic clock stands still while frozen */
+    int64_t frozen_at;          /* global time the freeze began */
+    int64_t lag;                /* its clock is behind the global one by */
+    sc_elect_hard_state_t disk; /* what was persisted */
+    int64_t log[SIM_LOG];       /* its log: the term of each entry (index i + 1) */
+    size_t log_n;               /* entries */
+    int64_t commit;             /* commit index */
+    int64_t match[SIM_NODES];   /* as leader: each member's match */
+} sim_node_t;
+
+typedef struct sim {
+    size_t n;                       /* members */
+    sc_elect_voters_t voters;       /* the first n_voters */
+    sc_elect_config_t cfg;          /* shared settings (self and seed per node) */
+    sim_node_t node[SIM_NODES];     /* the members */
+    sim_msg_t *q;                   /* in flight */
+    size_t nq;                      /* entries used */
+    uint64_t seq;                   /* next send's order */
+    int64_t now;                    /* global time */
+    uint64_t rng;                   /* the network's randomness */
+    uint64_t seed;                  /* the run's seed */
+    bool cut[SIM_NODES][SIM_NODES]; /* from -> to blocked */
+    int loss_pct;                   /* messages lost */
+    int dup_pct;                    /* messages duplicated */
+    int slow_pct;                   /* messages delayed up to 10x (reordering) */
+    int64_t delay_max;              /* ms, uniform 1..delay_max */
+    int crash_pct;                  /* a crash right after a PERSIST */
+    bool report_stalls;             /* the caller reports stalls (false: a broken caller) */
+    size_t leader_of[SIM_TERMS];    /* term -> leader + 1 (0: none) */
+    size_t violations;              /* safety violations seen */
+    char first[256];                /* the first one */
+    size_t elections;               /* leaders elected */
+    size_t crashes;                 /* crashes after a persist */
+    size_t delivered;               /* messages delivered */
+    size_t faults;                  /* faults injected (random runs) */
+    int64_t acted_ms;               /* first time any member may act in the current check */
+} sim_t;
+
+static uint64_t sim_rand(sim_t *s)
+{
+    uint64_t z = (s->rng += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static bool sim_pct(sim_t *s, int pct)
+{
+    return pct > 0 && (int)(sim_rand(s) % 100) < pct;
+}
+
+static void sim_violation(sim_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sim_violation(sim_t *s, const char *fmt, ...)
+{
+    va_list ap;
+    if (!s->violations++) {
+        int k = snprintf(s->first, sizeof(s->first), "seed %" PRIu64 " t=%" PRId64 ": ", s->seed,
+                         s->now);
+        va_start(ap, fmt);
+        vsnprintf(s->first + k, sizeof(s->first) - (size_t)k, fmt, ap);
+        va_end(ap);
+    }
+}
+
+static int64_t sim_local(const sim_t *s, size_t i)
+{
+    return s->now - s->node[i].lag;
+}
+
+static bool sim_live(const sim_t *s, size_t i)
+{
+    return s->node[i].e && !s->node[i].frozen;
+}
+
+static bool sim_is_voter(const sim_t *s, size_t i)
+{
+    for (size_t k = 0; k < s->voters.n; k++)
+        if (s->voters.index[k] == i)
+            return true;
+    return false;
+}
+
+static void sim_set_log(sim_node_t *nd)
+{
+    sc_elect_set_log(nd->e, (int64_t)nd->log_n, nd->log_n ? nd->log[nd->log_n - 1] : 0, nd->commit);
+}
+
+static void sim_post(sim_t *s, size_t from, const sc_elect_msg_t *m)
+{
+    int copies = 1 + sim_pct(s, s->dup_pct);
+    if (s->cut[from][m->to] || sim_pct(s, s->loss_pct))
+        return;
+    for (int c = 0; c < copies && s->nq < SIM_QUEUE; c++) {
+        sim_msg_t *q = &s->q[s->nq++];
+        int64_t d = 1 + (int64_t)(sim_rand(s) % (uint64_t)s->delay_max);
+        if (sim_pct(s, s->slow_pct))
+            d *= 1 + (int64_t)(sim_rand(s) % 10);
+        q->m = *m;
+        q->at = s->now + d;
+        q->seq = s->seq++;
+        q->log_n = 0;
+        if (m->type == SC_ELECT_MSG_APPEND) {
+            q->log_n = s->node[from].log_n;
+            memcpy(q->log, s->node[from].log, q->log_n * sizeof(int64_t));
+        }
+    }
+}
+
+static void sim_crash(sim_t *s, size_t i)
+{
+    sc_elect_destroy(&s->node[i].e);
+    s->node[i].frozen = false;
+}
+
+/* Carries out a member's outputs in order, as the daemon will; checks them on the way. */
+static void sim_apply(sim_t *s, size_t i, const sc_elect_outputs_t *out)
+{
+    static int trace = -1; /* SC_ELECT_TRACE=1: every output of every member */
+    sim_node_t *nd = &s->node[i];
+    bool beat = false;
+    if (trace < 0)
+        trace = getenv("SC_ELECT_TRACE") != NULL;
+    for (size_t k = 0; k < out->n && nd->e; k++) {
+        const sc_elect_output_t *o = &out->out[k];
+        if (trace)
+            printf("    %6" PRId64 " vm_%zu %-7s %s%s %s\n", s->now, i,
+                   sc_elect_out_kind_name(o->kind),
+                   o->kind == SC_ELECT_OUT_SEND ? sc_elect_msg_type_name(o->msg.type) : "",
+                   o->kind == SC_ELECT_OUT_SEND ? (o->msg.ok ? " ok" : "") : "", o->text);
+        switch (o->kind) {
+        case SC_ELECT_OUT_PERSIST:
+            if (o->hard.term < nd->disk.term)
+                sim_violation(s, "vm_%zu: term %" PRId64 " persisted after %" PRId64, i,
+                              o->hard.term, nd->disk.term);
+            if (o->hard.term == nd->disk.term && nd->disk.voted_for != SC_ELECT_NONE &&
+                o->hard.voted_for != nd->disk.voted_for)
+                sim_violation(s, "vm_%zu: second vote in term %" PRId64, i, o->hard.term);
+            nd->disk = o->hard;
+            if (sim_pct(s, s->crash_pct)) { /* the outputs after it are lost */
+                s->crashes++;
+                sim_crash(s, i);
+            }
+            break;
+        case SC_ELECT_OUT_SEND:
+            if (o->msg.type == SC_ELECT_MSG_VOTE_ANSWER && o->msg.ok &&
+                (nd->disk.term != o->msg.term || nd->disk.voted_for != o->msg.to))
+                sim_violation(s, "vm_%zu: vote for vm_%zu in term %" PRId64 " not persisted", i,
+                              o->msg.to, o->msg.term);
+            if ((o->msg.type == SC_ELECT_MSG_VOTE || o->msg.type == SC_ELECT_MSG_PRE_VOTE) &&
+                !sim_is_voter(s, i))
+                sim_violation(s, "vm_%zu, a non-voter, campaigns", i);
+            beat |= o->msg.type == SC_ELECT_MSG_APPEND;
+            sim_post(s, i, &o->msg);
+            break;
+        case SC_ELECT_OUT_ROLE:
+            if (o->new_state == SC_ELECT_LEADER) {
+                size_t *l = &s->leader_of[o->term < SIM_TERMS ? o->term : SIM_TERMS - 1];
+                if (*l && *l != i + 1)
+                    sim_violation(s, "two leaders in term %" PRId64 ": vm_%zu and vm_%zu", o->term,
+                                  *l - 1, i);
+                *l = i + 1;
+                s->elections++;
+                if (nd->log_n < SIM_LOG) /* the leader's entry of its term */
+                    nd->log[nd->log_n++] = o->term;
+                memset(nd->match, 0, sizeof(nd->match));
+                sim_set_log(nd);
+            }
+            break;
+        default: break;
+        }
+    }
+    /* Non-voters are fed by the replication: here, a copy of each round. */
+    for (size_t j = 0; beat && nd->e && j < s->n; j++)
+        if (j != i && !sim_is_voter(s, j)) {
+            sc_elect_msg_t m = {0};
+            m.type = SC_ELECT_MSG_APPEND;
+            m.from = i;
+            m.to = j;
+            m.term = sc_elect_term(nd->e);
+            m.commit = nd->commit;
+            sim_post(s, i, &m);
+        }
+}
+
+static bool sim_is_prefix(const int64_t *a, size_t na, const int64_t *b, size_t nb)
+{
+    return na <= nb && memcmp(a, b, na * sizeof(int64_t)) == 0;
+}
+
+/* The replication's part, as simple as can be: a follower takes the leader's log (unless it is
+ * already a prefix of its own), the leader commits an entry of its term a majority holds. */
+static void sim_deliver(sim_t *s, const sim_msg_t *q)
+{
+    size_t i = q->m.to;
+    sim_node_t *nd = &s->node[i];
+    sc_elect_outputs_t out;
+
+    if (!nd->e)
+        return;
+    if (sc_elect_step(nd->e, sim_local(s, i), &q->m, &out) < 0) {
+        sim_violation(s, "vm_%zu refused a well-formed %s", i, sc_elect_msg_type_name(q->m.type));
+        return;
+    }
+    sim_apply(s, i, &out);
+    if (!nd->e)
+        return;
+    if (out.append_accepted) {
+        sc_elect_msg_t a;
+        if (q->log_n && !sim_is_prefix(q->log, q->log_n, nd->log, nd->log_n)) {
+            memcpy(nd->log, q->log, q->log_n * sizeof(int64_t));
+            nd->log_n = q->log_n;
+        }
+        if (q->m.commit > nd->commit)
+            nd->commit = q->m.commit < (int64_t)q->log_n ? q->m.commit : (int64_t)q->log_n;
+        sim_set_log(nd);
+        sc_elect_append_answer(nd->e, &q->m, true, (int64_t)q->log_n, &a);
+        sim_post(s, i, &a);
+    } else if (q->m.type == SC_ELECT_MSG_APPEND_ANSWER && q->m.ok &&
+               sc_elect_state(nd->e) == SC_ELECT_LEADER && q->m.term == sc_elect_term(nd->e)) {
+        int64_t term = sc_elect_term(nd->e);
+        if (q->m.match > nd->match[q->m.from])
+            nd->match[q->m.from] = q->m.match;
+        for (int64_t idx = (int64_t)nd->log_n; idx > nd->commit; idx--) {
+            size_t have = 0;
+            for (size_t k = 0; k < s->voters.n; k++) {
+                size_t v = s->voters.index[k];
+                have += v == i || nd->match[v] >= idx;
+            }
+            if (nd->log[idx - 1] == term && have > s->voters.n / 2) {
+                nd->commit = idx;
+                sim_set_log(nd);
+                break;
+            }
+        }
+    }
+}
+
+static void sim_restart(sim_t *s, size_t i)
+{
+    sim_node_t *nd = &s->node[i];
+    sc_elect_config_t c = s->cfg;
+    char err[256];
+    if (nd->e)
+        return;
+    c.self = i;
+    c.seed = s->seed * 1000003u + i * 7919u + s->seq; /* a new process, a new seed */
+    if (sc_elect_new(&c, &nd->disk, sim_local(s, i), &nd->e, err, sizeof(err)) < 0) {
+        sim_violation(s, "vm_%zu: restart: %s", i, err);
+        return;
+    }
+    nd->commit = 0;
+    sim_set_log(nd);
+}
+
+static void sim_init(sim_t *s, size_t n, size_t n_voters, uint64_t seed)
+{
+    memset(s, 0, sizeof(*s));
+    s->n = n;
+    s->voters = s_first_voters(n, n_voters);
+    s->seed = seed;
+    s->rng = seed * 0x2545f4914f6cdd1dULL + 1;
+    s->q = calloc(SIM_QUEUE, sizeof(sim_msg_t));
+    s->delay_max = 5;
+    s->report_stalls = true;
+    sc_elect_config_default(&s->cfg);
+    s->cfg.n_members = n;
+    s->cfg.names = s_names;
+    s->cfg.voters = &s->voters;
+    for (size_t i = 0; i < n; i++) {
+        s->node[i].disk = (sc_elect_hard_state_t){0, SC_ELECT_NONE};
+        sim_restart(s, i);
+    }
+}
+
+static void sim_free(sim_t *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        sc_elect_destroy(&s->node[i].e);
+    free(s->q);
+}
+
+static void sim_heal(sim_t *s)
+{
+    memset(s->cut, 0, sizeof(s->cut));
+}
+
+/* Cuts every link between the members in mask and the others. */
+static void sim_partition(sim_t *s, unsigned mask)
+{
+    for (size_t i = 0; i < s->n; i++)
+        for (size_t j = 0; j < s->n; j++)
+            if (!!(mask & (1u << i)) != !!(mask & (1u << j)))
+                s->cut[i][j] = true;
+}
+
+static void sim_freeze(sim_t *s, size_t i, bool clock_stops)
+{
+    if (!sim_live(s, i))
+        return;
+    s->node[i].frozen = true;
+    s->node[i].clock_stops = clock_stops;
+    s->node[i].frozen_at = s->now;
+}
+
+static void sim_thaw(sim_t *s, size_t i)
+{
+    sim_node_t *nd = &s->node[i];
+    sc_elect_outputs_t out;
+    if (!nd->frozen)
+        return;
+    nd->frozen = false;
+    if (nd->clock_stops)
+        nd->lag += s->now - nd->frozen_at;
+    if (nd->e && s->report_stalls) { /* first thing in the loop after the gap */
+        sc_elect_stall(nd->e, sim_local(s, i), &out);
+        sim_apply(s, i, &out);
+    }
+}
+
+/* The member that may act now (SIZE_MAX: none); two at once is a violation. */
+static size_t sim_check_acting(sim_t *s)
+{
+    size_t who = SIZE_MAX;
+    for (size_t i = 0; i < s->n; i++) {
+        if (!sim_live(s, i) || !sc_elect_may_act(s->node[i].e, sim_local(s, i)))
+            continue;
+        if (who != SIZE_MAX)
+            sim_violation(s, "vm_%zu (term %" PRId64 ") and vm_%zu (term %" PRId64 ") may both act",
+                          who, sc_elect_term(s->node[who].e), i, sc_elect_term(s->node[i].e));
+        else
+            who = i;
+    }
+    return who;
+}
+
+/* Runs the network until `until` (global ms); with stop_acting, returns as soon as a member may
+ * act. Returns the time a member was first seen acting, or -1. */
+static int64_t sim_run(sim_t *s, int64_t until, bool stop_acting)
+{
+    int64_t first = -1;
+    int same = 0;
+    while (s->now < until) {
+        int64_t next = until;
+        size_t k;
+        for (k = 0; k < s->nq; k++)
+            if (!s->node[s->q[k].m.to].frozen && s->q[k].at < next)
+                next = s->q[k].at;
+        for (size_t i = 0; i < s->n; i++)
+            if (sim_live(s, i) && sc_elect_next_ms(s->node[i].e) < next - s->node[i].lag)
+                next = sc_elect_next_ms(s->node[i].e) + s->node[i].lag;
+        if (next <= s->now) {
+            if (++same > 10000) {
+                sim_violation(s, "no progress at t=%" PRId64, s->now);
+                return first;
+            }
+            next = s->now;
+        } else {
+            same = 0;
+        }
+        s->now = next;
+        for (;;) { /* every message due, in send order */
+            size_t best = SIZE_MAX;
+            for (k = 0; k < s->nq; k++)
+                if (s->q[k].at <= s->now && !s->node[s->q[k].m.to].frozen &&
+                    (best == SIZE_MAX || s->q[k].seq < s->q[best].seq))
+                    best = k;
+            if (best == SIZE_MAX)
+                break;
+            sim_msg_t q = s->q[best];
+            s->q[best] = s->q[--s->nq];
+            if (!s->cut[q.m.from][q.m.to]) {
+                s->delivered++;
+                sim_deliver(s, &q);
+            }
+        }
+        for (size_t i = 0; i < s->n; i++)
+            if (sim_live(s, i) && sc_elect_next_ms(s->node[i].e) <= sim_local(s, i)) {
+                sc_elect_outputs_t out;
+                sc_elect_tick(s->node[i].e, sim_local(s, i), &out);
+                sim_apply(s, i, &out);
+            }
+        if (sim_check_acting(s) != SIZE_MAX && first < 0) {
+            first = s->now;
+            if (stop_acting)
+                return first;
+        }
+    }
+    return first;
+}
+
+/* The member acting now, after running until one does (at most `within` ms). */
+static size_t sim_leader(sim_t *s, int64_t within)
+{
+    if (sim_run(s, s->now + within, true) < 0)
+        return SIZE_MAX;
+    return sim_check_acting(s);
+}
+
+static void sim_report(sim_t *s)
+{
+    if (s->violations)
+        SC_FAILF("%zu violation(s), first: %s", s->violations, s->first);
+}
+
+SC_TEST(sim_elects_one_leader)
+{
+    static const size_t shapes[][2] = {{3, 3}, {4, 3}, {5, 5}, {6, 5}};
+    for (size_t k = 0; k < 4; k++) {
+        sim_t s;
+        size_t l;
+        sim_init(&s, shapes[k][0], shapes[k][1], 1 + k);
+        l = sim_leader(&s, 10 * T);
+        if (l == SIZE_MAX) {
+            SC_FAILF("%zu members: no leader within 10 T", shapes[k][0]);
+        } else {
+            SC_CHECK(s.now <= 3 * T); /* quiet T, then a timeout in [T, 2T), two rounds */
+            sim_run(&s, s.now + 5 * T, false);
+            SC_CHECK_INT(sim_check_acting(&s), l); /* stable */
+            for (size_t i = 0; i < s.n; i++) {
+                SC_CHECK_INT(sc_elect_leader(s.node[i].e), l);
+                if (!sim_is_voter(&s, i))
+                    SC_CHECK_INT(sc_elect_state(s.node[i].e), SC_ELECT_NON_VOTER);
+            }
+            SC_CHECK_INT(s.elections, 1);
+        }
+        sim_report(&s);
+        sim_free(&s);
+    }
+}
+
+/* A majority (3 of 5) with two members down elects a leader; the others catch up later. */
+SC_TEST(sim_majority_elects_with_two_down)
+{
+    sim_t s;
+    size_t l;
+    sim_init(&s, 5, 5, 11);
+    s.loss_pct = 10;
+    sim_crash(&s, 0);
+    sim_crash(&s, 3);
+    l = sim_leader(&s, 10 * T);
+    SC_CHECK(l != SIZE_MAX && l != 0 && l != 3);
+    sim_restart(&s, 0);
+    sim_restart(&s, 3);
+    sim_run(&s, s.now + 5 * T, false);
+    SC_CHECK_INT(sim_check_acting(&s), l);
+    sim_report(&s);
+    sim_free(&s);
+}
+
+/* PreVote: a member cut off for 5 T does not bump its term, and does not depose the leader when
+ * it comes back. Without PreVote it does (the reason for it). */
+SC_TEST(sim_rejoining_member_does_not_depose)
+{
+    for (int pre = 1; pre >= 0; pre--) {
+        sim_t s;
+        size_t l, x;
+        int64_t term;
+        sim_init(&s, 3, 3, 21);
+        s.cfg.pre_vote = pre;
+        for (size_t i = 0; i < 3; i++) { /* the setting, on every member */
+            sim_crash(&s, i);
+            sim_restart(&s, i);
+        }
+        SC_REQUIRE((l = sim_leader(&s, 10 * T)) != SIZE_MAX);
+        term = sc_elect_term(s.node[l].e);
+        x = (l + 1) % 3;
+        sim_partition(&s, 1u << x);
+        sim_run(&s, s.now + 5 * T, false);
+        if (pre)
+            SC_CHECK_INT(sc_elect_term(s.node[x].e), term);
+        else
+            SC_CHECK(sc_elect_term(s.node[x].e) > term);
+        sim_heal(&s);
+        sim_run(&s, s.now + 3 * T, false);
+        if (pre) {
+            SC_CHECK_INT(sc_elect_state(s.node[l].e), SC_ELECT_LEADER);
+            SC_CHECK_INT(sc_elect_term(s.node[l].e), term);
+            SC_CHECK_INT(sc_elect_leader(s.node[x].e), l);
+            SC_CHECK_INT(s.elections, 1);
+        } else {
+            SC_CHECK(sc_elect_term(s.node[l].e) > term); /* deposed */
+        }
+        sim_report(&s);
+        sim_free(&s);
+    }
+}
+
+/* CheckQuorum: a leader cut off with a minority steps down within T; the majority elects
+ * another, and never do two act at once. Without CheckQuorum the old one stays leader. */
+SC_TEST(sim_leader_with_a_minority_steps_down)
+{
+    for (int cq = 1; cq >= 0; cq--) {
+        sim_t s;
+        size_t l, f, l2;
+        int64_t cut_at;
+        sim_init(&s, 5, 5, 31);
+        s.cfg.check_quorum = cq;
+        for (size_t i = 0; i < 5; i++) {
+            sim_crash(&s, i);
+            sim_restart(&s, i);
+        }
+        SC_REQUIRE((l = sim_leader(&s, 10 * T)) != SIZE_MAX);
+        sim_run(&s, s.now + T, false);
+        f = (l + 1) % 5;
+        cut_at = s.now;
+        sim_partition(&s, (1u << l) | (1u << f));
+        sim_run(&s, cut_at + T + 2 * s.delay_max, false);
+        if (!cq) {
+            SC_CHECK_INT(sc_elect_state(s.node[l].e), SC_ELECT_LEADER);
+            sim_free(&s);
+            continue;
+        }
+        SC_CHECK(sc_elect_state(s.node[l].e) != SC_ELECT_LEADER);
+        l2 = sim_leader(&s, 10 * T);
+        SC_CHECK(l2 != SIZE_MAX && l2 != l && l2 != f);
+        sim_heal(&s);
+        sim_run(&s, s.now + 3 * T, false);
+        SC_CHECK_INT(sim_check_acting(&s), l2);
+        sim_report(&s);
+        sim_free(&s);
+    }
+}
+
+/* A leader frozen for 3 T with its clock standing still: reported as a stall, it does not act
+ * on waking, and steps down on seeing the new term. Not reported (a caller without the stall
+ * check), two members act at once: the check can fail. */
+SC_TEST(sim_frozen_leader_with_a_stopped_clock)
+{
+    for (int report = 1; report >= 0; report--) {
+        sim_t s;
+        size_t l, l2;
+        sim_init(&s, 3, 3, 41);
+        s.report_stalls = report;
+        SC_REQUIRE((l = sim_leader(&s, 10 * T)) != SIZE_MAX);
+        sim_run(&s, s.now + T, false);
+        sim_freeze(&s, l, true);
+        sim_run(&s, s.now + 3 * T, false);
+        l2 = sim_check_acting(&s);
+        SC_CHECK(l2 != SIZE_MAX && l2 != l);
+        sim_thaw(&s, l);
+        sim_check_acting(&s);
+        sim_run(&s, s.now + T, false);
+        if (report) {
+            sim_report(&s);
+            SC_CHECK(sc_elect_state(s.node[l].e) != SC_ELECT_LEADER);
+            SC_CHECK_INT(sim_check_acting(&s), l2);
+        } else {
+            SC_CHECK(s.violations > 0 && strstr(s.first, "may both act"));
+        }
+        sim_free(&s);
+    }
+}
+
+/* A member cut off from the leader (not from the third) campaigns in vain: the third member
+ * heard the leader within T and refuses, so the leader keeps the lead and nobody else acts.
+ * With restart, that third member restarts just before the campaign: having acknowledged the
+ * leader's rounds before it died, it still refuses for T after its start. Heartbeats are slow
+ * here (300 ms) so that a second leader, were it elected, would act before the first learned
+ * of the newer term. */
+SC_TEST(sim_cut_off_member_cannot_overlap)
+{
+    for (int restart = 0; restart <= 1; restart++) {
+        sim_t s;
+        size_t l, c, v;
+        int64_t term, at;
+        sim_init(&s, 3, 3, 81 + restart);
+        s.delay_max = 2;
+        s.cfg.heartbeat_ms = 300;
+        for (size_t i = 0; i < 3; i++) {
+            sim_crash(&s, i);
+            sim_restart(&s, i);
+        }
+        SC_REQUIRE((l = sim_leader(&s, 10 * T)) != SIZE_MAX);
+        term = sc_elect_term(s.node[l].e);
+        c = (l + 1) % 3;
+        v = (l + 2) % 3;
+        s.cut[l][c] = s.cut[c][l] = true;
+        sim_run(&s, s.now + 3 * T, false); /* c campaigns in vain */
+        SC_CHECK(sc_elect_state(s.node[c].e) == SC_ELECT_PRE_CANDIDATE ||
+                 sc_elect_state(s.node[c].e) == SC_ELECT_FOLLOWER);
+        if (restart) { /* v dies right after a round and is back 5 ms before c's next try */
+            at = sc_elect_next_ms(s.node[c].e) + s.node[c].lag - 5;
+            sim_run(&s, at, false);
+            sim_crash(&s, v);
+            sim_restart(&s, v);
+        }
+        sim_run(&s, s.now + 3 * T, false);
+        SC_CHECK_INT(sc_elect_state(s.node[l].e), SC_ELECT_LEADER);
+        SC_CHECK_INT(sc_elect_term(s.node[l].e), term);
+        SC_CHECK_INT(sc_elect_term(s.node[c].e), term); /* PreVote: never bumped */
+        SC_CHECK_INT(s.elections, 1);
+        sim_report(&s);
+        sim_free(&s);
+    }
+}
+
+/* A freeze shorter than T (the clock running): the leader keeps the lead and acts again after
+ * a confirming round. */
+SC_TEST(sim_short_freeze_keeps_the_lead)
+{
+    sim_t s;
+    size_t l;
+    int64_t term, woke;
+    sim_init(&s, 3, 3, 51);
+    SC_REQUIRE((l = sim_leader(&s, 10 * T)) != SIZE_MAX);
+    term = sc_elect_term(s.node[l].e);
+    sim_run(&s, s.now + T, false);
+    sim_freeze(&s, l, false);
+    sim_run(&s, s.now + T / 2, false);
+    sim_thaw(&s, l);
+    SC_CHECK(!sc_elect_may_act(s.node[l].e, sim_local(&s, l)));
+    woke = s.now;
+    SC_CHECK_INT(sim_leader(&s, T), l);
+    SC_CHECK(s.now - woke <= 2 * s.delay_max + 1); /* one round trip */
+    SC_CHECK_INT(sc_elect_term(s.node[l].e), term);
+    SC_CHECK_INT(s.elections, 1);
+    sim_report(&s);
+    sim_free(&s);
+}
+
+/* Transfer: the target leads the next term within T; to a dead target, the leader steps down
+ * and an election follows. */
+SC_TEST(sim_transfer)
+{
+    for (int dead = 0; dead <= 1; dead++) {
+        sim_t s;
+        size_t l, to, l2;
+        int64_t term, at;
+        sc_elect_outputs_t out;
+        sim_init(&s, 5, 5, 61 + dead);
+        SC_REQUIRE((l = sim_leader(&s, 10 * T)) != SIZE_MAX);
+        sim_run(&s, s.now + T, false);
+        term = sc_elect_term(s.node[l].e);
+        to = (l + 2) % 5;
+        if (dead)
+            sim_crash(&s, to);
+        at = s.now;
+        SC_CHECK_INT(sc_elect_transfer(s.node[l].e, to, sim_local(&s, l), &out), 0);
+        sim_apply(&s, l, &out);
+        SC_CHECK_INT(sim_check_acting(&s), SIZE_MAX);
+        l2 = sim_leader(&s, 10 * T);
+        if (!dead) {
+            SC_CHECK_INT(l2, to);
+            SC_CHECK_INT(sc_elect_term(s.node[to].e), term + 1);
+            SC_CHECK(s.now - at < T);
+        } else {
+            SC_CHECK(l2 != SIZE_MAX && l2 != to);
+            SC_CHECK(s.now - at >= T); /* the old leader waited T, then stepped down */
+        }
+        sim_report(&s);
+        sim_free(&s);
+    }
+}
+
+static int s_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Failover with the default settings: the leader killed at a random moment, the time until
+ * another member may act (elected, a round acknowledged, its term's entry committed), printed
+ * and held to the issue's goal (median < 3 s, max < 5 s; the daemon's benchmark measures it
+ * for real). One timeout in [T, 2T) and three round trips, or one more timeout when two
+ * candidates split the vote. */
+SC_TEST(sim_failover_time)
+{
+    for (size_t k = 3; k <= 5; k += 2) {
+        enum { KILLS = 90 }; /* one log entry each: under SIM_LOG */
+        int64_t took[KILLS];
+        sim_t s;
+        size_t l;
+        sim_init(&s, k, k, 91 + k);
+        SC_REQUIRE((l = sim_leader(&s, 10 * T)) != SIZE_MAX);
+        for (int i = 0; i < KILLS; i++) {
+            int64_t at;
+            size_t l2;
+            sim_run(&s, s.now + 2 * T + (int64_t)(sim_rand(&s) % T), false);
+            SC_REQUIRE((l = sim_check_acting(&s)) != SIZE_MAX);
+            at = s.now;
+            sim_crash(&s, l);
+            l2 = sim_leader(&s, 10 * T);
+            SC_CHECK(l2 != SIZE_MAX && l2 != l);
+            took[i] = s.now - at;
+            sim_restart(&s, l);
+        }
+        qsort(took, KILLS, sizeof(took[0]), s_cmp_i64);
+        printf("  %zu voters: failover median %" PRId64 " ms, max %" PRId64 " ms (%d kills)\n", k,
+               took[KILLS / 2], took[KILLS - 1], KILLS);
+        SC_CHECK(took[KILLS / 2] < 3000);
+        SC_CHECK(took[KILLS - 1] < 5000);
+        sim_report(&s);
+        sim_free(&s);
+    }
+}
+
+/* Every member restarted at once from its persisted state: a leader again, no vote twice. */
+SC_TEST(sim_all_restart_at_once)
+{
+    sim_t s;
+    sim_init(&s, 5, 5, 71);
+    SC_REQUIRE(sim_leader(&s, 10 * T) != SIZE_MAX);
+    for (int round = 0; round < 5; round++) {
+        sim_run(&s, s.now + (int64_t)(sim_rand(&s) % (2 * T)), false);
+        for (size_t i = 0; i < 5; i++)
+            sim_crash(&s, i);
+        s.nq = 0; /* what was in flight dies with them */
+        for (size_t i = 0; i < 5; i++)
+            sim_restart(&s, i);
+        SC_CHECK(sim_leader(&s, 10 * T) != SIZE_MAX);
+    }
+    sim_report(&s);
+    sim_free(&s);
+}
+
+/* One seed of random faults: phases of trouble (partitions, one-way cuts, crashes, crashes
+ * between a persist and its sends, freezes with and without the clock, transfers, loss,
+ * duplication, reordering), each followed by a healed phase in which a leader must act within
+ * 10 T. Returns the number of phases without progress. */
+static size_t sim_random_run(sim_t *s, int phases)
+{
+    size_t stuck = 0;
+    s->delay_max = 1 + (int64_t)(sim_rand(s) % 20);
+    s->slow_pct = (int)(sim_rand(s) % 10);
+    s->dup_pct = (int)(sim_rand(s) % 10);
+    for (int p = 0; p < phases; p++) {
+        int64_t end = s->now + T + (int64_t)(sim_rand(s) % (4 * T));
+        s->loss_pct = (int)(sim_rand(s) % 30);
+        s->crash_pct = 5;
+        while (s->now < end) {
+            size_t i = sim_rand(s) % s->n, j = sim_rand(s) % s->n;
+            size_t l = sim_check_acting(s);
+            s->faults++;
+            switch (sim_rand(s) % 8) {
+            case 0: sim_partition(s, (unsigned)(sim_rand(s) % (1u << s->n))); break;
+            case 1: s->cut[i][j] = true; break; /* one way */
+            case 2: sim_heal(s); break;
+            case 3:
+                if (s->node[i].e)
+                    sim_crash(s, i);
+                else
+                    sim_restart(s, i);
+                break;
+            case 4:
+                if (l != SIZE_MAX && sim_pct(s, 50))
+                    i = l;
+                if (s->node[i].frozen)
+                    sim_thaw(s, i);
+                else
+                    sim_freeze(s, i, sim_pct(s, 50));
+                break;
+            case 5:
+                if (l != SIZE_MAX && i != l) {
+                    sc_elect_outputs_t out;
+                    if (sc_elect_transfer(s->node[l].e, i, sim_local(s, l), &out) == 0)
+                        sim_apply(s, l, &out);
+                }
+                break;
+            default: break; /* let it run */
+            }
+            sim_run(s, s->now + (int64_t)(sim_rand(s) % T), false);
+        }
+        /* healed: everyone up, thawed, connected, little loss */
+        s->crash_pct = 0;
+        s->loss_pct = s->loss_pct < 5 ? s->loss_pct : 5;
+        sim_heal(s);
+        for (size_t i = 0; i < s->n; i++) {
+            sim_thaw(s, i);
+            sim_restart(s, i);
+        }
+        if (sim_run(s, s->now + 10 * T, true) < 0)
+            stuck++;
+        sim_run(s, s->now + T, false);
+    }
+    return stuck;
+}
+
+/* SC_ELECT_SEEDS=N runs N seeds (default 400, about a second under the sanitizers). */
+SC_TEST(sim_random_faults_over_many_seeds)
+{
+    const char *env = getenv("SC_ELECT_SEEDS");
+    uint64_t seeds = env && atoi(env) > 0 ? (uint64_t)atoi(env) : 400;
+    size_t runs = 0, stuck = 0, violations = 0, elections = 0, crashes = 0, delivered = 0;
+    size_t faults = 0;
+    int64_t simulated = 0;
+    char first[256] = "";
+    for (uint64_t seed = 1; seed <= seeds; seed++) {
+        sim_t s;
+        size_t n = 3 + seed % 4, k = n >= 5 ? 5 : 3; /* 3, 4 (a non-voter), 5, 6 members */
+        sim_init(&s, n, k, seed);
+        stuck += sim_random_run(&s, 3);
+        if (s.violations && !violations)
+            snprintf(first, sizeof(first), "%s", s.first);
+        violations += s.violations;
+        elections += s.elections;
+        crashes += s.crashes;
+        delivered += s.delivered;
+        faults += s.faults;
+        simulated += s.now;
+        runs++;
+        sim_free(&s);
+    }
+    printf("  %zu runs, %" PRId64 " s simulated, %zu messages delivered, %zu faults, %zu "
+           "elections, %zu crashes after a persist, %zu phases stuck, %zu violations\n",
+           runs, simulated / 1000, delivered, faults, elections, crashes, stuck, violations);
+    if (violations)
+        SC_FAILF("first violation: %s", first);
+    SC_CHECK_INT(stuck, 0);
+    SC_CHECK(crashes > 0);
+}
+
 int main(void)
 {
     SC_RUN(table_is_its_diagram);
@@ -688,5 +1523,16 @@ int main(void)
     SC_RUN(stale_leader_told_the_newer_term);
     SC_RUN(bad_input_refused_unchanged);
     SC_RUN(voters_spread_over_fault_domains);
+    SC_RUN(sim_elects_one_leader);
+    SC_RUN(sim_majority_elects_with_two_down);
+    SC_RUN(sim_rejoining_member_does_not_depose);
+    SC_RUN(sim_leader_with_a_minority_steps_down);
+    SC_RUN(sim_frozen_leader_with_a_stopped_clock);
+    SC_RUN(sim_cut_off_member_cannot_overlap);
+    SC_RUN(sim_short_freeze_keeps_the_lead);
+    SC_RUN(sim_transfer);
+    SC_RUN(sim_failover_time);
+    SC_RUN(sim_all_restart_at_once);
+    SC_RUN(sim_random_faults_over_many_seeds);
     return sc_test_done();
 }
