@@ -884,7 +884,8 @@ static void s_sleep(double seconds)
 }
 
 /* The frame of one look: the status's, or the header and why there is none. */
-static char *s_frame_text(json_object *st, const char *err, double interval, bool color)
+static char *s_frame_text(json_object *st, const char *err, const sc_ctl_watch_opts_t *o,
+                          bool color)
 {
     char *text = NULL, t[16];
     size_t len = 0;
@@ -894,11 +895,14 @@ static char *s_frame_text(json_object *st, const char *err, double interval, boo
         return NULL;
     if (st) {
         sc_ctl_watch_frame(st, sc_wall_ms(), color, f);
-        fprintf(f, "\nevery %g s; Ctrl-C to stop\n", interval);
+        fprintf(f, "\nevery %g s", o->interval_s);
+        if (o->idle_s > 0)
+            fprintf(f, " until nothing is in flight for %g s", o->idle_s);
+        fputs("; Ctrl-C to stop\n", f);
     } else {
         s_fmt_hms(sc_wall_ms(), t, sizeof(t));
         fprintf(f, "schedcoord  %s UTC\n\ncoordinator: %s\nretrying every %g s; Ctrl-C to stop\n",
-                t, err, interval);
+                t, err, o->interval_s);
     }
     fclose(f);
     return text;
@@ -940,7 +944,7 @@ int sc_ctl_watch(const char *dir, const sc_ctl_watch_opts_t *o, FILE *out, FILE 
         st = sc_ctl_ask(dir, "status", err, sizeof(err));
         if (tty) {
             int cols, rows;
-            char *text = s_frame_text(st, err, o->interval_s, color);
+            char *text = s_frame_text(st, err, o, color);
             s_term_size(out, &cols, &rows);
             if (prev_cols && cols != prev_cols) { /* lines may have wrapped: start over */
                 fputs("\033[H\033[2J", out);
