@@ -1,5 +1,6 @@
 #include "sc_ctl.h"
 
+#include "sc_ctl_watch.h"
 #include "sc_curve.h"
 #include "sc_keygen.h"
 #include "sc_error.h"
@@ -383,6 +384,13 @@ void sc_ctl_print_history(json_object *h, FILE *out)
 
 static const char s_usage[] =
     "usage: schedcoordctl --state-dir DIR status|events|history|pause|resume [--json]\n"
+    "       schedcoordctl --state-dir DIR watch [--interval S] [--once] [--plain]\n"
+    "                                           [--until-idle[=S]]\n"
+    "         (the set live: one column per fault domain, each VM's state, the events and\n"
+    "          their NotBefore; redrawn in place on a terminal, otherwise one line per change\n"
+    "          (also with --plain); every S seconds (default 1, 0.1 to 3600); --once: one\n"
+    "          frame; --until-idle: exit once nothing is in flight for S seconds (default 3);\n"
+    "          Ctrl-C stops it)\n"
     "       schedcoordctl --state-dir DIR metrics [--http]\n"
     "         (Prometheus text; --http: answer one HTTP request read from stdin on stdout,\n"
     "          as schedcoord-metrics@.service does for each scrape)\n"
@@ -415,9 +423,7 @@ static int s_history(const char *dir, bool as_json, FILE *out, FILE *errf)
     return 0;
 }
 
-/* The coordinator's answer to cmd over its control socket, or NULL and err (unreachable, or
- * the coordinator's own refusal). */
-static json_object *s_ask(const char *dir, const char *cmd, char *err, size_t errlen)
+json_object *sc_ctl_ask(const char *dir, const char *cmd, char *err, size_t errlen)
 {
     char path[4096], req[64];
     json_object *ans = NULL, *e;
@@ -436,7 +442,7 @@ static json_object *s_ask(const char *dir, const char *cmd, char *err, size_t er
 
 static int s_metrics_text(const void *dir, char **ret_text, char *err, size_t errlen)
 {
-    json_object *st = s_ask(dir, "status", err, errlen);
+    json_object *st = sc_ctl_ask(dir, "status", err, errlen);
     int rc;
 
     if (!st)
@@ -476,10 +482,13 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
     const char *dir = NULL, *cmd = NULL;
     bool as_json = false, http = false;
     char err[512] = "";
+    sc_ctl_watch_opts_t watch;
     json_object *ans;
+    int n;
 
     if (argc >= 2 && strcmp(argv[1], "keygen") == 0)
         return sc_keygen_main(argc - 1, argv + 1);
+    sc_ctl_watch_opts_init(&watch);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--json") == 0)
@@ -499,6 +508,12 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
         else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(s_usage, out);
             return 0;
+        } else if ((n = sc_ctl_watch_arg(&watch, argc - i, argv + i, err, sizeof(err))) != 0) {
+            if (n < 0) {
+                fprintf(errf, "schedcoordctl: %s\n%s", err, s_usage);
+                return 2;
+            }
+            i += n - 1;
         } else if (a[0] == '-') {
             fprintf(errf, "schedcoordctl: unknown option %s\n%s", a, s_usage);
             return 2;
@@ -514,7 +529,8 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
         return 2;
     }
     if (strcmp(cmd, "status") && strcmp(cmd, "events") && strcmp(cmd, "history") &&
-        strcmp(cmd, "pause") && strcmp(cmd, "resume") && strcmp(cmd, "metrics")) {
+        strcmp(cmd, "pause") && strcmp(cmd, "resume") && strcmp(cmd, "metrics") &&
+        strcmp(cmd, "watch")) {
         fprintf(errf, "schedcoordctl: unknown command \"%s\"\n%s", cmd, s_usage);
         return 2;
     }
@@ -535,12 +551,31 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
                 s_usage);
         return 2;
     }
+    if (watch.given && strcmp(cmd, "watch") != 0) {
+        fprintf(errf,
+                "schedcoordctl: --interval, --once, --plain and --until-idle are options of "
+                "watch only\n%s",
+                s_usage);
+        return 2;
+    }
+    if (strcmp(cmd, "watch") == 0) {
+        if (as_json) {
+            fprintf(errf, "schedcoordctl: watch has no --json (status --json has it all)\n%s",
+                    s_usage);
+            return 2;
+        }
+        if (sc_ctl_watch_opts_check(&watch, err, sizeof(err)) < 0) {
+            fprintf(errf, "schedcoordctl: %s\n%s", err, s_usage);
+            return 2;
+        }
+        return sc_ctl_watch(dir, &watch, out, errf);
+    }
     if (strcmp(cmd, "history") == 0)
         return s_history(dir, as_json, out, errf);
     if (strcmp(cmd, "metrics") == 0)
         return s_metrics(dir, http, out, errf);
 
-    if (!(ans = s_ask(dir, cmd, err, sizeof(err)))) {
+    if (!(ans = sc_ctl_ask(dir, cmd, err, sizeof(err)))) {
         fprintf(errf, "schedcoordctl: %s\n", err);
         return 1;
     }

@@ -41,12 +41,17 @@ void sc_ctl_close(int fd, const char *path);
 int sc_ctl_request(const char *path, const char *request, int timeout_ms, json_object **ret_answer,
                    char *err, size_t errlen);
 
+/* The answer of the coordinator whose state directory is dir to {"cmd": cmd} (a plain word), the
+ * caller's; NULL and a reason in err when it cannot be reached or refuses (its "error"). */
+json_object *sc_ctl_ask(const char *dir, const char *cmd, char *err, size_t errlen);
+
 /* Text renderings (tables) of a status answer, its events, and a history array. */
 void sc_ctl_print_status(json_object *status, FILE *out);
 void sc_ctl_print_events(json_object *status, FILE *out);
 void sc_ctl_print_history(json_object *history, FILE *out);
 
-/* schedcoordctl: `--state-dir DIR status|events|history|pause|resume [--json]`, `keygen ...`.
+/* schedcoordctl: `--state-dir DIR status|events|history|pause|resume [--json]`, `watch ...`
+ * (sc_ctl_watch.h), `metrics`, `keygen ...`.
  * Returns the process exit status (0 ok, 1 failure, 2 usage). */
 int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf);
 

@@ -1,24 +1,32 @@
 #!/usr/bin/env bash
 # The main job on an embedded default: a local availability set on loopback (simulated IMDS,
 # agents, coordinator) going through a maintenance. Installs what is missing, builds into
-# build/, runs, cleans up after itself.
+# build/, runs (about 30 s), cleans up after itself.
 #
 # What it shows: imds-sim with 6 VMs in 3 fault domains (time 60x faster), one
-# schedcoord-agent per VM with the example hooks of deploy/hooks/, one coordinator; Azure
-# rolls a Reboot out over the set (POST /control/maintenance); the live view
-# (schedcoordctl status) shows fault domain after fault domain drained, approved once,
-# rebooted, recovered; then the decision history from the coordinator's SQLite store.
-#   SC_DEMO_BUILD=dir   use another build directory (default build)
+# schedcoord-agent per VM with the example hooks of deploy/hooks/, one coordinator. Azure
+# rolls a Reboot out over the set (POST /control/maintenance: one event per fault domain, the
+# next once the previous completed) and, at the same time, schedules a Redeploy of vm_4 (fault
+# domain 1) due together with fault domain 0's Reboot. The live view (schedcoordctl watch:
+# redrawn in place on a terminal, one line per change otherwise) shows fault domain after
+# fault domain drained, approved once, rebooted, recovered. Then a summary per event (notice,
+# drain, approval, impact, recover) beside what Azure alone would have done (each event at its
+# NotBefore, nothing drained: vm_4 down with fault domain 0), and where to look next.
+#   SC_DEMO_BUILD=dir   use another build directory (default build; relative to the source)
+#   SC_DEMO_KEEP=1      leave the set running at the end, to try schedcoordctl on it
+#   SC_DEMO_LO=addr     the loopback address of the members' endpoints (default 127.0.0.1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=${SC_DEMO_BUILD:-build}
+[[ $BUILD == /* ]] || BUILD=$ROOT/$BUILD
+LO=${SC_DEMO_LO:-127.0.0.1}
 ./deploy/install-deps.sh
 if [[ ! -f $BUILD/CMakeCache.txt ]]; then
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
 cmake --build "$BUILD" -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
-BIN=$ROOT/$BUILD/bin
+BIN=$BUILD/bin
 for p in imds-sim schedcoord-agent schedcoord-coordinator schedcoordctl; do
   [[ -x $BIN/$p ]] || { echo "demo: $BIN/$p was not built" >&2; exit 1; }
 done
@@ -29,11 +37,14 @@ DIR=$(mktemp -d /tmp/schedcoord-demo.XXXXXX)
 PIDS=()
 cleanup() {
   local p
+  if [[ ${SC_DEMO_KEEP:-} == 1 && ${DEMO_DONE:-} == 1 ]]; then return; fi
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$DIR"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 if [[ -t 1 ]]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
 say() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
@@ -41,8 +52,9 @@ ctl() { "$BIN/schedcoordctl" --state-dir "$DIR/coord" "$@"; }
 
 N=6
 FDS=3
-say "imds-sim: $N VMs in $FDS fault domains, time 60x faster (a 15-minute notice takes 15 s)"
-"$BIN/imds-sim" --listen 127.0.0.1:0 --vms $N --fault-domains $FDS --time-scale 60 \
+SCALE=60
+say "imds-sim: $N VMs in $FDS fault domains, time ${SCALE}x faster (a 15-minute notice takes 15 s)"
+"$BIN/imds-sim" --listen 127.0.0.1:0 --vms $N --fault-domains $FDS --time-scale $SCALE \
   --complete-after 120 --timeline "$DIR/timeline.jsonl" >"$DIR/sim.out" 2>"$DIR/sim.err" &
 PIDS+=($!)
 for _ in $(seq 100); do grep -q '^listening on ' "$DIR/sim.out" && break; sleep 0.05; done
@@ -52,12 +64,12 @@ B=http://127.0.0.1:$PORT
 echo "IMDS of vm_i: $B/vm_i/metadata/scheduledevents"
 
 read -r -a ports <<<"$(python3 -c '
-import socket
+import socket, sys
 s=[socket.socket() for _ in range('$N')]
-[x.bind(("127.0.0.1",0)) for x in s]
-print(" ".join(str(x.getsockname()[1]) for x in s))')"
+[x.bind((sys.argv[1],0)) for x in s]
+print(" ".join(str(x.getsockname()[1]) for x in s))' "$LO")"
 MEMBERS=""
-for ((i = 0; i < N; i++)); do MEMBERS+="${MEMBERS:+,}vm_$i=127.0.0.1:${ports[$i]}"; done
+for ((i = 0; i < N; i++)); do MEMBERS+="${MEMBERS:+,}vm_$i=$LO:${ports[$i]}"; done
 
 say "$N agents (deploy/hooks/prepare and recover, 1 s each) and one coordinator (vm_0)"
 echo "(--insecure: plain-text ZeroMQ, acceptable only because everything is on loopback)"
@@ -77,44 +89,58 @@ done
 "$BIN/schedcoord-coordinator" --name vm_0 --imds-url "$B/vm_0" --members "$MEMBERS" \
   --state-dir "$DIR/coord" --insecure --deadline-margin-s 5 2>"$DIR/coord.log" &
 PIDS+=($!)
-for _ in $(seq 100); do
-  n=$(ctl status --json 2>/dev/null | jq '[.members[] | select(.alive and .fault_domain >= 0)] | length' 2>/dev/null || echo 0)
+# every member alive with its fault domain: a status line "vm_i FD UD STATE yes"
+for _ in $(seq 150); do
+  n=$(ctl status 2>/dev/null | grep -cE '^vm_[0-9]+ +[0-9]+ +[0-9]+ +[a-z]+ +yes' || true)
   [[ $n -eq $N ]] && break
   sleep 0.2
 done
-ctl status
+[[ $n -eq $N ]] || { echo "demo: only $n of $N members reported: $(tail -5 "$DIR/coord.log")" >&2; exit 1; }
+ctl watch --once
 
-say "Azure schedules a Reboot rollout: one event per fault domain, the next after the previous completed"
+say "Azure schedules a Reboot rollout (one event per fault domain, each once the previous completed)"
+echo "and, due at the same moment as fault domain 0's Reboot, a Redeploy of vm_4 (fault domain 1)"
 curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":900,"DurationInSeconds":60}' \
-  "$B/control/maintenance" | jq -c .
-say "live view (schedcoordctl status --json, one line per change): member:state, by fault domain"
-last=""
-end=$((SECONDS + 150))
-while ((SECONDS < end)); do
-  line=$(ctl status --json 2>/dev/null | jq -r '
-    [.members | group_by(.fault_domain)[] |
-      "FD\(.[0].fault_domain): " + ([.[] | "\(.name)=\(.state)"] | join(" "))] | join("  |  ")' 2>/dev/null || true)
-  evs=$(ctl status --json 2>/dev/null | jq -r '[.events[] | select(.ended_how == null) |
-      "\(.EventId[0:8]) \(.status) approval=\(.approval)"] | join("; ")' 2>/dev/null || true)
-  if [[ -n $line && "$line $evs" != "$last" ]]; then
-    printf '%s  %s\n%10s%s\n' "$(date +%H:%M:%S)" "$line" "" "${evs:-(no open event)}"
-    last="$line $evs"
-  fi
-  done_n=$(grep -c '"completed"' "$DIR/timeline.jsonl" 2>/dev/null || true)
-  rec=$(grep -c 'recover done' "$DIR/hooks.log" 2>/dev/null || true)
-  ((done_n >= FDS && rec >= N)) && break
-  sleep 0.5
-done
-ctl status
+  "$B/control/maintenance"
+echo
+curl -sS -f -o /dev/null -d '{"EventType":"Redeploy","Resources":["vm_4"],"NoticeSeconds":900}' \
+  "$B/control/events"
+for _ in $(seq 100); do ctl events 2>/dev/null | grep -q '^(no events)' || break; sleep 0.1; done
 
-say "what the hooks did (deploy/hooks/*, one line per step)"
-cat "$DIR/hooks.log"
-say "what the simulated fabric saw: approvals and impacts"
-jq -r 'select(.kind == "post" or .kind == "started" or .kind == "impact_start" or .kind == "completed")
-  | "\(.wall | strftime("%H:%M:%S"))  \(.kind)\t\(.vm // "")\t\(.event // (.events | join(",")))\t\(.how // .status // "")"' \
-  "$DIR/timeline.jsonl" | grep -v '^.*get' || true
-say "history: the decision log from the coordinator's store (schedcoordctl history)"
-ctl history | cut -c1-160
-done_n=$(grep -c '"completed"' "$DIR/timeline.jsonl" || true)
-posts=$(grep -c '"kind": *"post"' "$DIR/timeline.jsonl" || true)
-say "done: $done_n events completed, $posts approval POSTs, fault domains drained one at a time"
+say "live view: schedcoordctl watch (until nothing is in flight)"
+timeout --foreground 150 "$BIN/schedcoordctl" --state-dir "$DIR/coord" watch --interval 0.5 --until-idle=2 ||
+  echo "demo: the live view ended early (exit $?)" >&2
+events=$(grep -c '"kind": *"created"' "$DIR/timeline.jsonl" || true)
+done_n=$(grep -c '"kind": *"completed"' "$DIR/timeline.jsonl" || true)
+[[ $done_n -eq $events ]] || { echo "demo: only $done_n of $events events completed" >&2; exit 1; }
+
+say "summary: what schedcoord did, and what Azure alone would have done"
+ctl history --json >"$DIR/history.json"
+python3 "$ROOT/deploy/demo-summary.py" --timeline "$DIR/timeline.jsonl" \
+  --history "$DIR/history.json" --time-scale $SCALE
+
+say "where to look next"
+if [[ ${SC_DEMO_KEEP:-} == 1 ]]; then
+  echo "The set is still running (SC_DEMO_KEEP=1): DIR is $DIR/coord, schedcoordctl is in $BIN."
+else
+  echo "On your VMs DIR is /var/lib/schedcoord/coord (run as root). This set is stopped and its"
+  echo "files removed: SC_DEMO_KEEP=1 ./deploy/demo.sh keeps it running to try these on it."
+fi
+cat <<EOF
+  schedcoordctl --state-dir DIR status    the members and events now (--json: all of it)
+  schedcoordctl --state-dir DIR watch     this live view (--plain: a line per change; --once)
+  schedcoordctl --state-dir DIR history   every decision, why, and each hook's output
+  schedcoordctl --state-dir DIR metrics   Prometheus text (schedcoord-metrics.socket: port 9466)
+  the hook log                            ${SC_DEMO_KEEP:+$DIR/hooks.log: }what deploy/hooks/prepare and recover did;
+                                          your drain goes in such hooks: deploy/hooks/ has a
+                                          load balancer, Pacemaker, Patroni, Kubernetes and
+                                          health-wait hook, and chain to run several
+  README.md                               "Running it on a set" (schedcoordctl), "Hooks",
+                                          "Deploy on Azure", "Notifications", "Metrics";
+                                          docs/planner.md (the rules)
+EOF
+if [[ ${SC_DEMO_KEEP:-} == 1 ]]; then
+  printf 'kill %s; rm -rf %s\n' "${PIDS[*]}" "$DIR" >"$DIR/stop.sh"
+  echo "Stop it: sh $DIR/stop.sh"
+  DEMO_DONE=1
+fi
