@@ -5,6 +5,7 @@
 #include "sc_error.h"
 #include "sc_identity.h"
 #include "sc_log.h"
+#include "sc_time.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -90,6 +91,7 @@ int sc_coord_main(int argc, char **argv)
     s_settings_t s = {0};
     sc_coord_opts_t o;
     sc_coord_t *c = NULL;
+    sc_sdnotify_t *sd = NULL;
     sc_compute_t compute = {0};
     sc_log_level_t lvl;
     char err[512] = "";
@@ -123,6 +125,10 @@ int sc_coord_main(int argc, char **argv)
         goto out;
     }
     sc_log_init("schedcoord-coordinator", lvl);
+    /* before any thread (it clears NOTIFY_SOCKET from the environment) */
+    if ((rc = sc_sdnotify_new_from_env(true, &sd, err, sizeof(err))) < 0)
+        sc_log_warn("not telling systemd how we are (Type=notify needs it)", "rc=%s why=\"%s\"",
+                    sc_errname(rc), sc_log_q(err));
     sc_coord_opts_init(&o);
     if (sc_policy_from_cfg(&s.policy, &o.policy, err, sizeof(err)) < 0) {
         fprintf(stderr, "schedcoord-coordinator: %s\n", err);
@@ -135,6 +141,7 @@ int sc_coord_main(int argc, char **argv)
     if (!s.name) {
         /* as the agent: the VM's name in its compute metadata, so that one config file
          * serves every VM of the set */
+        sc_sdnotify_status(sd, "starting: reading this VM's name from IMDS", sc_mono_ms());
         if ((rc = sc_identity_fetch(s.imds_url, 5000, &s_stop, s_identity_retry, NULL, &compute)) <
             0) {
             if (rc == -EINTR) {
@@ -165,6 +172,7 @@ int sc_coord_main(int argc, char **argv)
     o.tombstone_ms = (int64_t)(s.tombstone * 1000);
     o.resend_ms = (int64_t)(s.resend * 1000);
     o.start_grace_ms = (int64_t)(s.start_grace * 1000);
+    o.sd = sd;
     rc = sc_coord_new(&o, &c, err, sizeof(err));
     if (rc < 0) {
         fprintf(stderr, "schedcoord-coordinator: %s\n", err[0] ? err : sc_strerror(rc));
@@ -181,6 +189,7 @@ int sc_coord_main(int argc, char **argv)
     status = rc < 0 ? 1 : 0;
 out:
     sc_coord_destroy(&c);
+    sc_sdnotify_destroy(&sd);
     sc_config_free(table, n, &s);
     free(table);
     return status;
