@@ -5,7 +5,6 @@
 #include "sc_error.h"
 #include "sc_identity.h"
 #include "sc_log.h"
-#include "sc_time.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -130,6 +129,7 @@ int sc_coord_main(int argc, char **argv)
         sc_log_warn("not telling systemd how we are (Type=notify needs it)", "rc=%s why=\"%s\"",
                     sc_errname(rc), sc_log_q(err));
     sc_coord_opts_init(&o);
+    o.sd = sd;
     if (sc_policy_from_cfg(&s.policy, &o.policy, err, sizeof(err)) < 0) {
         fprintf(stderr, "schedcoord-coordinator: %s\n", err);
         status = 2;
@@ -141,7 +141,7 @@ int sc_coord_main(int argc, char **argv)
     if (!s.name) {
         /* as the agent: the VM's name in its compute metadata, so that one config file
          * serves every VM of the set */
-        sc_sdnotify_status(sd, "starting: reading this VM's name from IMDS", sc_mono_ms());
+        sc_coord_sd_starting(sd);
         if ((rc = sc_identity_fetch(s.imds_url, 5000, &s_stop, s_identity_retry, NULL, &compute)) <
             0) {
             if (rc == -EINTR) {
@@ -172,7 +172,6 @@ int sc_coord_main(int argc, char **argv)
     o.tombstone_ms = (int64_t)(s.tombstone * 1000);
     o.resend_ms = (int64_t)(s.resend * 1000);
     o.start_grace_ms = (int64_t)(s.start_grace * 1000);
-    o.sd = sd;
     rc = sc_coord_new(&o, &c, err, sizeof(err));
     if (rc < 0) {
         fprintf(stderr, "schedcoord-coordinator: %s\n", err[0] ? err : sc_strerror(rc));

@@ -118,6 +118,8 @@ struct sc_coord {
 /* The status line: role, term, the leader, events in flight (the registry's), members alive,
  * e.g. "leader, term 3; 2 events in flight; 5/6 members alive". */
 void sc_coord_sd_describe(const sc_coord_t *c, char *buf, size_t len);
+/* The status line while sc_coord_main waits for IMDS's compute metadata (no sc_coord yet). */
+void sc_coord_sd_starting(sc_sdnotify_t *sd);
 /* READY=1 with the status line (sc_coord_run, once sc_coord_new returned). */
 void sc_coord_sd_ready(sc_coord_t *c);
 /* The status line when it changed, WATCHDOG=1 when due: after every loop round. */

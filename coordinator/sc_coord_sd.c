@@ -37,6 +37,11 @@ static void s_log_failure(sc_coord_t *c)
                     sc_sdnotify_socket(c->o.sd), sc_errname(rc), sc_strerror(rc));
 }
 
+void sc_coord_sd_starting(sc_sdnotify_t *sd)
+{
+    sc_sdnotify_status(sd, "starting: reading this VM's name from IMDS", sc_mono_ms());
+}
+
 void sc_coord_sd_ready(sc_coord_t *c)
 {
     char line[SC_SDNOTIFY_STATUS_MAX + 1];
