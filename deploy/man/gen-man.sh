@@ -6,7 +6,8 @@
 # build (CMakeLists.txt); POSIX sh and awk.
 #
 # --help's layout, as sc_config_usage (common/sc_config.c) and schedcoordctl print it: usage
-# lines up to the first blank line (the SYNOPSIS); then headings (a line at column 0 ending in
+# lines up to the first blank line (the SYNOPSIS; an indented line not naming a program goes
+# on the line before); then headings (a line at column 0 ending in
 # ':'), entries ("  --flag VALUE" or "  command") each followed by its description ("      ..."),
 # and paragraphs (other lines at column 0).
 set -eu
@@ -35,10 +36,17 @@ BEGIN {
     while ((getline line < helpfile) > 0) {
         if (part == "usage") {
             if (line == "") { part = "body"; continue }
-            sub(/^usage: */, "", line); sub(/^ +/, "", line)
+            sub(/^usage: */, "", line)
+            if (line ~ /^ +/ && prog_seen && line !~ /^ +schedcoord/) {
+                sub(/^ +/, "", line) # the usage line before goes on
+                synopsis = synopsis esc(line) "\n"
+                continue
+            }
+            sub(/^ +/, "", line)
             name = line; sub(/ .*/, "", name)
             rest = substr(line, length(name) + 2)
             synopsis = synopsis (synopsis == "" ? "" : ".br\n") ".B " esc(name) "\n" esc(rest) "\n"
+            prog_seen = 1
         } else if (line == "") {
             para = 0
         } else if (line ~ /^      /) {
@@ -46,8 +54,8 @@ BEGIN {
             options = options esc(line) "\n"
         } else if (line ~ /^  [^ ]/) {
             sub(/^ +/, "", line)
-            item = line; sub(/ .*/, "", item)
-            value = (length(line) > length(item)) ? substr(line, length(item) + 2) : ""
+            item = line; sub(/[ [=].*/, "", item) # "--until-idle[=S]": the flag, then its value
+            value = substr(line, length(item) + 1); sub(/^ +/, "", value)
             options = options ".TP\n\\fB" esc(item) "\\fR" (value == "" ? "" : " \\fI" esc(value) "\\fR") "\n"
             para = 0
         } else if (line ~ /:$/) {

@@ -96,12 +96,16 @@ else
     echo "note: no systemd-analyze here; the units' syntax was not checked"
 fi
 
-# man pages, made from --help: every entry of --help (a flag, a command) is in its page
+# --help is complete: every flag its usage lines name has an entry of its own (what it does,
+# its default); man pages, made from --help: every entry (a flag, a command) is in its page
 for p in schedcoord-agent schedcoord-coordinator schedcoordctl; do
     page="$ROOT/$U/share/man/man1/$p.1"
     "$BINDIR/$p" --help >"$TMP/$p.help" || fail "$p --help exited $?"
-    entries=$(sed -n 's/^  \([^ ]*\).*/\1/p' "$TMP/$p.help")
+    entries=$(sed -n 's/^  \([^ =[][^ =[]*\).*/\1/p' "$TMP/$p.help") # ("--until-idle[=S]": the flag)
     [ "$(echo "$entries" | wc -l)" -ge 4 ] || fail "$p --help lists too little: $entries"
+    for f in $(sed '/^$/q' "$TMP/$p.help" | grep -oE -- '--[a-z0-9-]+[a-z0-9]' | sort -u); do
+        grep -qxF -- "$f" <<<"$entries" || fail "$p --help names $f in its usage but has no entry for it"
+    done
     for e in $entries; do
         grep -qF -- "\\fB${e//-/\\-}\\fR" "$page" || fail "$p.1 lacks $e, which $p --help lists"
     done
@@ -110,7 +114,7 @@ for p in schedcoord-agent schedcoord-coordinator schedcoordctl; do
         [ -z "$w" ] || fail "groff warns about $p.1: $w"
     fi
 done
-ok "man pages: each lists every entry of its program's --help$(command -v groff >/dev/null && echo ', and troff renders it without a warning')"
+ok "--help: every flag of the usage lines has its entry; man pages: each lists every entry of its program's --help$(command -v groff >/dev/null && echo ', and troff renders it without a warning')"
 
 # --- 3. the Debian package
 cpack -G DEB --config "$BUILD/CPackConfig.cmake" -B "$TMP/pkg" >"$TMP/cpack.log" 2>&1 ||
