@@ -96,7 +96,8 @@ struct sc_agent {
     s_job_t queue[S_QUEUE_MAX]; /* waiting jobs */
     size_t n_queue;
 
-    sc_agent_stats_t stats; /* counters */
+    sc_agent_stats_t stats;  /* counters */
+    sc_sdnotify_t *sdnotify; /* systemd's notify socket (borrowed), or NULL */
 };
 
 /* ---------------------------------------------------------------- sending */
@@ -1205,6 +1206,25 @@ static void s_boot_id(char *out, size_t len)
         snprintf(out + k, len - k, "%02x", r[i]);
 }
 
+/* A notification to systemd that failed (sc_sdnotify keeps it): logged once per kind. */
+static void s_sd_log_failure(sc_agent_t *self)
+{
+    int rc = sc_sdnotify_new_error(self->sdnotify);
+
+    if (rc < 0)
+        sc_log_warn("cannot notify systemd", "socket=%s rc=%s why=\"%s\"",
+                    sc_sdnotify_socket(self->sdnotify), sc_errname(rc), sc_strerror(rc));
+}
+
+/* The watchdog and a status line waiting for its second (sc_imds's on_wait, and each turn). */
+static void s_sd_on_wait(void *ud)
+{
+    sc_agent_t *self = ud;
+
+    sc_sdnotify_tick(self->sdnotify, sc_mono_ms());
+    s_sd_log_failure(self);
+}
+
 int sc_agent_new(const sc_agent_opts_t *opts, sc_agent_t **ret_agent, char *err, size_t errlen)
 {
     const sc_agent_settings_t *s;
@@ -1266,6 +1286,10 @@ int sc_agent_new(const sc_agent_opts_t *opts, sc_agent_t **ret_agent, char *err,
     io.total_timeout_ms = (long)(s->imds_timeout * 1000);
     io.first_timeout_ms = (long)(s->imds_first_timeout * 1000);
     io.abort = opts->stop;
+    if ((self->sdnotify = opts->sdnotify)) {
+        io.on_wait = s_sd_on_wait; /* the watchdog through IMDS's first, long request */
+        io.on_wait_ud = self;
+    }
     if ((rc = sc_imds_new(&io, &self->imds)) != 0) {
         snprintf(err, errlen, "--imds-url: cannot use \"%s\": %s", s->imds_url, sc_strerror(rc));
         goto fail;
@@ -1389,11 +1413,63 @@ int sc_agent_step(sc_agent_t *self, int max_wait_ms)
 
 int sc_agent_run(sc_agent_t *self, volatile sig_atomic_t *stop)
 {
+    char line[SC_SDNOTIFY_STATUS_MAX + 1];
     int rc = 0;
 
-    while (!*stop && rc == 0)
+    sc_agent_describe(self, line, sizeof(line));
+    sc_sdnotify_ready(self->sdnotify, line, sc_mono_ms());
+    s_sd_log_failure(self);
+    while (!*stop && rc == 0) {
         rc = sc_agent_step(self, 1000);
+        if (self->sdnotify) {
+            sc_agent_describe(self, line, sizeof(line));
+            sc_sdnotify_status(self->sdnotify, line, sc_mono_ms());
+            s_sd_on_wait(self);
+        }
+    }
+    sc_sdnotify_stopping(self->sdnotify, rc ? "stopping on a fatal error" : "stopping");
+    s_sd_log_failure(self);
     return rc;
+}
+
+void sc_agent_describe(const sc_agent_t *self, char *buf, size_t len)
+{
+    size_t up = 0;
+    int n;
+
+    for (size_t i = 0; i < self->n_conns; i++)
+        up += self->conns[i].up;
+    if (self->standalone)
+        n = snprintf(buf, len, "no leader (safety net armed)");
+    else if (self->leader[0])
+        n = snprintf(buf, len, "leader %s (term %" PRIu64 ")", self->leader,
+                     sc_agent_state_max_term(self->state));
+    else
+        n = snprintf(buf, len, "no leader heard yet");
+    n += snprintf(buf + n, len > (size_t)n ? len - n : 0, ", %zu/%zu coordinators connected; ", up,
+                  self->n_conns);
+    if ((size_t)n >= len)
+        return;
+    if (self->imds_failing && self->last_imds_http)
+        n += snprintf(buf + n, len - n, "IMDS failing (HTTP %ld); ", self->last_imds_http);
+    else if (self->imds_failing)
+        n += snprintf(buf + n, len - n, "IMDS failing (%s); ",
+                      self->last_imds_rc ? sc_errname(self->last_imds_rc) : "bad document");
+    else
+        n += snprintf(buf + n, len - n, "%s; ",
+                      self->imds_good_ms ? "IMDS ok" : "IMDS not read yet");
+    if ((size_t)n >= len)
+        return;
+    if (self->hook && self->n_queue)
+        snprintf(buf + n, len - n, "%s hook running for %s, %zu queued",
+                 sc_msg_phase_name(self->cur.phase), self->cur.event, self->n_queue);
+    else if (self->hook)
+        snprintf(buf + n, len - n, "%s hook running for %s", sc_msg_phase_name(self->cur.phase),
+                 self->cur.event);
+    else if (self->n_queue)
+        snprintf(buf + n, len - n, "%zu hooks queued", self->n_queue);
+    else
+        snprintf(buf + n, len - n, "no hook running");
 }
 
 bool sc_agent_busy(const sc_agent_t *self)

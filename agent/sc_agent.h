@@ -19,6 +19,7 @@
 #include "sc_agent_config.h"
 #include "sc_imds.h"
 #include "sc_msg.h"
+#include "sc_sdnotify.h"
 
 typedef struct sc_agent sc_agent_t;
 
@@ -36,6 +37,8 @@ typedef struct sc_agent_opts {
     bool manual_imds;                    /* tests: never poll IMDS (use sc_agent_feed_body) */
     volatile sig_atomic_t *stop;         /* NULL, or the flag sc_agent_run watches (SIGTERM): an
                                             IMDS request in progress gives up when it is set */
+    sc_sdnotify_t *sdnotify;             /* NULL, or systemd's notify socket (borrowed):
+                                            sc_agent_run says READY, STATUS, WATCHDOG, STOPPING */
 } sc_agent_opts_t;
 
 typedef struct sc_agent_stats {
@@ -58,7 +61,9 @@ typedef struct sc_agent_stats {
 int sc_agent_new(const sc_agent_opts_t *opts, sc_agent_t **ret_agent, char *err, size_t errlen);
 /* Kills a running hook (recorded as interrupted), closes everything; takes NULL; nulls. */
 void sc_agent_destroy(sc_agent_t **agent);
-/* Runs until *stop is set. 0, or a fatal error (state database unusable). */
+/* Runs until *stop is set. 0, or a fatal error (state database unusable). With
+ * opts.sdnotify: READY=1 first (the state is open, the sockets are set up), then the status
+ * line (sc_agent_describe) when it changes and WATCHDOG=1 on time, STOPPING=1 at the end. */
 int sc_agent_run(sc_agent_t *agent, volatile sig_atomic_t *stop);
 /* One turn of the loop: due polls and heartbeats, hook progress, then waits up to
  * max_wait_ms for messages. 0 or a fatal error. */
@@ -75,6 +80,10 @@ bool sc_agent_busy(const sc_agent_t *agent);
 bool sc_agent_standalone(const sc_agent_t *agent);
 /* The newest term seen. */
 uint64_t sc_agent_max_term(const sc_agent_t *agent);
+/* One line for a human (systemd's STATUS): the leader followed and the coordinators
+ * connected, whether the last IMDS poll was good, the hook running and queued, e.g.
+ *   "leader vm_0 (term 3), 3/3 coordinators connected; IMDS ok; no hook running" */
+void sc_agent_describe(const sc_agent_t *agent, char *buf, size_t len);
 /* Counters. */
 void sc_agent_get_stats(const sc_agent_t *agent, sc_agent_stats_t *ret_stats);
 

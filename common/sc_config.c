@@ -569,6 +569,8 @@ void sc_config_usage(const sc_cfg_key_t *table, size_t n_keys, const char *usage
         out = stdout;
     if (usage_line)
         fprintf(out, "%s\n\n", usage_line);
+    fprintf(out, "A BOOL is set by its flag alone (--flag=false, or false in a file, unsets it); "
+                 "SECONDS may\nhave a fraction (0.5); MIN..MAX is the range accepted.\n\n");
     fprintf(out, "Options (each also a config-file key: name = value, '-' or '_'):\n");
     fprintf(out, "  --config FILE\n      read settings from FILE; the command line wins\n");
     fprintf(out, "  --help\n      print this help and exit\n");

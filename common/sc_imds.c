@@ -56,6 +56,8 @@ struct sc_imds {
                                      succeeded (>= total_timeout_ms) */
     bool events_answered;         /* a scheduledevents GET succeeded */
     volatile sig_atomic_t *abort; /* give up when set (borrowed), or NULL */
+    void (*on_wait)(void *ud);    /* called from the progress callback, or NULL */
+    void *on_wait_ud;             /* its argument */
     struct curl_slist *hdr_get;   /* "Metadata: true", Accept */
     struct curl_slist *hdr_post;  /* the above plus Content-Type, no Expect */
     s_conn_t events;              /* .../metadata/scheduledevents (GET and POST) */
@@ -79,6 +81,8 @@ void sc_imds_opts_init(sc_imds_opts_t *opts)
     opts->total_timeout_ms = SC_IMDS_DEFAULT_TOTAL_TIMEOUT_MS;
     opts->first_timeout_ms = 0;
     opts->abort = NULL;
+    opts->on_wait = NULL;
+    opts->on_wait_ud = NULL;
 }
 
 static bool s_printable(const char *s)
@@ -204,6 +208,8 @@ static int s_on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, c
     const sc_imds_t *self = userdata;
 
     (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    if (self->on_wait)
+        self->on_wait(self->on_wait_ud);
     return self->abort && *self->abort;
 }
 
@@ -250,7 +256,7 @@ static int s_conn_init(sc_imds_t *self, s_conn_t *c, const char *path, const cha
     ok &= curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf) == CURLE_OK;
     ok &= curl_easy_setopt(h, CURLOPT_USERAGENT, "schedcoord/" SC_VERSION) == CURLE_OK;
     ok &= curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L) == CURLE_OK;
-    if (self->abort) {
+    if (self->abort || self->on_wait) {
         ok &= curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, s_on_progress) == CURLE_OK;
         ok &= curl_easy_setopt(h, CURLOPT_XFERINFODATA, self) == CURLE_OK;
         ok &= curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L) == CURLE_OK;
@@ -285,6 +291,8 @@ int sc_imds_new(const sc_imds_opts_t *opts, sc_imds_t **ret_imds)
             o.total_timeout_ms = opts->total_timeout_ms;
         o.first_timeout_ms = opts->first_timeout_ms;
         o.abort = opts->abort;
+        o.on_wait = opts->on_wait;
+        o.on_wait_ud = opts->on_wait_ud;
     }
     n = strlen(o.base_url);
     if ((strncmp(o.base_url, "http://", 7) != 0 && strncmp(o.base_url, "https://", 8) != 0) ||
@@ -313,6 +321,8 @@ int sc_imds_new(const sc_imds_opts_t *opts, sc_imds_t **ret_imds)
     self->first_timeout_ms =
         o.first_timeout_ms > o.total_timeout_ms ? o.first_timeout_ms : o.total_timeout_ms;
     self->abort = o.abort;
+    self->on_wait = o.on_wait;
+    self->on_wait_ud = o.on_wait_ud;
 
     /* "Metadata: true" is mandatory; "Expect:" stops curl from waiting for 100-continue. */
     if (!(self->hdr_get = curl_slist_append(NULL, "Metadata: true")) ||

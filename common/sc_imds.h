@@ -43,6 +43,10 @@ typedef struct sc_imds_opts {
     volatile sig_atomic_t *abort;    /* NULL, or a flag (set by SIGTERM): a request gives up
                                         (-EINTR) at most about a second after it is set, and
                                         none starts while it is */
+    void (*on_wait)(void *ud);       /* NULL, or called (in the caller's thread) about once a
+                                        second while a request is under way: a daemon's
+                                        watchdog keeps going through a long request */
+    void *on_wait_ud;                /* its argument */
 } sc_imds_opts_t;
 
 typedef struct sc_imds_status {

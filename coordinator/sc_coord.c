@@ -405,7 +405,12 @@ int sc_coord_step(sc_coord_t *c, int timeout_ms)
 int sc_coord_run(sc_coord_t *c, volatile sig_atomic_t *stop)
 {
     int rc = 0;
-    while (!*stop && rc >= 0)
+
+    sc_coord_sd_ready(c);
+    while (!*stop && rc >= 0) {
         rc = sc_coord_step(c, 100);
+        sc_coord_sd_tick(c);
+    }
+    sc_coord_sd_stopping(c, rc);
     return rc;
 }

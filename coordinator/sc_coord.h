@@ -25,6 +25,7 @@
 
 #include "sc_cstate.h"
 #include "sc_policy.h"
+#include "sc_sdnotify.h"
 
 #include <json-c/json.h>
 #include <signal.h>
@@ -67,6 +68,8 @@ typedef struct sc_coord_opts {
                              * (--tombstone-s; default 7 days) */
     int64_t snapshot_every; /* a snapshot of the state every this many log entries (1000) */
     bool snapshot_at_stop;  /* and one at a clean stop (true; tests: false, as after a crash) */
+    sc_sdnotify_t *sd;      /* NULL, or systemd's notify socket (borrowed): sc_coord_run says
+                             * READY, STATUS, WATCHDOG and STOPPING */
     /* Told after each entry is applied to the state, with the state (tests, tracing): NULL. */
     void (*on_apply)(void *ud, const sc_dlog_entry_t *e, const sc_cstate_t *cs);
     void *on_apply_ud;  /* its argument */
@@ -83,7 +86,8 @@ void sc_coord_destroy(sc_coord_t **coord);
 /* One loop round: waits up to timeout_ms for messages, handles them, plans, acts.
  * 0 or a fatal error (store failure). */
 int sc_coord_step(sc_coord_t *c, int timeout_ms);
-/* Loops until *stop becomes non-zero. */
+/* Loops until *stop becomes non-zero; with o.sd, READY=1 first (sc_coord_new has returned:
+ * the store is replayed, the sockets are bound), STOPPING=1 last. */
 int sc_coord_run(sc_coord_t *c, volatile sig_atomic_t *stop);
 /* Whether we lead (and so may order and approve). */
 bool sc_coord_is_leader(const sc_coord_t *c);

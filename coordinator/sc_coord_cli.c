@@ -101,6 +101,7 @@ int sc_coord_main(int argc, char **argv)
     s_settings_t s = {0};
     sc_coord_opts_t o;
     sc_coord_t *c = NULL;
+    sc_sdnotify_t *sd = NULL;
     sc_compute_t compute = {0};
     sc_log_level_t lvl;
     char err[512] = "";
@@ -139,7 +140,12 @@ int sc_coord_main(int argc, char **argv)
         goto out;
     }
     sc_log_init("schedcoord-coordinator", lvl);
+    /* before any thread (it clears NOTIFY_SOCKET from the environment) */
+    if ((rc = sc_sdnotify_new_from_env(true, &sd, err, sizeof(err))) < 0)
+        sc_log_warn("not telling systemd how we are (Type=notify needs it)", "rc=%s why=\"%s\"",
+                    sc_errname(rc), sc_log_q(err));
     sc_coord_opts_init(&o);
+    o.sd = sd;
     if (sc_policy_from_cfg(&s.policy, &o.policy, err, sizeof(err)) < 0) {
         fprintf(stderr, "schedcoord-coordinator: %s\n", err);
         status = 2;
@@ -151,6 +157,7 @@ int sc_coord_main(int argc, char **argv)
     if (!s.name) {
         /* as the agent: the VM's name in its compute metadata, so that one config file
          * serves every VM of the set */
+        sc_coord_sd_starting(sd);
         if ((rc = sc_identity_fetch(s.imds_url, 5000, &s_stop, s_identity_retry, NULL, &compute)) <
             0) {
             if (rc == -EINTR) {
@@ -199,6 +206,7 @@ int sc_coord_main(int argc, char **argv)
     status = rc < 0 ? 1 : 0;
 out:
     sc_coord_destroy(&c);
+    sc_sdnotify_destroy(&sd);
     sc_config_free(table, n, &s);
     free(table);
     return status;

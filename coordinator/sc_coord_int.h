@@ -4,6 +4,7 @@
  *
  *   sc_coord.c           life cycle: new, destroy, the loop (sc_coord_step), accessors
  *   sc_coord_cli.c       the daemon's command line (sc_coord_main)
+ *   sc_coord_sd.c        systemd's notify protocol: READY, STATUS, WATCHDOG, STOPPING
  *   sc_coord_members.c   membership and liveness: --members, hello, heartbeat, dead-after,
  *                        a newer term, the start grace
  *   sc_coord_dispatch.c  messages: sending, receiving (the ROUTER and its batch transaction)
@@ -119,6 +120,20 @@ struct sc_coord {
         uint64_t events_new;                                     /* events first seen */
     } count;
 };
+
+/* ---- sc_coord_sd.c: systemd's notify protocol (c->o.sd; nothing when NULL) --------------- */
+
+/* The status line: role, term, the leader, events in flight (the registry's), members alive,
+ * e.g. "leader, term 3; 2 events in flight; 5/6 members alive". */
+void sc_coord_sd_describe(const sc_coord_t *c, char *buf, size_t len);
+/* The status line while sc_coord_main waits for IMDS's compute metadata (no sc_coord yet). */
+void sc_coord_sd_starting(sc_sdnotify_t *sd);
+/* READY=1 with the status line (sc_coord_run, once sc_coord_new returned). */
+void sc_coord_sd_ready(sc_coord_t *c);
+/* The status line when it changed, WATCHDOG=1 when due: after every loop round. */
+void sc_coord_sd_tick(sc_coord_t *c);
+/* STOPPING=1 as the loop ends (rc: its outcome). */
+void sc_coord_sd_stopping(sc_coord_t *c, int rc);
 
 /* ---- sc_coord_members.c: membership and liveness ------------------------------------- */
 

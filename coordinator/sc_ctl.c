@@ -382,6 +382,8 @@ void sc_ctl_print_history(json_object *h, FILE *out)
 
 /* ---- schedcoordctl ------------------------------------------------------------------- */
 
+/* The usage lines (after a usage error), and --help: every command and option, one entry each
+ * (the man page is made from --help: deploy/man/). */
 static const char s_usage[] =
     "usage: schedcoordctl --state-dir DIR status|events|history|pause|resume [--json]\n"
     "       schedcoordctl --state-dir DIR watch [--interval S] [--once] [--plain]\n"
@@ -392,9 +394,53 @@ static const char s_usage[] =
     "          frame; --until-idle: exit once nothing is in flight for S seconds (default 3);\n"
     "          Ctrl-C stops it)\n"
     "       schedcoordctl --state-dir DIR metrics [--http]\n"
-    "         (Prometheus text; --http: answer one HTTP request read from stdin on stdout,\n"
-    "          as schedcoord-metrics@.service does for each scrape)\n"
-    "       schedcoordctl keygen ...   (see schedcoordctl keygen --help)\n";
+    "       schedcoordctl keygen [--name NAME] [--out DIR] [--force]\n";
+static const char s_help[] =
+    "\n"
+    "Asks the coordinator whose state directory is DIR, through DIR/" SC_CTL_SOCKET_NAME
+    " (history reads\n"
+    "DIR/" SC_CTL_DB_NAME " itself, so it works while the coordinator is down).\n"
+    "\n"
+    "Commands:\n"
+    "  status\n"
+    "      the coordinator's role, term and leader, its members (alive, state, domains) and "
+    "events\n"
+    "  events\n"
+    "      the events not over: each VM's drain, the approval, what the plan waits for\n"
+    "  history\n"
+    "      the decision log, oldest first: what the coordinator decided, when and why\n"
+    "  pause\n"
+    "      approve nothing and start no new drain until resume; kept across restarts (leader "
+    "only)\n"
+    "  resume\n"
+    "      undo pause (leader only)\n"
+    "  metrics\n"
+    "      the status as Prometheus text (README, Metrics)\n"
+    "  keygen\n"
+    "      make a CURVE key pair: DIR/NAME.key (mode 0600); prints the keyring line \"NAME "
+    "PUBLIC\"\n"
+    "\n"
+    "Options:\n"
+    "  --state-dir DIR\n"
+    "      the coordinator's state directory (the units': /var/lib/schedcoord/coord) [required, "
+    "except by keygen]\n"
+    "  --json\n"
+    "      status, events, history, pause, resume: print the answer as JSON [default: text]\n"
+    "  --http\n"
+    "      metrics: answer one HTTP request read from stdin on stdout, as "
+    "schedcoord-metrics@.service does for each scrape [default: print the text]\n"
+    "  --help\n"
+    "      print this help and exit\n"
+    "\n"
+    "Options of keygen:\n"
+    "  --name NAME\n"
+    "      the member name [default: the host name]\n"
+    "  --out DIR\n"
+    "      the directory of the key file [default: .]\n"
+    "  --force\n"
+    "      replace an existing key file [default: refuse]\n"
+    "\n"
+    "Exit status: 0 done; 1 the coordinator could not be asked, refused or failed; 2 bad usage.\n";
 
 static int s_history(const char *dir, bool as_json, FILE *out, FILE *errf)
 {
@@ -507,6 +553,7 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
             dir = a + 12;
         else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(s_usage, out);
+            fputs(s_help, out);
             return 0;
         } else if ((n = sc_ctl_watch_arg(&watch, argc - i, argv + i, err, sizeof(err))) != 0) {
             if (n < 0) {

@@ -19,7 +19,7 @@ static void s_keygen_usage(FILE *f)
                "  the keyring line \"NAME PUBLIC_KEY\" to add to every member's keyring file.\n"
                "  --name NAME  member name (default: the host name)\n"
                "  --out DIR    directory of the key file (default: .)\n"
-               "  --force      overwrite an existing key file\n");
+               "  --force      overwrite an existing key file (default: refuse)\n");
 }
 
 int sc_keygen_main(int argc, char **argv)

@@ -120,18 +120,23 @@ sc_sim_stop() {
 
 # sc_verify_units DIR PREFIX BINDIR UNIT...: `systemd-analyze verify` of the units of DIR,
 # their ExecStart= moved from PREFIX/bin to BINDIR (verify wants the programs to exist; a
-# template NAME@.service is checked through its instance NAME@1.service). Fails the test on
-# any complaint; returns 1 when there is no systemd-analyze here.
+# template NAME@.service is checked through its instance NAME@1.service), with their drop-ins
+# (DIR/UNIT.d/*.conf) and their Documentation=man: pages, looked for in BINDIR/../share/man
+# (the installed tree's; not checked where there is no man). Fails the test on any complaint;
+# returns 1 when there is no systemd-analyze here.
 sc_verify_units() {
-    local dir=$1 prefix=$2 bindir=$3 u out v files=()
+    local dir=$1 prefix=$2 bindir=$3 u out v files=() man=(--man=no)
     shift 3
     command -v systemd-analyze >/dev/null || return 1
+    ! command -v man >/dev/null || man=()
     v=$(mktemp -d "$TMP/verify.XXXXXX")
     for u in "$@"; do
         sed "s|^ExecStart=$prefix/bin/|ExecStart=$bindir/|" "$dir/$u" >"$v/$u"
+        [ ! -d "$dir/$u.d" ] || cp -r "$dir/$u.d" "$v/"
         [ "${u/@./@1.}" = "$u" ] || cp "$v/$u" "$v/${u/@./@1.}"
         files+=("$v/${u/@./@1.}")
     done
-    out=$(cd "$v" && systemd-analyze verify "${files[@]}" 2>&1) || fail "systemd-analyze verify: $out"
+    out=$(cd "$v" && MANPATH="$bindir/../share/man" systemd-analyze verify "${man[@]}" "${files[@]}" 2>&1) ||
+        fail "systemd-analyze verify: $out"
     [ -z "$out" ] || fail "systemd-analyze verify complains: $out"
 }

@@ -355,6 +355,32 @@ SC_TEST(abort_flag_stops_a_request)
     sc_ts_set(s_ts, NULL);
 }
 
+/* on_wait: called about once a second while a request waits (the agent's watchdog goes on
+ * through IMDS's first request, which may take two minutes), from the caller's thread. */
+static void s_count_wait(void *ud)
+{
+    (*(int *)ud)++;
+}
+
+SC_TEST(on_wait_called_while_a_request_waits)
+{
+    sc_imds_opts_t o;
+    sc_imds_t *c = NULL;
+    int64_t ms;
+    int n, waits = 0;
+
+    sc_imds_opts_init(&o);
+    o.base_url = s_ts->url;
+    o.first_timeout_ms = 10000;
+    o.on_wait = s_count_wait;
+    o.on_wait_ud = &waits;
+    SC_REQUIRE(sc_imds_new(&o, &c) == 0);
+    SC_CHECK_INT(s_timed_get(c, 2500, 0, &ms, &n), 0);
+    SC_CHECK(waits >= 2); /* at least once a second over 2.5 s */
+    sc_imds_destroy(&c);
+    sc_ts_set(s_ts, NULL);
+}
+
 SC_TEST(connection_refused)
 {
     char base[128];
@@ -823,6 +849,7 @@ int main(void)
     SC_RUN(timeout);
     SC_RUN(first_request_waits_longer);
     SC_RUN(abort_flag_stops_a_request);
+    SC_RUN(on_wait_called_while_a_request_waits);
     SC_RUN(connection_refused);
     SC_RUN(connection_dropped);
     SC_RUN(bad_bodies);

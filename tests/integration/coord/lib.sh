@@ -132,12 +132,14 @@ set_start() {
     done
 }
 
-# coord_start [extra flags]: the coordinator of vm_0
+# coord_start [extra flags]: the coordinator of vm_0; returns once it answers schedcoordctl
+# status (COORD_WAIT=0: at once)
 coord_start() {
     "$SC_BIN/schedcoord-coordinator" --name vm_0 --imds-url "$B/vm_0" --members "$MEMBERS" \
         --state-dir "$TMP/coord" $(sec_args vm_0) --deadline-margin-s 1 "$@" \
         >>"$TMP/coord.out" 2>>"$TMP/coord.err" &
     COORD_PID=$!
+    [ "${COORD_WAIT:-1}" = 0 ] && return
     # (after a kill -9 the old socket file is still there: wait for an answer)
     wait_for 10 ctl_quiet status || fail "coordinator did not start"
 }
