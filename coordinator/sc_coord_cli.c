@@ -69,7 +69,7 @@ static const sc_cfg_key_t s_keys[] = {
     {"stall-s", SC_CFG_SECONDS, offsetof(s_settings_t, stall), "2",
      "a loop stalled this long (a Freeze, SIGSTOP) or a wall clock jump of as much: no order, "
      "approval or alert until every member reported again (as after a start)",
-     0.5, 3600, false},
+     1, 3600, false},
     {"log-level", SC_CFG_STRING, offsetof(s_settings_t, log_level), "info",
      "debug, info, notice, warn, err", 0, 0, false},
     {"notify", SC_CFG_STRING, offsetof(s_settings_t, notify), NULL,
