@@ -382,7 +382,11 @@ void sc_ctl_print_history(json_object *h, FILE *out)
 /* ---- schedcoordctl ------------------------------------------------------------------- */
 
 static const char s_usage[] =
-    "usage: schedcoordctl --state-dir DIR status|events|history|pause|resume [--json]\n"
+    "usage: schedcoordctl --state-dir DIR status|events|history|pause|resume|plan [--json]\n"
+    "       schedcoordctl --state-dir DIR rehearse [--event-type Reboot|Redeploy|Freeze|Preempt|"
+    "Terminate]\n"
+    "                     [--fault-domain N | --vms a,b] [--recover-after S] [--json]\n"
+    "         (runs the real hooks as for that event, nothing POSTed; waits and prints a report)\n"
     "       schedcoordctl --state-dir DIR metrics [--http]\n"
     "         (Prometheus text; --http: answer one HTTP request read from stdin on stdout,\n"
     "          as schedcoord-metrics@.service does for each scrape)\n"
@@ -471,12 +475,32 @@ static int s_metrics(const char *dir, bool http, FILE *out, FILE *errf)
     return 0;
 }
 
+/* A rehearse option at argv[*i] ("--vms a,b" or "--vms=a,b") into *req: 1 (and *i moved past
+ * its value), 0 when it is none, -EINVAL (err). */
+static int s_rehearse_opt(json_object **req, int argc, char **argv, int *i, char *err,
+                          size_t errlen)
+{
+    const char *a = argv[*i], *eq = strchr(a, '=');
+    char opt[32];
+    int rc;
+
+    if (eq) {
+        snprintf(opt, sizeof(opt), "%.*s", (int)(eq - a), a);
+        return sc_ctl_rehearse_arg(req, opt, eq + 1, err, errlen);
+    }
+    rc = sc_ctl_rehearse_arg(req, a, *i + 1 < argc ? argv[*i + 1] : NULL, err, errlen);
+    if (rc > 0)
+        (*i)++;
+    return rc;
+}
+
 int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
 {
-    const char *dir = NULL, *cmd = NULL;
+    const char *dir = NULL, *cmd = NULL, *ropt = NULL;
     bool as_json = false, http = false;
     char err[512] = "";
-    json_object *ans;
+    json_object *ans, *rreq = NULL;
+    int r;
 
     if (argc >= 2 && strcmp(argv[1], "keygen") == 0)
         return sc_keygen_main(argc - 1, argv + 1);
@@ -494,30 +518,50 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
                 return 2;
             }
             dir = argv[++i];
-        } else if (strncmp(a, "--state-dir=", 12) == 0)
+        } else if (strncmp(a, "--state-dir=", 12) == 0) {
             dir = a + 12;
-        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        } else if (a[0] == '-' && (r = s_rehearse_opt(&rreq, argc, argv, &i, err, sizeof(err)))) {
+            if (r < 0) {
+                json_object_put(rreq);
+                fprintf(errf, "schedcoordctl: %s\n%s", err, s_usage);
+                return 2;
+            }
+            ropt = a;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(s_usage, out);
             return 0;
         } else if (a[0] == '-') {
+            json_object_put(rreq);
             fprintf(errf, "schedcoordctl: unknown option %s\n%s", a, s_usage);
             return 2;
         } else if (!cmd)
             cmd = a;
         else {
+            json_object_put(rreq);
             fprintf(errf, "schedcoordctl: unexpected argument %s\n%s", a, s_usage);
             return 2;
         }
+    }
+    if (ropt && (!cmd || strcmp(cmd, "rehearse") != 0)) {
+        json_object_put(rreq);
+        fprintf(errf, "schedcoordctl: %.*s is an option of rehearse\n%s", (int)strcspn(ropt, "="),
+                ropt, s_usage);
+        return 2;
     }
     if (!cmd) {
         fprintf(errf, "schedcoordctl: no command given\n%s", s_usage);
         return 2;
     }
     if (strcmp(cmd, "status") && strcmp(cmd, "events") && strcmp(cmd, "history") &&
-        strcmp(cmd, "pause") && strcmp(cmd, "resume") && strcmp(cmd, "metrics")) {
+        strcmp(cmd, "pause") && strcmp(cmd, "resume") && strcmp(cmd, "metrics") &&
+        strcmp(cmd, "rehearse") && strcmp(cmd, "plan")) {
+        json_object_put(rreq);
         fprintf(errf, "schedcoordctl: unknown command \"%s\"\n%s", cmd, s_usage);
         return 2;
     }
+    if (strcmp(cmd, "rehearse") == 0 && dir && strlen(dir) <= 3000 && !http)
+        return sc_ctl_rehearse(dir, rreq, as_json, out, errf);
+    json_object_put(rreq);
     if (!dir) {
         fprintf(errf, "schedcoordctl: --state-dir DIR is required\n%s", s_usage);
         return 2;
@@ -537,6 +581,8 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
     }
     if (strcmp(cmd, "history") == 0)
         return s_history(dir, as_json, out, errf);
+    if (strcmp(cmd, "plan") == 0)
+        return sc_ctl_plan(dir, as_json, out, errf);
     if (strcmp(cmd, "metrics") == 0)
         return s_metrics(dir, http, out, errf);
 
