@@ -160,7 +160,8 @@ static bool s_allowed(const s_occ_t *occ, size_t n_occ, const int *own, size_t n
     size_t n_other = 0, n_union;
 
     for (size_t k = 0; k < n_occ; k++) {
-        if (!(occ[k].start_s < t + dur && occ[k].free_s > t))
+        /* overlapping [t, t + dur], t itself included (an event with nothing to run) */
+        if (!((occ[k].start_s < t + dur || occ[k].start_s <= t) && occ[k].free_s > t))
             continue;
         for (size_t d = 0; d < occ[k].n; d++)
             if (!s_has(other, n_other, occ[k].doms[d]))
@@ -309,7 +310,7 @@ static int s_explain(const sc_forecast_input_t *in, size_t i, sc_forecast_t *r, 
     s_clock(r->drained_s, a, sizeof(a));
     s_clock(r->deadline_s, b, sizeof(b));
     sc_forecast_duration(r->drained_s - in->now_s, d, sizeof(d));
-    snprintf(r->why, sizeof(r->why), "forecast drained at %s (in %s), after %s %s", a, d,
+    snprintf(r->why, sizeof(r->why), "drained at %s (in %s), after %s %s", a, d,
              e->cls == SC_CLASS_EVICT ? "NotBefore" : "NotBefore - margin,", b);
     for (size_t k = 0; k < r->n_risk; k++) {
         const sc_forecast_member_t *m = &in->members[r->risk[k]];

@@ -832,7 +832,7 @@ static int s_plan_forecast(s_plan_t *pl, size_t i)
         return 0;
     s_wait(&pl->ev[i], "forecast: %s", why);
     return s_act(pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_FORECAST_LATE,
-                 "event %s (%s) will not be drained in time: %s", e->ev->id,
+                 "event %s (%s) will not be drained in time, by the forecast: %s", e->ev->id,
                  sc_event_type_name(e->ev->type), why);
 }
 

@@ -228,6 +228,10 @@ static const row_t rows[] = {
      "a0:0 a1:0=3/1 b0:1",
      {{.id = "E1", .vms = "a0=none,a1=none"}},
      .expect = "E1 +0/+3 fits unknown=1"},
+    {"nothing_to_run_still_waits_for_a_busy_domain",
+     "a0:0=10/2 b0:1",
+     {{.id = "E1", .vms = "a0=none"}, {.id = "E2", .vms = "b0=none"}},
+     .expect = "E1 +0/+10 fits; E2 +12/+12 fits unknown=1"},
     {"no_not_before_always_fits",
      FD3,
      {{.id = "E1", .nb = NB_NONE, .vms = "c0=none"}},
@@ -311,7 +315,7 @@ SC_TEST(why_names_the_vm_and_its_history)
     SC_REQUIRE(s_build(&r, &w) == 0);
     in = (sc_forecast_input_t){w.m, w.n_m, w.fe, w.n_e, 1, 60, NOW, false};
     SC_REQUIRE(sc_forecast_run(&in, f) == 0);
-    SC_CHECK(strstr(f[0].why, "forecast drained at 13:47:21 UTC (in 41 s), after NotBefore "
+    SC_CHECK(strstr(f[0].why, "drained at 13:47:21 UTC (in 41 s), after NotBefore "
                               "13:47:10 UTC") != NULL);
     SC_CHECK(strstr(f[0].why, "; at risk: c0 (prepare p95 41 s of 5 runs)") != NULL);
     SC_CHECK(strstr(f[0].why, "c1") == NULL); /* 5 s: not at risk */

@@ -1723,8 +1723,9 @@ SC_TEST(forecast_late_says_why)
     for (size_t k = 0; k < out.n_actions; k++)
         if (out.actions[k].alert == SC_ALERT_FORECAST_LATE) {
             alerted = true;
-            SC_CHECK_STR(out.actions[k].reason, "event P1 (Preempt) will not be drained in time: "
-                                                "at risk: a0 (prepare p95 41 s of 5 runs)");
+            SC_CHECK_STR(out.actions[k].reason,
+                         "event P1 (Preempt) will not be drained in time, by the forecast: "
+                         "at risk: a0 (prepare p95 41 s of 5 runs)");
         }
     SC_CHECK(alerted);
     SC_CHECK(strstr(out.waiting_for[0], "forecast: at risk: a0") != NULL);
