@@ -222,9 +222,9 @@ void sc_ctl_print_plan(json_object *p, FILE *out)
         fprintf(out, "\nactions of that round:\n");
         for (size_t i = 0; i < json_object_array_length(actions); i++) {
             json_object *x = json_object_array_get_idx(actions, i);
-            fprintf(out, "  %s%s%s %s: %s\n", s_s(x, "action", "?"),
-                    s_s(x, "alert", NULL) ? " " : "", s_s(x, "alert", ""), s_s(x, "member", ""),
-                    s_s(x, "reason", ""));
+            fprintf(out, "  %s%s%s%s%s: %s\n", s_s(x, "action", "?"),
+                    s_s(x, "alert", NULL) ? " " : "", s_s(x, "alert", ""),
+                    s_s(x, "member", NULL) ? " " : "", s_s(x, "member", ""), s_s(x, "reason", ""));
         }
     }
     if (json_object_object_get_ex(p, "history", &hist) && hist) {
