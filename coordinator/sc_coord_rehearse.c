@@ -241,6 +241,16 @@ static int64_t s_started(sc_coord_t *c, const char *id, int64_t now)
     return now;
 }
 
+/* How a rehearsal's event ends: as Azure ends it (completed after it started, else cancelled),
+ * except a Preempt or Terminate, which always ends cancelled: its VM is not going away, so the
+ * planner recovers it (rule 3) instead of taking it out of the members (MEMBER_GONE). */
+static const char *s_end_how(const sc_cs_event_t *e)
+{
+    if (s_evict(e->ev.type))
+        return "cancelled";
+    return e->start_kind != SC_START_NONE ? "completed" : "cancelled";
+}
+
 /* Ends every event of the rehearsal still listed: what started completes, the rest is
  * cancelled (rule 3 recovers every VM whose prepare was ordered). */
 static int s_end_all(sc_coord_t *c, int64_t id, const char *why)
@@ -250,14 +260,35 @@ static int s_end_all(sc_coord_t *c, int64_t id, const char *why)
     for (size_t i = 0; rc >= 0 && i < sc_cstate_n_events(c->cs); i++) {
         const sc_cs_event_t *e = sc_cstate_event_at(c->cs, i);
         char idbuf[SC_EVENT_ID_MAX + 1];
-        bool started = e->start_kind != SC_START_NONE;
 
         if (e->rehearsal != id || e->phase != SC_REG_ACTIVE)
             continue;
         snprintf(idbuf, sizeof(idbuf), "%s", e->ev.id);
-        rc = s_event_entry(c, SC_DLOG_EVENT_ENDED, idbuf, started ? "completed" : "cancelled", why);
+        rc = s_event_entry(c, SC_DLOG_EVENT_ENDED, idbuf, s_end_how(e), why);
     }
     return rc;
+}
+
+/* Whether the planner left rehearsal event e to Azure (its drain failed for good: rolled back
+ * after its last attempt, a rollback whose recover failed, a Preempt's prepare failed): Azure
+ * would start it at NotBefore, undrained — the rehearsal does so at once instead of waiting
+ * for a NotBefore that may be 15 minutes away. */
+static bool s_left_to_azure(const sc_coord_t *c, const sc_cs_event_t *e)
+{
+    bool failed = false;
+
+    for (size_t m = 0; m < c->n_members; m++) {
+        sc_drain_state_t d = e->drain[m];
+        if (d == SC_DRAIN_PREPARE_ORDERED || d == SC_DRAIN_PREPARING ||
+            d == SC_DRAIN_RECOVER_ORDERED || d == SC_DRAIN_RECOVERING)
+            return false;
+        if (s_evict(e->ev.type)
+                ? d == SC_DRAIN_PREPARE_FAILED || d == SC_DRAIN_PREPARE_INTERRUPTED
+                : d == SC_DRAIN_RECOVER_FAILED ||
+                      (d == SC_DRAIN_ROLLED_BACK && e->attempt[m] >= c->o.policy.prepare_attempts))
+            failed = true;
+    }
+    return failed;
 }
 
 /* The running rehearsal's events: released in turn, started at NotBefore as Azure would,
@@ -287,9 +318,13 @@ static int s_run(sc_coord_t *c, const sc_cs_rehearsal_t *rh, int64_t now)
         if (e->start_kind == SC_START_NONE && wall_s >= rh->not_before)
             rc = s_event_entry(c, SC_DLOG_EVENT_STARTED, id, "not_before",
                                "rehearsal: NotBefore passed, Azure would start it now");
+        else if (e->start_kind == SC_START_NONE && s_left_to_azure(c, e))
+            rc = s_event_entry(c, SC_DLOG_EVENT_STARTED, id, "not_before",
+                               "rehearsal: left to Azure after its drain failed; Azure would "
+                               "start it at NotBefore, undrained: started now");
         else if (e->start_kind != SC_START_NONE &&
                  now - s_started(c, id, now) >= rh->recover_after_s * 1000)
-            rc = s_event_entry(c, SC_DLOG_EVENT_ENDED, id, "completed",
+            rc = s_event_entry(c, SC_DLOG_EVENT_ENDED, id, s_end_how(e),
                                "rehearsal: its --recover-after passed, the event is over");
     }
     if (rc >= 0 && rh->n_released == rh->n_groups && !s_has_events(c, rh->id))

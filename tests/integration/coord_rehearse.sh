@@ -84,4 +84,17 @@ grep -q "^Rehearsal 2 (Reboot, fault domain 2): over in" "$TMP/report2.txt" &&
     grep -q "Reboot: fault domain 2 drains in" "$TMP/report2.txt" || fail "text report: $(cat "$TMP/report2.txt")"
 [ "$(tl_count '.kind == "post"')" -eq 0 ] || fail "a POST"
 ok "a rehearsal of fault domain 2 alone, its text report"
+
+# a Preempt drains at once whatever else is busy: its rehearsal goes one domain at a time, and
+# its VMs stay members (a real Preempt's leave: MEMBER_GONE), recovered instead
+ctl rehearse --event-type Preempt --vms vm_1,vm_2 --json >"$TMP/report3.json" 2>/dev/null ||
+    fail "rehearse Preempt: $(cat "$TMP/report3.json")"
+jq -e '[.vms[] | select(.ok)] | length == 2' "$TMP/report3.json" >/dev/null ||
+    fail "report: $(cat "$TMP/report3.json")"
+in_order "$(first_hook end recover vm_1 rehearsal-3-fd1)" "$(first_hook start prepare vm_2 rehearsal-3-fd2)" ||
+    fail "Preempt rehearsal not one domain at a time: $(grep rehearsal-3 "$HOOKLOG")"
+member_is vm_1 healthy && member_is vm_2 healthy || fail "members: $(ctl status --json | jq -c .members)"
+! hist_has '.kind == "member" and .data.state == "gone"' || fail "a rehearsal made a member gone"
+[ "$(tl_count '.kind == "post"')" -eq 0 ] || fail "a POST"
+ok "a Preempt rehearsal: one domain at a time, its VMs recovered, still members"
 coord_stop
