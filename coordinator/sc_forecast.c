@@ -323,6 +323,10 @@ static int s_explain(const sc_forecast_input_t *in, size_t i, sc_forecast_t *r, 
         s_add(r->why, sizeof(r->why), "; %zu VM%s without history", r->n_unknown,
               r->n_unknown == 1 ? "" : "s");
     r->fits_with = -1;
+    if (r->deadline_s <= in->now_s) {
+        s_add(r->why, sizeof(r->why), "; nothing would fit: its deadline has passed");
+        return 0;
+    }
     if (slow_vm != SIZE_MAX && in->now_s + slowest > r->deadline_s) {
         sc_forecast_duration(slowest, a, sizeof(a));
         s_add(r->why, sizeof(r->why),
