@@ -5,7 +5,8 @@
 # recovered (vm_0 once its prepare ended), the rest of the set is never drained for it and nothing
 # is POSTed for it; the real event waits for FD 0 to be back (rule 2), is drained, approved once
 # and completes, its VMs recovered (check.py, with the rehearsal's windows). rehearse reports the
-# stop and exits 1.
+# stop and exits 1. Then a rehearsal interrupted by a kill -9 of the coordinator goes on from
+# its log after the restart and ends.
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 
 sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
@@ -56,4 +57,24 @@ check 3 --events 1 --all-approved
     [ "$(jq -c 'select(.kind == "post") | .events' "$TL")" = "[\"$E\"]" ] ||
     fail "POSTs: $(jq -c 'select(.kind == "post")' "$TL")"
 ok "the real event served under the safety rules (one POST, after FD 0 was back)"
+
+# interrupted by a crash instead: kill -9 of the coordinator while FD 2 drains for rehearsal 2;
+# after the restart the rehearsal goes on from its log and ends (rehearse waited across it)
+wait_for 20 ev_closed "$E" || fail "$E not closed: $(ctl events)"
+prepare_hold 2
+ctl rehearse --fault-domain 2 --json >"$TMP/report2.json" 2>"$TMP/rehearse2.err" &
+RPID=$!
+wait_for 20 hook_started prepare vm_2 rehearsal-2-fd2 || fail "rehearsal 2 did not drain FD 2"
+coord_crash
+coord_start
+prepare_release 2
+rc=0
+wait "$RPID" || rc=$?
+[ "$rc" -eq 0 ] || fail "rehearse 2 exited $rc: $(cat "$TMP/rehearse2.err")"
+jq -e '.over and (.stopped | not) and ([.vms[] | select(.ok)] | length) == 2' "$TMP/report2.json" \
+    >/dev/null || fail "report 2: $(cat "$TMP/report2.json")"
+[ "$(grep -c '^start prepare .* rehearsal-2-fd2' "$HOOKLOG")" -eq 2 ] || fail "FD 2 prepared twice"
+check 3 --events 1 --all-approved
+[ "$(tl_count '.kind == "post"')" -eq 1 ] || fail "a POST for the rehearsal"
+ok "a rehearsal goes on after a kill -9 of the coordinator, and ends"
 coord_stop
