@@ -149,15 +149,15 @@ void sc_ctl_print_report(json_object *r, FILE *out)
             text && json_object_array_length(text)
                 ? json_object_get_string(json_object_array_get_idx(text, 0))
                 : "Rehearsal");
-    fprintf(out, "%-16s %3s %3s %9s %9s  %s\n", "VM", "FD", "UD", "PREPARE", "RECOVER", "RESULT");
+    fprintf(out, "%-16s %3s %3s %10s %10s  %s\n", "VM", "FD", "UD", "PREPARE", "RECOVER", "RESULT");
     for (size_t i = 0; vms && i < json_object_array_length(vms); i++) {
         json_object *v = json_object_array_get_idx(vms, i);
-        fprintf(out, "%-16s %3s %3s %9s %9s  %s\n", s_s(v, "name", "?"),
+        fprintf(out, "%-16s %3s %3s %10s %10s  %s\n", s_s(v, "name", "?"),
                 s_s(v, "fault_domain", "-"), s_s(v, "update_domain", "-"),
                 s_dur(v, "prepare_s", a, sizeof(a)), s_dur(v, "recover_s", b, sizeof(b)),
                 s_s(v, "status", ""));
     }
-    fprintf(out, "\n%-13s %9s %9s  %s\n",
+    fprintf(out, "\n%-13s %10s %10s  %s\n",
             strcmp(dk, "fault_domain") ? "UPDATE DOMAIN" : "FAULT DOMAIN", "PREPARE", "RECOVER",
             "VMS");
     for (size_t i = 0; doms && i < json_object_array_length(doms); i++) {
@@ -166,7 +166,7 @@ void sc_ctl_print_report(json_object *r, FILE *out)
         char name[16] = "?";
         if (dom >= 0)
             snprintf(name, sizeof(name), "%d", dom);
-        fprintf(out, "%-13s %9s %9s  ", name, s_dur(d, "prepare_s", a, sizeof(a)),
+        fprintf(out, "%-13s %10s %10s  ", name, s_dur(d, "prepare_s", a, sizeof(a)),
                 s_dur(d, "recover_s", b, sizeof(b)));
         for (size_t k = 0; dv && k < json_object_array_length(dv); k++)
             fprintf(out, "%s%s", k ? ", " : "",
