@@ -338,9 +338,9 @@ void sc_coord_forecast_note(sc_coord_t *c, const sc_plan_input_t *in, const sc_p
         json_object_object_add(je, "class",
                                json_object_new_string(sc_event_class_name(out->ev_class[i])));
         json_object_object_add(je, "queue_position",
-                               out->queue_pos[i] == SC_PLAN_NONE
+                               out->drain_rank[i] == SC_PLAN_NONE
                                    ? NULL
-                                   : json_object_new_int64((int64_t)out->queue_pos[i] + 1));
+                                   : json_object_new_int64((int64_t)out->drain_rank[i] + 1));
         json_object_object_add(je, "approval",
                                json_object_new_string(sc_approval_state_name(e->approval)));
         json_object_object_add(je, "not_before",

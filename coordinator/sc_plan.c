@@ -1138,8 +1138,8 @@ void sc_plan_output_release(sc_plan_output_t *out)
     free(out->waiting_for);
     free(out->closable);
     free(out->member_state);
+    free(out->drain_rank);
     free(out->ev_class);
-    free(out->queue_pos);
     memset(out, 0, sizeof(*out));
 }
 
@@ -1276,15 +1276,16 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
     rc = -ENOMEM;
     out.waiting_for = calloc(in->n_events ? in->n_events : 1, sizeof(char *));
     out.closable = calloc(in->n_events ? in->n_events : 1, sizeof(bool));
-    out.ev_class = calloc(in->n_events ? in->n_events : 1, sizeof(*out.ev_class));
-    out.queue_pos = calloc(in->n_events ? in->n_events : 1, sizeof(*out.queue_pos));
-    if (!out.waiting_for || !out.closable || !out.ev_class || !out.queue_pos)
+    out.drain_rank = calloc(in->n_events ? in->n_events : 1, sizeof(size_t));
+    if (!out.waiting_for || !out.closable || !out.drain_rank)
         goto out;
     out.n_events = in->n_events;
     for (size_t i = 0; i < in->n_events; i++)
-        out.queue_pos[i] = SC_PLAN_NONE;
+        out.drain_rank[i] = SC_PLAN_NONE;
     for (size_t k = 0; k < n_queue; k++)
-        out.queue_pos[queue[k]] = k;
+        out.drain_rank[queue[k]] = k;
+    if (!(out.ev_class = calloc(in->n_events ? in->n_events : 1, sizeof(*out.ev_class))))
+        goto out;
     for (size_t i = 0; i < in->n_events; i++) {
         out.ev_class[i] = pl.ev[i].cls;
         out.closable[i] = pl.ev[i].over && pl.ev[i].closable;

@@ -261,9 +261,11 @@ typedef struct sc_plan_output {
     sc_member_state_t *member_state; /* per input member */
     size_t n_events;                 /* entries in waiting_for (= input n_events) */
     size_t n_members;                /* entries in member_state (= input n_members) */
+    size_t *drain_rank;              /* per input event: its place in the drain queue (0: drains
+                                        first; rule 2's order: Preempt/Terminate, NotBefore,
+                                        first seen), SC_PLAN_NONE when not queued (over,
+                                        started, no drain, unknown status) */
     sc_event_class_t *ev_class;      /* per input event: its class under the policy */
-    size_t *queue_pos;               /* per input event: its place in the drain queue (0 first,
-                                        sc_plan_queue), SC_PLAN_NONE when not queued */
 } sc_plan_output_t;
 
 /* The class of an event under the policy (see above). */

@@ -1696,10 +1696,10 @@ SC_TEST(queue_order_and_classes)
     SC_REQUIRE(n == 4);
     for (size_t k = 0; k < n; k++) {
         SC_CHECK_INT(order[k], want[k]);
-        SC_CHECK_INT(out.queue_pos[want[k]], k);
+        SC_CHECK_INT(out.drain_rank[want[k]], k);
     }
-    SC_CHECK_INT(out.queue_pos[2], SC_PLAN_NONE);
-    SC_CHECK_INT(out.queue_pos[5], SC_PLAN_NONE);
+    SC_CHECK_INT(out.drain_rank[2], SC_PLAN_NONE);
+    SC_CHECK_INT(out.drain_rank[5], SC_PLAN_NONE);
     SC_CHECK_INT(out.ev_class[2], SC_CLASS_NO_DRAIN);
     SC_CHECK_INT(out.ev_class[3], SC_CLASS_EVICT);
     SC_CHECK_INT(out.ev_class[5], SC_CLASS_USER);
