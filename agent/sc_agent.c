@@ -43,6 +43,7 @@ typedef struct s_job {
     sc_msg_origin_t origin;          /* order / standalone */
     uint64_t term;                   /* order's term, 0 standalone */
     sc_doc_t *event_doc;             /* one-event document for the env, owned, may be NULL */
+    bool rehearsal;                  /* a rehearsal's order: SCHEDCOORD_REHEARSAL=1 */
 } s_job_t;
 
 struct sc_agent {
@@ -334,8 +335,8 @@ static int s_enqueue(sc_agent_t *self, const char *event, sc_msg_phase_t phase, 
 
 /* Builds the hook's environment (array of strings into buf) and stdin JSON. */
 typedef struct s_env {
-    char vars[12][SC_EVENT_MAX_STRING + 64]; /* NAME=VALUE */
-    const char *env[13];                     /* NULL-terminated */
+    char vars[13][SC_EVENT_MAX_STRING + 64]; /* NAME=VALUE */
+    const char *env[14];                     /* NULL-terminated */
 } s_env_t;
 
 /* The hook's stdin: the IMDS event object ({} when unknown) and, for a recover, our own
@@ -391,6 +392,8 @@ static void s_env_build(s_env_t *e, const sc_agent_t *self, const s_job_t *job, 
     S_VAR("SCHEDCOORD_ATTEMPT=%d", job->attempt);
     if (prepared >= 0)
         S_VAR("SCHEDCOORD_PREPARED=%d", prepared);
+    if (job->rehearsal) /* nothing is POSTed: a hook may skip what cannot be undone */
+        S_VAR("SCHEDCOORD_REHEARSAL=1");
 #undef S_VAR
     for (size_t i = 0; i < k; i++)
         e->env[i] = e->vars[i];
@@ -893,6 +896,8 @@ static void s_on_order(sc_agent_t *self, size_t member, sc_msg_t *msg)
     if (s_enqueue(self, o->event, o->action, o->attempt, SC_MSG_ORIGIN_ORDER, msg->term, &one)) {
         sc_log_err("hook queue full: order refused", "event=%s", o->event);
         s_send_progress(self, (int)member, &job, SC_MSG_HOOK_REFUSED, -1, "hook queue full");
+    } else {
+        self->queue[self->n_queue - 1].rehearsal = o->rehearsal;
     }
     sc_doc_destroy(&one);
 }

@@ -270,6 +270,8 @@ void sc_coord_destroy(sc_coord_t **coord)
     for (size_t i = 0; i < c->n_ev; i++)
         sc_coord_exec_ev_free(c->ev[i]);
     free(c->ev);
+    sc_coord_forecast_free(c);
+    sc_coord_rehearse_free(c);
     if (c->cs && c->store && c->lock && c->o.snapshot_at_stop)
         sc_coord_restart_snapshot(c, 0); /* the next start replays nothing */
     sc_cstate_destroy(&c->cs);
@@ -303,7 +305,7 @@ static int s_timers(sc_coord_t *c)
         sc_coord_dispatch_broadcast_leader(c);
     }
     sc_coord_exec_resend_orders(c, now);
-    return 0;
+    return sc_coord_rehearse_tick(c, now);
 }
 
 /* Waits up to timeout_ms for a message or a control request, less when a plan round is due

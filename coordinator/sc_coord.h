@@ -102,6 +102,10 @@ json_object *sc_coord_state_json(const sc_coord_t *c);
  * hand entries over directly). 0; SC_E_STATE on a leader (it appends only its own decisions);
  * -EINVAL for an entry out of order or refused, with the reason in err. */
 int sc_coord_follow(sc_coord_t *c, const sc_dlog_entry_t *e, char *err, size_t errlen);
+/* Answers one control request as the control socket does ({"cmd":"status"|"pause"|"rehearse"|
+ * "plan"|...}, schedcoordctl's): the answer is the caller's, {"error":...} for a bad one. For
+ * tests that drive a coordinator in their own thread. */
+json_object *sc_coord_control(sc_coord_t *c, json_object *req);
 /* POSTs made so far (tests, bench). */
 uint64_t sc_coord_posts(const sc_coord_t *c);
 /* Monotonic ms of the last approval POST (bench), 0 if none. */

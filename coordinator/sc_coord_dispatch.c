@@ -62,6 +62,7 @@ int sc_coord_dispatch_send_order(sc_coord_t *c, size_t mi, const char *id, sc_ms
         return rc;
     msg->order.action = phase;
     msg->order.attempt = attempt;
+    msg->order.rehearsal = sc_coord_rehearse_owns(c, id);
     snprintf(msg->order.event, sizeof(msg->order.event), "%s", id);
     if (re)
         msg->order.event_doc = s_event_doc(&re->ev);

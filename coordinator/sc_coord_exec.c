@@ -213,6 +213,12 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
     for (size_t i = 0; i < a->n_events && n < SC_DOC_MAX_EVENTS; i++) {
         const char *id = in->events[a->events[i]].ev->id;
         sc_cevstate_t *e = sc_coord_exec_ev_get(c, id);
+        if (e && sc_coord_rehearse_owns(c, id)) { /* nothing is POSTed for a rehearsal */
+            e->touched = true;
+            if ((rc = sc_coord_rehearse_approve(c, id, a->reason)) < 0)
+                return rc;
+            continue;
+        }
         if (!e)
             continue;
         e->touched = true;
@@ -381,7 +387,7 @@ int sc_coord_exec_plan_round(sc_coord_t *c)
         /* + room for members Azure may have dropped from Resources after their prepare */
         for (size_t k = 0; e && k < c->n_members; k++)
             nvm_total += e->drain[k] != SC_DRAIN_NONE;
-        nseen_total += re->n_seen_by;
+        nseen_total += re->n_seen_by + 1; /* + us, for a rehearsal's (below) */
     }
     vms = calloc(nvm_total ? nvm_total : 1, sizeof(*vms));
     seen = calloc(nseen_total ? nseen_total : 1, sizeof(*seen));
@@ -450,6 +456,9 @@ int sc_coord_exec_plan_round(sc_coord_t *c)
             if (mi != SC_PLAN_NONE)
                 seen[nseen_total + p->n_seen_by++] = mi;
         }
+        /* a rehearsal's event: no IMDS holds it, we "see" it (its approval is simulated) */
+        if (e->rehearsal)
+            seen[nseen_total + p->n_seen_by++] = c->self;
         nseen_total += p->n_seen_by;
         in.n_events++;
     }
@@ -459,11 +468,13 @@ int sc_coord_exec_plan_round(sc_coord_t *c)
     in.policy = &c->o.policy;
     in.now_wall_s = sc_wall_ms() / 1000;
     in.now_ms = now;
+    sc_coord_forecast_fill(c, &in, pe); /* an input: the planner reads no clock or store */
     rc = sc_plan(&in, &out);
     if (rc < 0) {
         sc_log_err("planner refused its input", "rc=%s", sc_errname(rc));
         goto out;
     }
+    sc_coord_forecast_note(c, &in, &out);
     for (size_t i = 0; i < out.n_members && i < c->n_members; i++)
         c->members[i].state = out.member_state[i];
     sc_coord_notify_plan(c, &in, &out); /* event_scheduled with the plan, before its orders */

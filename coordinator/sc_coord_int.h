@@ -14,6 +14,10 @@
  *   sc_coord_status.c    status, counters, the control socket's handler
  *   sc_coord_notify.c    notifications (--notify): what each decision applied on the leader
  *                        tells people, and when
+ *   sc_coord_forecast.c  the hooks' history, each round's forecast, what the round decided
+ *                        (schedcoordctl plan)
+ *   sc_coord_rehearse.c  rehearsals: made-up events planned as real ones, nothing POSTed
+ *   sc_coord_report.c    a rehearsal's report
  */
 #ifndef SC_COORD_INT_H
 #define SC_COORD_INT_H
@@ -70,7 +74,9 @@ typedef struct sc_cevstate {
     bool touched;                 /* referred to by an action (not an alert) this round */
 } sc_cevstate_t;
 
-typedef struct sc_cnotify sc_cnotify_t; /* notifications: sc_coord_notify.c's own */
+typedef struct sc_cnotify sc_cnotify_t;   /* notifications: sc_coord_notify.c's own */
+typedef struct sc_coord_fc sc_coord_fc_t; /* sc_coord_forecast.c's */
+typedef struct sc_coord_rh sc_coord_rh_t; /* sc_coord_rehearse.c's */
 
 struct sc_coord {
     sc_coord_opts_t o;    /* options (strings borrowed from the caller... copied below) */
@@ -119,6 +125,8 @@ struct sc_coord {
         uint64_t alerts[SC_ALERT_MAX];                           /* alerts raised */
         uint64_t events_new;                                     /* events first seen */
     } count;
+    sc_coord_fc_t *fc; /* forecasts and the last round's explanation (NULL until needed) */
+    sc_coord_rh_t *rh; /* rehearsals' timers (NULL until needed) */
 };
 
 /* ---- sc_coord_sd.c: systemd's notify protocol (c->o.sd; nothing when NULL) --------------- */
@@ -257,5 +265,40 @@ json_object *sc_coord_notify_stats_json(const sc_coord_t *c);
 /* The control socket's handler (sc_ctl_handler_fn; ud is the sc_coord_t): status, events,
  * pause, resume. Returns the answer (the caller's). */
 json_object *sc_coord_status_ctl_handler(void *ud, const char *cmd, json_object *req);
+
+/* ---- sc_coord_forecast.c: forecasts and the plan's explanation ------------------------- */
+
+/* Before a plan round's sc_plan: forecasts its events from the hooks' history (read from the
+ * store at most once a second) and sets pe[i].forecast_late / forecast_why (borrowed from c
+ * until the next call). A failure leaves the round without forecasts (logged). 0 or -errno. */
+int sc_coord_forecast_fill(sc_coord_t *c, sc_plan_input_t *in, sc_plan_event_t *pe);
+/* After it: keeps what the round decided and why, for schedcoordctl plan and the status. */
+void sc_coord_forecast_note(sc_coord_t *c, const sc_plan_input_t *in, const sc_plan_output_t *out);
+/* The control command "plan" (NULL for other commands): the last round, and the history. */
+json_object *sc_coord_forecast_ctl(sc_coord_t *c, const char *cmd, json_object *req);
+/* Adds the last round's forecast of event id to its status object je (if there is one). */
+void sc_coord_forecast_status_event(sc_coord_t *c, json_object *je, const char *id);
+/* Per member and phase: median, p95 and count of its hooks' durations (the caller's). */
+json_object *sc_coord_forecast_history_json(sc_coord_t *c);
+/* Frees c->fc. */
+void sc_coord_forecast_free(sc_coord_t *c);
+
+/* ---- sc_coord_rehearse.c / sc_coord_report.c: rehearsals --------------------------------- */
+
+/* Whether event id is a rehearsal's (made up by the leader: never POSTed). */
+bool sc_coord_rehearse_owns(const sc_coord_t *c, const char *id);
+/* The plan approved rehearsal event id: the approval is simulated (EVENT_STARTED, nothing
+ * POSTed). 0 or a store error. */
+int sc_coord_rehearse_approve(sc_coord_t *c, const char *id, const char *reason);
+/* The rehearsal's timers (leader, outside plan rounds): events released, started at NotBefore,
+ * ended after --recover-after; stopped when a real event arrives; finished when all its events
+ * are closed; the registry told of its events. 0 or a store error. */
+int sc_coord_rehearse_tick(sc_coord_t *c, int64_t now);
+/* The control commands "rehearse" (start one) and "rehearsal" (its report); NULL for others. */
+json_object *sc_coord_rehearse_ctl(sc_coord_t *c, const char *cmd, json_object *req);
+/* The last rehearsal's report (the caller's; NULL on ENOMEM). */
+json_object *sc_coord_rehearse_report(sc_coord_t *c);
+/* Frees c->rh. */
+void sc_coord_rehearse_free(sc_coord_t *c);
 
 #endif

@@ -525,7 +525,9 @@ static void s_on_alert(sc_coord_t *c, const sc_dlog_entry_t *e, json_object *d)
     const sc_cs_event_t *ce = id ? sc_cstate_event_find(c->cs, id) : NULL;
     char key[SC_EVENT_ID_MAX + 16];
 
-    if (!ce || !alert || (strcmp(alert, "deadline") && strcmp(alert, "forced")))
+    /* forecast_late: at notice time, the drain will not fit (said as a miss to come) */
+    if (!ce || !alert ||
+        (strcmp(alert, "deadline") && strcmp(alert, "forced") && strcmp(alert, "forecast_late")))
         return;
     /* not drained in time, then started on its own: one miss */
     snprintf(key, sizeof(key), "deadline|%s", ce->ev.id);
@@ -553,6 +555,9 @@ void sc_coord_notify_entry(sc_coord_t *c, const sc_dlog_entry_t *e, json_object 
     if (!c || !c->notify || !e || !data || !sc_coord_is_leader(c))
         return;
     ce = id ? sc_cstate_event_find(c->cs, id) : NULL;
+    /* a rehearsal is not maintenance: its report says how it went, not the chat */
+    if (json_object_object_get_ex(data, "rehearsal", NULL) || (ce && ce->rehearsal))
+        return;
     switch (e->kind) {
     case SC_DLOG_TERM: s_on_term(c, e, data); break;
     case SC_DLOG_EVENT_SEEN: s_on_seen(c, e, data); break;

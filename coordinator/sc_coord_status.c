@@ -90,6 +90,7 @@ json_object *sc_coord_status(sc_coord_t *c)
     json_object_object_add(st, "rejected_messages", json_object_new_int64((int64_t)c->rejected));
     json_object_object_add(st, "started_ms", json_object_new_int64(c->started_wall_ms));
     json_object_object_add(st, "counters", s_counters_json(c));
+    json_object_object_add(st, "hook_durations", sc_coord_forecast_history_json(c));
     if (json_object_object_get_ex(st, "members", &arr)) {
         bool *listed = calloc(c->n_members, sizeof(*listed));
         for (size_t i = 0; i < json_object_array_length(arr); i++) {
@@ -127,6 +128,9 @@ json_object *sc_coord_status(sc_coord_t *c)
             json_object_object_add(je, "waiting_for",
                                    e && e->waiting_for ? json_object_new_string(e->waiting_for)
                                                        : NULL);
+            json_object_object_add(je, "rehearsal",
+                                   ce->rehearsal ? json_object_new_int64(ce->rehearsal) : NULL);
+            sc_coord_forecast_status_event(c, je, id);
             if (json_object_object_get_ex(je, "drains", &drains)) {
                 json_object_object_foreach(drains, vm, val)
                 {
@@ -146,10 +150,11 @@ json_object *sc_coord_status_ctl_handler(void *ud, const char *cmd, json_object 
 {
     sc_coord_t *c = ud;
     json_object *o;
-    (void)req;
 
     if (strcmp(cmd, "status") == 0 || strcmp(cmd, "events") == 0)
         return sc_coord_status(c);
+    if ((o = sc_coord_rehearse_ctl(c, cmd, req)) || (o = sc_coord_forecast_ctl(c, cmd, req)))
+        return o;
     if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) && !sc_coord_is_leader(c)) {
         char msg[SC_NAME_MAX + 128];
 

@@ -23,6 +23,7 @@ struct sc_cstate {
     int64_t applied;         /* index of the last entry applied */
     int64_t term;            /* newest term */
     bool paused;             /* the operator's pause */
+    sc_cs_rehearsal_t rh;    /* the last rehearsal */
 };
 
 /* ---- the drain table ----------------------------------------------------------------------
@@ -244,6 +245,15 @@ static void s_event_free(sc_cs_event_t *e)
     free(e);
 }
 
+static void s_rh_clear(sc_cs_rehearsal_t *rh)
+{
+    for (size_t i = 0; i < rh->n_groups; i++)
+        sc_strv_free(rh->groups[i].vms, rh->groups[i].n_vms);
+    free(rh->groups);
+    rh->groups = NULL;
+    rh->n_groups = 0;
+}
+
 void sc_cstate_destroy(sc_cstate_t **csp)
 {
     sc_cstate_t *cs;
@@ -255,6 +265,7 @@ void sc_cstate_destroy(sc_cstate_t **csp)
         s_event_free(cs->ev[i]);
     free(cs->ev);
     sc_strv_free(cs->alerts, cs->n_alerts);
+    s_rh_clear(&cs->rh);
     free(cs->closed);
     free(cs->members);
     free(cs);
@@ -284,6 +295,19 @@ int64_t sc_cstate_term(const sc_cstate_t *cs)
 bool sc_cstate_paused(const sc_cstate_t *cs)
 {
     return cs && cs->paused;
+}
+
+static const char *const s_rh_state_names[SC_REHEARSAL_STATE_MAX] = {"none", "running", "stopped",
+                                                                     "finished"};
+
+const char *sc_rehearsal_state_name(sc_rehearsal_state_t s)
+{
+    return (unsigned)s < SC_REHEARSAL_STATE_MAX ? s_rh_state_names[s] : "unknown";
+}
+
+const sc_cs_rehearsal_t *sc_cstate_rehearsal(const sc_cstate_t *cs)
+{
+    return cs ? &cs->rh : NULL;
 }
 
 size_t sc_cstate_n_members(const sc_cstate_t *cs)
@@ -433,7 +457,7 @@ static int s_apply_event_seen(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_o
     char **seen = NULL;
     size_t n_seen = 0, i;
     sc_cs_event_t *e, **nv;
-    int64_t observed = 0;
+    int64_t observed = 0, rehearsal = 0;
     int rc;
 
     if (!json_object_object_get_ex(d, "event", &jev) || !json_object_is_type(jev, json_type_object))
@@ -446,6 +470,7 @@ static int s_apply_event_seen(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_o
                              : sc_errf(err, errlen, -EINVAL, "event_seen: \"seen_by\" not strings");
     }
     sc_json_int(d, "observed_ms", &observed);
+    sc_json_int(d, "rehearsal", &rehearsal);
     if ((i = s_event_index(cs, ev.id)) != SC_CSTATE_NONE) {
         e = cs->ev[i];
     } else {
@@ -464,6 +489,12 @@ static int s_apply_event_seen(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_o
         cs->ev[cs->n_ev++] = e;
         e->first_seen_ms = en->wall_ms;
         e->phase = SC_REG_ACTIVE;
+        e->rehearsal = rehearsal;
+        /* the running rehearsal's next group is released */
+        if (rehearsal && rehearsal == cs->rh.id && cs->rh.state == SC_REHEARSAL_RUNNING &&
+            cs->rh.n_released < cs->rh.n_groups &&
+            sc_event_id_equal(cs->rh.groups[cs->rh.n_released].event_id, ev.id))
+            cs->rh.n_released++;
     }
     sc_event_clear(&e->ev);
     e->ev = ev; /* taken */
@@ -667,6 +698,101 @@ static int s_apply_alert(sc_cstate_t *cs, json_object *d, char *err, size_t errl
     return 0;
 }
 
+/* The groups of a "started" entry into rh (empty). */
+static int s_rh_groups(sc_cs_rehearsal_t *rh, json_object *groups, char *err, size_t errlen)
+{
+    size_t n = json_object_array_length(groups);
+
+    if (!n || n > SC_REGISTRY_MAX_MEMBERS)
+        return sc_errf(err, errlen, -EINVAL, "rehearsal: \"groups\" empty or too many");
+    if (!(rh->groups = calloc(n, sizeof(*rh->groups))))
+        return -ENOMEM;
+    for (size_t k = 0; k < n; k++) {
+        json_object *g = json_object_array_get_idx(groups, k);
+        const char *id = sc_json_str(g, "event_id");
+        sc_cs_rh_group_t *rg = &rh->groups[rh->n_groups];
+        int64_t dom = -1;
+        int rc;
+
+        if (!id || !sc_event_id_valid(id) || !sc_json_arr(g, "vms"))
+            return sc_errf(err, errlen, -EINVAL,
+                           "rehearsal: a group without a valid \"event_id\" or \"vms\"");
+        if ((rc = s_strv_from(sc_json_arr(g, "vms"), &rg->vms, &rg->n_vms)) < 0)
+            return rc == -ENOMEM ? rc
+                                 : sc_errf(err, errlen, -EINVAL, "rehearsal: \"vms\" not strings");
+        snprintf(rg->event_id, sizeof(rg->event_id), "%s", id);
+        sc_json_int(g, "domain", &dom);
+        rg->domain = dom >= -1 && dom <= 100000 ? (int)dom : -1;
+        rh->n_groups++;
+    }
+    return 0;
+}
+
+static int s_rh_type(const char *name, sc_event_type_t *ret)
+{
+    for (int t = SC_EVENT_TYPE_UNKNOWN + 1; name && t < SC_EVENT_TYPE_MAX; t++)
+        if (strcmp(name, sc_event_type_name((sc_event_type_t)t)) == 0) {
+            *ret = (sc_event_type_t)t;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+/* A rehearsal begins (the last one finished), is stopped, or is over. An entry about another
+ * rehearsal than the last, or out of turn, changes nothing (as an entry naming an event the
+ * state does not hold). */
+static int s_apply_rehearsal(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_object *d, char *err,
+                             size_t errlen)
+{
+    const char *state = sc_json_str(d, "state"), *why = sc_json_str(d, "why");
+    sc_cs_rehearsal_t rh = {0};
+    int64_t id;
+    int rc;
+
+    if (!sc_json_int(d, "rehearsal", &id) || id < 1 || !state)
+        return sc_errf(err, errlen, -EINVAL,
+                       "rehearsal: \"rehearsal\" (>= 1) and \"state\" needed");
+    if (strcmp(state, "stopped") == 0 || strcmp(state, "finished") == 0) {
+        bool stop = state[0] == 's';
+        if (id != cs->rh.id ||
+            (stop ? cs->rh.state != SC_REHEARSAL_RUNNING
+                  : cs->rh.state != SC_REHEARSAL_RUNNING && cs->rh.state != SC_REHEARSAL_STOPPED))
+            return 0;
+        if (stop) {
+            cs->rh.state = SC_REHEARSAL_STOPPED;
+            cs->rh.stopped_ms = en->wall_ms;
+            snprintf(cs->rh.why, sizeof(cs->rh.why), "%s", why ? why : "");
+        } else {
+            cs->rh.state = SC_REHEARSAL_FINISHED;
+            cs->rh.finished_ms = en->wall_ms;
+        }
+        return 0;
+    }
+    if (strcmp(state, "started") != 0)
+        return sc_errf(err, errlen, -EINVAL, "rehearsal: state \"%s\" unknown", state);
+    if (s_rh_type(sc_json_str(d, "event_type"), &rh.type) < 0 || !sc_json_arr(d, "groups"))
+        return sc_errf(err, errlen, -EINVAL,
+                       "rehearsal: started without a known \"event_type\" or \"groups\"");
+    if (cs->rh.state == SC_REHEARSAL_RUNNING || cs->rh.state == SC_REHEARSAL_STOPPED ||
+        id != cs->rh.id + 1)
+        return 0; /* one at a time, numbered in turn */
+    if ((rc = s_rh_groups(&rh, sc_json_arr(d, "groups"), err, errlen)) < 0) {
+        s_rh_clear(&rh);
+        return rc;
+    }
+    rh.id = id;
+    rh.index = en->index;
+    rh.state = SC_REHEARSAL_RUNNING;
+    snprintf(rh.scope, sizeof(rh.scope), "%s",
+             sc_json_str(d, "scope") ? sc_json_str(d, "scope") : "");
+    sc_json_int(d, "recover_after_s", &rh.recover_after_s);
+    sc_json_int(d, "not_before", &rh.not_before);
+    rh.started_ms = en->wall_ms;
+    s_rh_clear(&cs->rh);
+    cs->rh = rh;
+    return 0;
+}
+
 static int s_close(sc_cstate_t *cs, size_t i)
 {
     sc_cs_event_t *e = cs->ev[i];
@@ -718,6 +844,7 @@ static int s_apply_data(sc_cstate_t *cs, const sc_dlog_entry_t *e, json_object *
         if (rc < 0 || !ev)
             return rc;
         return s_close(cs, s_event_index(cs, ev->ev.id));
+    case SC_DLOG_REHEARSAL: return s_apply_rehearsal(cs, e, d, err, errlen);
     default: return sc_errf(err, errlen, -EINVAL, "entry kind %d unknown", (int)e->kind);
     }
 }
@@ -817,8 +944,39 @@ static int s_event_json(const sc_cstate_t *cs, const sc_cs_event_t *e, json_obje
         e->via == SC_CSTATE_NONE ? NULL : json_object_new_string(cs->members[e->via].name));
     json_object_object_add(o, "approved_ms", s_i64(e->approved_ms));
     json_object_object_add(o, "drains", drains);
+    if (e->rehearsal)
+        json_object_object_add(o, "rehearsal", s_i64(e->rehearsal));
     *ret = o;
     return 0;
+}
+
+static json_object *s_rh_json(const sc_cs_rehearsal_t *rh)
+{
+    json_object *o = json_object_new_object(), *groups = json_object_new_array();
+
+    json_object_object_add(o, "id", s_i64(rh->id));
+    json_object_object_add(o, "index", s_i64(rh->index));
+    json_object_object_add(o, "state", json_object_new_string(sc_rehearsal_state_name(rh->state)));
+    json_object_object_add(o, "event_type", json_object_new_string(sc_event_type_name(rh->type)));
+    json_object_object_add(o, "scope", json_object_new_string(rh->scope));
+    json_object_object_add(o, "recover_after_s", s_i64(rh->recover_after_s));
+    json_object_object_add(o, "not_before", s_i64(rh->not_before));
+    json_object_object_add(o, "started_ms", s_i64(rh->started_ms));
+    json_object_object_add(o, "stopped_ms", s_i64(rh->stopped_ms));
+    json_object_object_add(o, "finished_ms", s_i64(rh->finished_ms));
+    json_object_object_add(o, "why", json_object_new_string(rh->why));
+    json_object_object_add(o, "released", s_i64((int64_t)rh->n_released));
+    for (size_t i = 0; i < rh->n_groups; i++) {
+        json_object *g = json_object_new_object(), *vms = json_object_new_array();
+        for (size_t k = 0; k < rh->groups[i].n_vms; k++)
+            json_object_array_add(vms, json_object_new_string(rh->groups[i].vms[k]));
+        json_object_object_add(g, "event_id", json_object_new_string(rh->groups[i].event_id));
+        json_object_object_add(g, "domain", json_object_new_int(rh->groups[i].domain));
+        json_object_object_add(g, "vms", vms);
+        json_object_array_add(groups, g);
+    }
+    json_object_object_add(o, "groups", groups);
+    return o;
 }
 
 int sc_cstate_to_json(const sc_cstate_t *cs, json_object **ret_json)
@@ -859,6 +1017,7 @@ int sc_cstate_to_json(const sc_cstate_t *cs, json_object **ret_json)
     }
     for (size_t i = 0; i < cs->n_alerts; i++)
         json_object_array_add(alerts, json_object_new_string(cs->alerts[i]));
+    json_object_object_add(o, "rehearsal", cs->rh.id ? s_rh_json(&cs->rh) : NULL);
     *ret_json = o;
     return 0;
 }
@@ -926,6 +1085,7 @@ static int s_event_from(const sc_cstate_t *cs, json_object *je, sc_cs_event_t **
     e->ended_ms = s_get(je, "ended_ms");
     e->intent = s_get(je, "intent");
     e->approved_ms = s_get(je, "approved_ms");
+    e->rehearsal = s_get(je, "rehearsal");
     e->via = via ? sc_cstate_member_find(cs, via) : SC_CSTATE_NONE;
     if (json_object_object_get_ex(je, "drains", &drains) &&
         json_object_is_type(drains, json_type_object)) {
@@ -947,9 +1107,39 @@ static int s_event_from(const sc_cstate_t *cs, json_object *je, sc_cs_event_t **
     return 0;
 }
 
+/* A snapshot's rehearsal into rh (empty). */
+static int s_rh_from(json_object *j, sc_cs_rehearsal_t *rh, char *err, size_t errlen)
+{
+    const char *state = sc_json_str(j, "state");
+    int64_t released = 0;
+    int rc;
+
+    rh->id = s_get(j, "id");
+    for (int k = 0; state && k < SC_REHEARSAL_STATE_MAX; k++)
+        if (strcmp(state, s_rh_state_names[k]) == 0)
+            rh->state = (sc_rehearsal_state_t)k;
+    if (rh->id < 1 || !state || rh->state == SC_REHEARSAL_NONE ||
+        s_rh_type(sc_json_str(j, "event_type"), &rh->type) < 0 || !sc_json_arr(j, "groups"))
+        return sc_errf(err, errlen, -EINVAL, "snapshot: the rehearsal unreadable");
+    if ((rc = s_rh_groups(rh, sc_json_arr(j, "groups"), err, errlen)) < 0)
+        return rc;
+    rh->index = s_get(j, "index");
+    snprintf(rh->scope, sizeof(rh->scope), "%s",
+             sc_json_str(j, "scope") ? sc_json_str(j, "scope") : "");
+    rh->recover_after_s = s_get(j, "recover_after_s");
+    rh->not_before = s_get(j, "not_before");
+    rh->started_ms = s_get(j, "started_ms");
+    rh->stopped_ms = s_get(j, "stopped_ms");
+    rh->finished_ms = s_get(j, "finished_ms");
+    snprintf(rh->why, sizeof(rh->why), "%s", sc_json_str(j, "why") ? sc_json_str(j, "why") : "");
+    sc_json_int(j, "released", &released);
+    rh->n_released = released > 0 && (size_t)released <= rh->n_groups ? (size_t)released : 0;
+    return 0;
+}
+
 int sc_cstate_from_json(sc_cstate_t *cs, json_object *snap, char *err, size_t errlen)
 {
-    json_object *members = NULL, *events = NULL, *closed = NULL, *alerts = NULL;
+    json_object *members = NULL, *events = NULL, *closed = NULL, *alerts = NULL, *rh = NULL;
     sc_cstate_t *tmp = NULL;
     const char **names;
     int rc;
@@ -1029,6 +1219,8 @@ int sc_cstate_from_json(sc_cstate_t *cs, json_object *snap, char *err, size_t er
     if (rc >= 0 && json_object_array_length(alerts) &&
         (rc = s_strv_from(alerts, &tmp->alerts, &tmp->n_alerts)) == -EINVAL)
         rc = sc_errf(err, errlen, -EINVAL, "snapshot: alerts not strings");
+    if (rc >= 0 && json_object_object_get_ex(snap, "rehearsal", &rh) && rh)
+        rc = s_rh_from(rh, &tmp->rh, err, errlen);
     if (rc < 0) {
         sc_cstate_destroy(&tmp);
         return rc;

@@ -88,6 +88,7 @@ typedef struct sc_cs_event {
     int64_t approved_ms;          /* wall ms of the answer that approved it, 0 */
     sc_drain_state_t *drain;      /* per member: sc_cstate_drain_next */
     int *attempt;                 /* per member: drain attempt of its last order, 0 */
+    int64_t rehearsal;            /* the rehearsal it was made for (0: a real event) */
 } sc_cs_event_t;
 
 /* An event closed (nothing owed any more): its tombstone. */
@@ -96,6 +97,47 @@ typedef struct sc_cs_closed {
     sc_reg_phase_t phase;         /* ENDED or CANCELLED (ACTIVE: closed while listed) */
     int64_t ended_ms;             /* wall ms it ended (0: never ended) */
 } sc_cs_closed_t;
+
+/* A rehearsal's state (SC_DLOG_REHEARSAL entries):
+ *
+ *   (none) ─started─▶ running ─stopped─▶ stopped ─finished─▶ finished ─started─▶ running ...
+ *                        └──────────────finished──────────────▲
+ *
+ * A new one starts only when the last one is finished (or none was). */
+typedef enum {
+    SC_REHEARSAL_NONE,     /* none yet */
+    SC_REHEARSAL_RUNNING,  /* its events are planned as real ones, nothing is POSTed */
+    SC_REHEARSAL_STOPPED,  /* a real event arrived: its events end, what it prepared recovers */
+    SC_REHEARSAL_FINISHED, /* all its events are closed: the report is final */
+    SC_REHEARSAL_STATE_MAX
+} sc_rehearsal_state_t;
+
+/* One synthetic event of a rehearsal: the VMs of one domain (rule 2's), or of one VM whose
+ * domain is unknown. */
+typedef struct sc_cs_rh_group {
+    char event_id[SC_EVENT_ID_MAX + 1]; /* its EventId ("rehearsal-N-fdD") */
+    int domain;                         /* its domain, -1 unknown */
+    char **vms;                         /* member names */
+    size_t n_vms;                       /* entries */
+} sc_cs_rh_group_t;
+
+/* The last rehearsal. */
+typedef struct sc_cs_rehearsal {
+    int64_t id;                 /* 1, 2, ... (0: none yet) */
+    int64_t index;              /* log index of its "started" entry */
+    sc_rehearsal_state_t state; /* see above */
+    sc_event_type_t type;       /* the event type rehearsed */
+    char scope[128];            /* what was rehearsed, for humans ("the whole set") */
+    int64_t recover_after_s;    /* its events end this long after they start */
+    int64_t not_before;         /* unix s: its events' NotBefore (start + the type's notice) */
+    int64_t started_ms;         /* wall ms of its "started" entry */
+    int64_t stopped_ms;         /* wall ms of its "stopped" entry, 0 */
+    int64_t finished_ms;        /* wall ms of its "finished" entry, 0 */
+    char why[256];              /* stopped: why ("real event X arrived") */
+    sc_cs_rh_group_t *groups;   /* its events, in the order they are released */
+    size_t n_groups;            /* entries */
+    size_t n_released;          /* groups whose event was seen (EVENT_SEEN naming it) */
+} sc_cs_rehearsal_t;
 
 typedef struct sc_cstate sc_cstate_t;
 
@@ -150,6 +192,12 @@ const sc_cs_event_t *sc_cstate_event_find(const sc_cstate_t *cs, const char *id)
 size_t sc_cstate_n_closed(const sc_cstate_t *cs);
 const sc_cs_closed_t *sc_cstate_closed_at(const sc_cstate_t *cs, size_t i);
 
+/* The last rehearsal (its state NONE when there was none). Borrowed: valid until the next
+ * apply. */
+const sc_cs_rehearsal_t *sc_cstate_rehearsal(const sc_cstate_t *cs);
+/* "none", "running", "stopped", "finished"; "unknown" out of range. */
+const char *sc_rehearsal_state_name(sc_rehearsal_state_t s);
+
 /* The de-duplication key of an alert: "KIND|EVENT|DEDUP|ATTEMPT" (event NULL: "-"). */
 void sc_cstate_alert_key(char *buf, size_t len, const char *kind, const char *event_id,
                          const char *dedup, int attempt);
@@ -160,8 +208,10 @@ bool sc_cstate_alert_raised(const sc_cstate_t *cs, const char *key);
  *   {"applied","term","paused","members":[{"name","endpoint","fault_domain","update_domain",
  *    "gone","gone_boot_id"}],"events":[{"event":{IMDS shape},"seen_by","observed_ms",
  *    "first_seen_ms","started_ms","ended_ms","phase","start_kind","approval","intent","via",
- *    "approved_ms","drains":{"VM":{"state","attempt"}}}],"closed":[{"id","phase","ended_ms"}],
- *    "alerts":[keys]}
+ *    "approved_ms","drains":{"VM":{"state","attempt"}},"rehearsal"?}],"closed":[{"id","phase",
+ *    "ended_ms"}],"alerts":[keys],"rehearsal":{"id","index","state","event_type","scope",
+ *    "recover_after_s","not_before","started_ms","stopped_ms","finished_ms","why","released",
+ *    "groups":[{"event_id","domain","vms"}]} or null}
  * *ret_json is the caller's. 0 or -ENOMEM. */
 int sc_cstate_to_json(const sc_cstate_t *cs, json_object **ret_json);
 /* Loads a snapshot made by sc_cstate_to_json into cs, which must be empty (nothing applied).

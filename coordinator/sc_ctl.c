@@ -385,7 +385,9 @@ void sc_ctl_print_history(json_object *h, FILE *out)
 /* The usage lines (after a usage error), and --help: every command and option, one entry each
  * (the man page is made from --help: deploy/man/). */
 static const char s_usage[] =
-    "usage: schedcoordctl --state-dir DIR status|events|history|pause|resume [--json]\n"
+    "usage: schedcoordctl --state-dir DIR status|events|history|pause|resume|plan [--json]\n"
+    "       schedcoordctl --state-dir DIR rehearse [--event-type Reboot|Redeploy|Freeze|Preempt|"
+    "Terminate] [--fault-domain N | --vms a,b] [--recover-after S] [--json]\n"
     "       schedcoordctl --state-dir DIR watch [--interval S] [--once] [--plain] "
     "[--until-idle[=S]]\n"
     "       schedcoordctl --state-dir DIR metrics [--http]\n"
@@ -409,6 +411,12 @@ static const char s_help[] =
     "only)\n"
     "  resume\n"
     "      undo pause (leader only)\n"
+    "  plan\n"
+    "      what the coordinator would do now and why: each event not over, its class, queue "
+    "position, what it waits for, its forecast\n"
+    "  rehearse\n"
+    "      rehearse a maintenance on the live set: the real hooks run, nothing is POSTed; waits, "
+    "then prints the report (exit 1 if a VM failed)\n"
     "  watch\n"
     "      the set live: one column per fault domain, each VM's state, the events and their "
     "NotBefore; redrawn in place on a terminal, otherwise one line per change; Ctrl-C stops it\n"
@@ -423,7 +431,8 @@ static const char s_help[] =
     "      the coordinator's state directory (the units': /var/lib/schedcoord/coord) [required, "
     "except by keygen]\n"
     "  --json\n"
-    "      status, events, history, pause, resume: print the answer as JSON [default: text]\n"
+    "      status, events, history, pause, resume, plan, rehearse: print the answer as JSON "
+    "[default: text]\n"
     "  --http\n"
     "      metrics: answer one HTTP request read from stdin on stdout, as "
     "schedcoord-metrics@.service does for each scrape [default: print the text]\n"
@@ -440,6 +449,16 @@ static const char s_help[] =
     "place]\n"
     "  --until-idle[=S]\n"
     "      exit once nothing is in flight for S seconds [default: run until Ctrl-C; S: 3]\n"
+    "\n"
+    "Options of rehearse:\n"
+    "  --event-type TYPE\n"
+    "      Reboot, Redeploy, Freeze, Preempt or Terminate [default: Reboot]\n"
+    "  --fault-domain N\n"
+    "      rehearse fault domain N only [default: the whole set, domain by domain]\n"
+    "  --vms a,b\n"
+    "      rehearse these VMs only [default: the whole set]\n"
+    "  --recover-after S\n"
+    "      seconds each rehearsed event stays impacted before it ends, 0 to 86400 [default: 0]\n"
     "\n"
     "Options of keygen:\n"
     "  --name NAME\n"
@@ -532,14 +551,33 @@ static int s_metrics(const char *dir, bool http, FILE *out, FILE *errf)
     return 0;
 }
 
+/* A rehearse option at argv[*i] ("--vms a,b" or "--vms=a,b") into *req: 1 (and *i moved past
+ * its value), 0 when it is none, -EINVAL (err). */
+static int s_rehearse_opt(json_object **req, int argc, char **argv, int *i, char *err,
+                          size_t errlen)
+{
+    const char *a = argv[*i], *eq = strchr(a, '=');
+    char opt[32];
+    int rc;
+
+    if (eq) {
+        snprintf(opt, sizeof(opt), "%.*s", (int)(eq - a), a);
+        return sc_ctl_rehearse_arg(req, opt, eq + 1, err, errlen);
+    }
+    rc = sc_ctl_rehearse_arg(req, a, *i + 1 < argc ? argv[*i + 1] : NULL, err, errlen);
+    if (rc > 0)
+        (*i)++;
+    return rc;
+}
+
 int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
 {
-    const char *dir = NULL, *cmd = NULL;
+    const char *dir = NULL, *cmd = NULL, *ropt = NULL;
     bool as_json = false, http = false;
     char err[512] = "";
     sc_ctl_watch_opts_t watch;
-    json_object *ans;
-    int n;
+    json_object *ans, *rreq = NULL;
+    int n, r;
 
     if (argc >= 2 && strcmp(argv[1], "keygen") == 0)
         return sc_keygen_main(argc - 1, argv + 1);
@@ -558,9 +596,16 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
                 return 2;
             }
             dir = argv[++i];
-        } else if (strncmp(a, "--state-dir=", 12) == 0)
+        } else if (strncmp(a, "--state-dir=", 12) == 0) {
             dir = a + 12;
-        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        } else if (a[0] == '-' && (r = s_rehearse_opt(&rreq, argc, argv, &i, err, sizeof(err)))) {
+            if (r < 0) {
+                json_object_put(rreq);
+                fprintf(errf, "schedcoordctl: %s\n%s", err, s_usage);
+                return 2;
+            }
+            ropt = a;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(s_usage, out);
             fputs(s_help, out);
             return 0;
@@ -571,14 +616,22 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
             }
             i += n - 1;
         } else if (a[0] == '-') {
+            json_object_put(rreq);
             fprintf(errf, "schedcoordctl: unknown option %s\n%s", a, s_usage);
             return 2;
         } else if (!cmd)
             cmd = a;
         else {
+            json_object_put(rreq);
             fprintf(errf, "schedcoordctl: unexpected argument %s\n%s", a, s_usage);
             return 2;
         }
+    }
+    if (ropt && (!cmd || strcmp(cmd, "rehearse") != 0)) {
+        json_object_put(rreq);
+        fprintf(errf, "schedcoordctl: %.*s is an option of rehearse\n%s", (int)strcspn(ropt, "="),
+                ropt, s_usage);
+        return 2;
     }
     if (!cmd) {
         fprintf(errf, "schedcoordctl: no command given\n%s", s_usage);
@@ -586,10 +639,14 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
     }
     if (strcmp(cmd, "status") && strcmp(cmd, "events") && strcmp(cmd, "history") &&
         strcmp(cmd, "pause") && strcmp(cmd, "resume") && strcmp(cmd, "metrics") &&
-        strcmp(cmd, "watch")) {
+        strcmp(cmd, "watch") && strcmp(cmd, "rehearse") && strcmp(cmd, "plan")) {
+        json_object_put(rreq);
         fprintf(errf, "schedcoordctl: unknown command \"%s\"\n%s", cmd, s_usage);
         return 2;
     }
+    if (strcmp(cmd, "rehearse") == 0 && dir && strlen(dir) <= 3000 && !http)
+        return sc_ctl_rehearse(dir, rreq, as_json, out, errf);
+    json_object_put(rreq);
     if (!dir) {
         fprintf(errf, "schedcoordctl: --state-dir DIR is required\n%s", s_usage);
         return 2;
@@ -628,6 +685,8 @@ int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf)
     }
     if (strcmp(cmd, "history") == 0)
         return s_history(dir, as_json, out, errf);
+    if (strcmp(cmd, "plan") == 0)
+        return sc_ctl_plan(dir, as_json, out, errf);
     if (strcmp(cmd, "metrics") == 0)
         return s_metrics(dir, http, out, errf);
 

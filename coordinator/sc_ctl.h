@@ -12,6 +12,7 @@
 #define SC_CTL_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #define SC_CTL_SOCKET_NAME "control.sock"
@@ -50,9 +51,26 @@ void sc_ctl_print_status(json_object *status, FILE *out);
 void sc_ctl_print_events(json_object *status, FILE *out);
 void sc_ctl_print_history(json_object *history, FILE *out);
 
-/* schedcoordctl: `--state-dir DIR status|events|history|pause|resume [--json]`, `watch ...`
- * (sc_ctl_watch.h), `metrics`, `keygen ...`.
+/* schedcoordctl: `--state-dir DIR status|events|history|pause|resume|plan [--json]`,
+ * `rehearse [options] [--json]`, `watch ...` (sc_ctl_watch.h), `metrics`, `keygen ...`.
  * Returns the process exit status (0 ok, 1 failure, 2 usage). */
 int sc_ctl_main(int argc, char **argv, FILE *out, FILE *errf);
+
+/* ---- sc_ctl_rehearse.c: rehearse and plan ------------------------------------------------- */
+
+/* An option of rehearse (--event-type, --fault-domain, --vms, --recover-after) with its value
+ * into the request *req (made when NULL: {"cmd":"rehearse",...}). 1 when opt is one, 0 when it
+ * is not, -EINVAL for a bad value (named in err). */
+int sc_ctl_rehearse_arg(json_object **req, const char *opt, const char *val, char *err,
+                        size_t errlen);
+/* schedcoordctl rehearse: sends req (consumed; NULL: the defaults), waits until the rehearsal is
+ * over and prints its report (text, or the JSON with --json). 0 when every VM prepared and
+ * recovered, 1 otherwise (stopped, a hook failed, an error). */
+int sc_ctl_rehearse(const char *dir, json_object *req, bool as_json, FILE *out, FILE *errf);
+/* schedcoordctl plan: the last plan round of the leader, what it waits for, its forecasts. */
+int sc_ctl_plan(const char *dir, bool as_json, FILE *out, FILE *errf);
+/* Text renderings of a rehearsal's report and of a plan answer. */
+void sc_ctl_print_report(json_object *report, FILE *out);
+void sc_ctl_print_plan(json_object *plan, FILE *out);
 
 #endif

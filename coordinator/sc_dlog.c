@@ -21,6 +21,7 @@ static const char *const s_kind_name[SC_DLOG_KIND_MAX] = {
     [SC_DLOG_APPROVAL_ANSWER] = "approval_answer",
     [SC_DLOG_ALERT] = "alert",
     [SC_DLOG_EVENT_CLOSED] = "event_closed",
+    [SC_DLOG_REHEARSAL] = "rehearsal",
 };
 
 const char *sc_dlog_kind_name(sc_dlog_kind_t kind)

@@ -39,6 +39,8 @@ typedef enum {
     SC_DLOG_APPROVAL_ANSWER, /* {"intent":INDEX,"rc","http_status","message"} after it */
     SC_DLOG_ALERT,           /* {"alert","event_id"?,"member"?,"message","attempt"?,"key"?} */
     SC_DLOG_EVENT_CLOSED,    /* {"event_id"}: nothing owed any more, out of the live state */
+    SC_DLOG_REHEARSAL,       /* {"rehearsal":N,"state":"started"|"stopped"|"finished",...}: a
+                                rehearsal (sc_cstate.h) begins, is stopped, is over */
     SC_DLOG_KIND_MAX
 } sc_dlog_kind_t;
 

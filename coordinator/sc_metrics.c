@@ -132,6 +132,115 @@ static void s_members(FILE *f, json_object *members)
     json_object_put(by_state);
 }
 
+/* Opens a sample "family{event_id=\"ID\"" of event e (false: no id, nothing written). */
+static bool s_event_open(FILE *f, const char *family, json_object *e)
+{
+    json_object *id = s_get(e, "EventId", json_type_string);
+
+    if (!id)
+        return false;
+    fprintf(f, "%s{", family);
+    s_label(f, "event_id", json_object_get_string(id));
+    return true;
+}
+
+/* The last plan round's forecast of each event that has one (the same as schedcoordctl plan). */
+static void s_forecasts(FILE *f, json_object *events)
+{
+    size_t n = json_object_array_length(events);
+
+    s_head(f, "schedcoord_forecast_fits", "gauge",
+           "1 when the forecast (from the hooks' history) has the event drained by its deadline "
+           "(NotBefore - deadline-margin-s; NotBefore for Preempt/Terminate), 0 when not");
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(events, i);
+        json_object *fc = s_get(e, "forecast", json_type_object);
+        json_object *type = s_get(e, "type", json_type_string);
+        if (!fc || !s_event_open(f, "schedcoord_forecast_fits", e))
+            continue;
+        fputc(',', f);
+        s_label(f, "type", type ? json_object_get_string(type) : "unknown");
+        fprintf(f, "} %d\n", json_object_get_boolean(s_get(fc, "fits", json_type_boolean)) ? 1 : 0);
+    }
+    s_head(f, "schedcoord_forecast_slack_seconds", "gauge",
+           "deadline minus the forecast time the event is drained (negative: late)");
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(events, i);
+        json_object *fc = s_get(e, "forecast", json_type_object);
+        json_object *dl = fc ? s_get(fc, "deadline_ms", json_type_int) : NULL;
+        json_object *dr = fc ? s_get(fc, "drained_ms", json_type_int) : NULL;
+        int64_t ms;
+        if (!dl || !dr || !s_event_open(f, "schedcoord_forecast_slack_seconds", e))
+            continue;
+        ms = json_object_get_int64(dl) - json_object_get_int64(dr);
+        fprintf(f, "} %s%" PRId64 ".%03" PRId64 "\n", ms < 0 ? "-" : "", (ms < 0 ? -ms : ms) / 1000,
+                (ms < 0 ? -ms : ms) % 1000);
+    }
+    s_head(f, "schedcoord_forecast_at_risk", "gauge",
+           "1 for each VM forecast drained after its event's deadline");
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(events, i);
+        json_object *fc = s_get(e, "forecast", json_type_object);
+        json_object *risk = fc ? s_get(fc, "at_risk", json_type_array) : NULL;
+        for (size_t k = 0; risk && k < json_object_array_length(risk); k++) {
+            json_object *vm = json_object_array_get_idx(risk, k);
+            if (!json_object_is_type(vm, json_type_string) ||
+                !s_event_open(f, "schedcoord_forecast_at_risk", e))
+                continue;
+            fputc(',', f);
+            s_label(f, "member", json_object_get_string(vm));
+            fputs("} 1\n", f);
+        }
+    }
+}
+
+/* Per member and phase, its hooks' durations (the forecasts' history). */
+static void s_hook_durations(FILE *f, json_object *h)
+{
+    static const char *const phases[] = {"prepare", "recover"};
+
+    s_head(f, "schedcoord_hook_duration_seconds", "gauge",
+           "a member's hook durations over its newest runs that succeeded (real events and "
+           "rehearsals), by phase and stat (median, p95)");
+    json_object_object_foreach(h, vm, per)
+    {
+        for (int p = 0; p < 2; p++) {
+            json_object *st = s_get(per, phases[p], json_type_object);
+            json_object *cnt = st ? s_get(st, "count", json_type_int) : NULL;
+            static const char *const stats[] = {"median", "p95"};
+            static const char *const keys[] = {"median_s", "p95_s"};
+            if (!cnt || !json_object_get_int64(cnt))
+                continue;
+            for (int k = 0; k < 2; k++) {
+                json_object *v = s_get(st, keys[k], json_type_double);
+                fputs("schedcoord_hook_duration_seconds{", f);
+                s_label(f, "member", vm);
+                fputc(',', f);
+                s_label(f, "phase", phases[p]);
+                fputc(',', f);
+                s_label(f, "stat", stats[k]);
+                fprintf(f, "} %.3f\n", v ? json_object_get_double(v) : 0.0);
+            }
+        }
+    }
+    s_head(f, "schedcoord_hook_duration_runs", "gauge",
+           "runs the hook durations are computed from, by member and phase");
+    json_object_object_foreach(h, vm2, per2)
+    {
+        for (int p = 0; p < 2; p++) {
+            json_object *st = s_get(per2, phases[p], json_type_object);
+            json_object *cnt = st ? s_get(st, "count", json_type_int) : NULL;
+            if (!cnt)
+                continue;
+            fputs("schedcoord_hook_duration_runs{", f);
+            s_label(f, "member", vm2);
+            fputc(',', f);
+            s_label(f, "phase", phases[p]);
+            fprintf(f, "} %" PRId64 "\n", json_object_get_int64(cnt));
+        }
+    }
+}
+
 static void s_events(FILE *f, json_object *events)
 {
     json_object *by_drain = json_object_new_object(), *by_labels = json_object_new_object();
@@ -190,6 +299,7 @@ static void s_events(FILE *f, json_object *events)
            "recovering, recovered...)");
     s_by_key(f, "schedcoord_drains", "state", by_drain);
     json_object_put(by_drain);
+    s_forecasts(f, events);
 }
 
 /* The notifier's counters per target ("notify": sc_notify_stats_json's array): one series per
@@ -330,6 +440,8 @@ int sc_metrics_render(json_object *st, char **ret_text)
         s_events(f, v);
     if ((v = s_get(st, "counters", json_type_object)))
         s_counters(f, v);
+    if ((v = s_get(st, "hook_durations", json_type_object)))
+        s_hook_durations(f, v);
     if (fclose(f) != 0 || !buf) {
         free(buf);
         return -ENOMEM;

@@ -55,10 +55,10 @@ static const char *const s_approval_names[SC_APPROVAL_MAX] = {"none", "intent", 
 static const char *const s_action_names[SC_ACT_MAX] = {"PREPARE",     "RECOVER", "APPROVE",
                                                        "APPROVE_VIA", "ALERT",   "MEMBER_GONE"};
 static const char *const s_alert_names[SC_ALERT_MAX] = {
-    "none",      "deadline",       "prepare_failed",        "recover_failed",
-    "forced",    "member_down",    "no_approver",           "user_deadline",
-    "too_wide",  "drain_retry",    "user_deadline_blocked", "unknown_status",
-    "strangers", "malformed_event"};
+    "none",      "deadline",        "prepare_failed",        "recover_failed",
+    "forced",    "member_down",     "no_approver",           "user_deadline",
+    "too_wide",  "drain_retry",     "user_deadline_blocked", "unknown_status",
+    "strangers", "malformed_event", "forecast_late"};
 static const char *const s_member_names[SC_MEMBER_STATE_MAX] = {"healthy",  "draining",   "drained",
                                                                 "impacted", "recovering", "gone"};
 static const char *const s_class_names[SC_CLASS_MAX] = {"no_drain", "evict", "user", "platform"};
@@ -320,6 +320,19 @@ static int s_validate(const sc_plan_input_t *in)
                 return -EINVAL;
     }
     return 0;
+}
+
+/* The facts of event i every part of the round starts from: class, over, started, unknown,
+ * scheduled. */
+static void s_facts(const sc_plan_input_t *in, size_t i, s_ev_t *x)
+{
+    const sc_plan_event_t *e = &in->events[i];
+
+    x->cls = sc_plan_event_class(e->ev, in->policy);
+    x->over = e->phase != SC_REG_ACTIVE;
+    x->started = sc_event_is_started(e->ev) || e->start_kind != SC_START_NONE;
+    x->unknown = !x->over && !x->started && e->ev->status == SC_EVENT_STATUS_UNKNOWN;
+    x->scheduled = !x->over && !x->started && !x->unknown;
 }
 
 /* ---- the round --------------------------------------------------------------------------- */
@@ -776,6 +789,53 @@ static void s_sort_queue(const sc_plan_input_t *in, size_t *q, size_t n)
     }
 }
 
+/* The drain queue (sc_plan_queue) from the events' facts. */
+static void s_queue(const sc_plan_input_t *in, const s_ev_t *ev, size_t *q, size_t *ret_n)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < in->n_events; i++)
+        if (ev[i].scheduled && ev[i].cls != SC_CLASS_NO_DRAIN)
+            q[n++] = i;
+    s_sort_queue(in, q, n);
+    *ret_n = n;
+}
+
+int sc_plan_queue(const sc_plan_input_t *in, size_t *ret_order, size_t *ret_n)
+{
+    s_ev_t *ev;
+    int rc;
+
+    if (!in || !ret_order || !ret_n)
+        return -EINVAL;
+    if ((rc = s_validate(in)) < 0)
+        return rc;
+    if (!(ev = calloc(in->n_events ? in->n_events : 1, sizeof(*ev))))
+        return -ENOMEM;
+    for (size_t i = 0; i < in->n_events; i++)
+        s_facts(in, i, &ev[i]);
+    s_queue(in, ev, ret_order, ret_n);
+    free(ev);
+    return 0;
+}
+
+/* An event the forecast says will not be drained in time (sc_forecast.h, from the hooks'
+ * history): said once, at notice time, while it can still be acted on — Scheduled, to be
+ * drained, not approved yet. */
+static int s_plan_forecast(s_plan_t *pl, size_t i)
+{
+    const sc_plan_event_t *e = &pl->in->events[i];
+    const char *why = e->forecast_why ? e->forecast_why : "";
+
+    if (!e->forecast_late || !pl->ev[i].scheduled || pl->ev[i].cls == SC_CLASS_NO_DRAIN ||
+        (e->approval != SC_APPROVAL_NONE && e->approval != SC_APPROVAL_FAILED))
+        return 0;
+    s_wait(&pl->ev[i], "forecast: %s", why);
+    return s_act(pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_FORECAST_LATE,
+                 "event %s (%s) will not be drained in time, by the forecast: %s", e->ev->id,
+                 sc_event_type_name(e->ev->type), why);
+}
+
 /* Event i's strangers as text: "x1, x2" or "x1, x2 and 5 more" when they do not fit. */
 static void s_strangers_text(const sc_plan_event_t *e, char *buf, size_t len)
 {
@@ -1079,6 +1139,7 @@ void sc_plan_output_release(sc_plan_output_t *out)
     free(out->closable);
     free(out->member_state);
     free(out->drain_rank);
+    free(out->ev_class);
     memset(out, 0, sizeof(*out));
 }
 
@@ -1114,11 +1175,7 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
         const sc_plan_event_t *e = &in->events[i];
         s_ev_t *x = &pl.ev[i];
 
-        x->cls = sc_plan_event_class(e->ev, pl.p);
-        x->over = e->phase != SC_REG_ACTIVE;
-        x->started = sc_event_is_started(e->ev) || e->start_kind != SC_START_NONE;
-        x->unknown = !x->over && !x->started && e->ev->status == SC_EVENT_STATUS_UNKNOWN;
-        x->scheduled = !x->over && !x->started && !x->unknown;
+        s_facts(in, i, x);
         x->retry_ready = true;
         for (size_t j = 0; j < e->n_vms; j++) {
             sc_drain_state_t s = e->vms[j].drain;
@@ -1184,12 +1241,13 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
         if (pl.ev[i].unknown && (rc = s_plan_unknown(&pl, i)) < 0)
             goto out;
     /* rule 2: the drain queue */
-    for (size_t i = 0; i < in->n_events; i++)
-        if (pl.ev[i].scheduled && pl.ev[i].cls != SC_CLASS_NO_DRAIN)
-            queue[n_queue++] = i;
-    s_sort_queue(in, queue, n_queue);
+    s_queue(in, pl.ev, queue, &n_queue);
     for (size_t k = 0; k < n_queue; k++)
         if ((rc = s_admit(&pl, queue[k])) < 0)
+            goto out;
+    /* forecasts: a drain that cannot be done in time is said at notice time */
+    for (size_t i = 0; i < in->n_events; i++)
+        if ((rc = s_plan_forecast(&pl, i)) < 0)
             goto out;
     /* rule 1: approvals, one action (one POST) per approver */
     for (size_t i = 0; i < in->n_events; i++) {
@@ -1226,7 +1284,10 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
         out.drain_rank[i] = SC_PLAN_NONE;
     for (size_t k = 0; k < n_queue; k++)
         out.drain_rank[queue[k]] = k;
+    if (!(out.ev_class = calloc(in->n_events ? in->n_events : 1, sizeof(*out.ev_class))))
+        goto out;
     for (size_t i = 0; i < in->n_events; i++) {
+        out.ev_class[i] = pl.ev[i].cls;
         out.closable[i] = pl.ev[i].over && pl.ev[i].closable;
         if (!(out.waiting_for[i] = strdup(pl.ev[i].wait[0] ? pl.ev[i].wait : "nothing")))
             goto out;

@@ -93,7 +93,7 @@
 #include "sc_registry.h"
 
 #define SC_PLAN_NONE ((size_t)-1) /* "no member" / "no event" in an action */
-#define SC_PLAN_REASON_MAX 200    /* bytes of an action's reason, NUL included */
+#define SC_PLAN_REASON_MAX 400    /* bytes of an action's reason, NUL included */
 #define SC_PLAN_MAX_MEMBERS SC_REGISTRY_MAX_MEMBERS
 #define SC_PLAN_MAX_EVENTS SC_REGISTRY_MAX_EVENTS
 
@@ -167,6 +167,10 @@ typedef struct sc_plan_event {
     size_t n_seen_by;             /* entries in seen_by */
     const char *const *strangers; /* names in Resources that are not members (borrowed) */
     size_t n_strangers;           /* entries in strangers */
+    bool forecast_late;           /* the forecast (sc_forecast.h, from history) says its drain
+                                     cannot be done in time: ALERT forecast_late while it is
+                                     Scheduled and not approved */
+    const char *forecast_why;     /* then: the VMs at risk and what would fit (borrowed) */
 } sc_plan_event_t;
 
 typedef struct sc_plan_input {
@@ -208,6 +212,8 @@ typedef enum {
                                        (unless approve_with_strangers) */
     SC_ALERT_MALFORMED_EVENT,       /* an agent left a malformed IMDS event out (not the
                                        planner's) */
+    SC_ALERT_FORECAST_LATE,         /* the forecast says the event's drain will not be done by
+                                       its deadline (sc_plan_event_t.forecast_late) */
     SC_ALERT_MAX
 } sc_alert_t;
 
@@ -223,6 +229,15 @@ typedef struct sc_action {
                                         about (part of its de-duplication key); else 0 */
     char reason[SC_PLAN_REASON_MAX]; /* why, for the decision log and humans */
 } sc_action_t;
+
+/* The class of an event under the policy (see above; sc_plan_event_class). */
+typedef enum {
+    SC_CLASS_NO_DRAIN, /* short Freeze or approve_without_drain type */
+    SC_CLASS_EVICT,    /* Preempt, Terminate */
+    SC_CLASS_USER,     /* EventSource User */
+    SC_CLASS_PLATFORM, /* the rest */
+    SC_CLASS_MAX
+} sc_event_class_t;
 
 /* Member states for status (derived by the planner). */
 typedef enum {
@@ -250,17 +265,10 @@ typedef struct sc_plan_output {
                                         first; rule 2's order: Preempt/Terminate, NotBefore,
                                         first seen), SC_PLAN_NONE when not queued (over,
                                         started, no drain, unknown status) */
+    sc_event_class_t *ev_class;      /* per input event: its class under the policy */
 } sc_plan_output_t;
 
 /* The class of an event under the policy (see above). */
-typedef enum {
-    SC_CLASS_NO_DRAIN, /* short Freeze or approve_without_drain type */
-    SC_CLASS_EVICT,    /* Preempt, Terminate */
-    SC_CLASS_USER,     /* EventSource User */
-    SC_CLASS_PLATFORM, /* the rest */
-    SC_CLASS_MAX
-} sc_event_class_t;
-
 sc_event_class_t sc_plan_event_class(const sc_event_t *ev, const sc_policy_t *policy);
 /* "no_drain", "evict", "user", "platform". */
 const char *sc_event_class_name(sc_event_class_t c);
@@ -269,6 +277,11 @@ const char *sc_event_class_name(sc_event_class_t c);
  * -EINVAL for a NULL or inconsistent input (an index out of range, a NULL ev, a bad enum,
  * too many members/events, no policy), naming nothing (it is the daemon's bug); -ENOMEM. */
 int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out);
+/* The drain queue: the events of in that are Scheduled and of a class that drains, in the
+ * order the planner considers them for rule 2 (Preempt / Terminate first, then NotBefore, first
+ * seen, input order) — the order sc_forecast_run() takes. Indexes into in->events go to
+ * ret_order (room for in->n_events), their number to *ret_n. 0, or -EINVAL as sc_plan(). */
+int sc_plan_queue(const sc_plan_input_t *in, size_t *ret_order, size_t *ret_n);
 /* Frees what sc_plan() allocated and zeroes *out; takes NULL and zeroed outputs. */
 void sc_plan_output_release(sc_plan_output_t *out);
 

@@ -46,6 +46,10 @@ const sc_cfg_key_t sc_policy_keys[] = {
      "approve events whose Resources also name VMs outside --members once the members are "
      "drained (the approval starts them for those VMs too)",
      0, 0, false},
+    {"terminate-notice-s", SC_CFG_SECONDS, offsetof(sc_policy_cfg_t, terminate_notice_s), "300",
+     "the notice Terminate events give on this set (configured in Azure, 5 to 15 minutes): "
+     "rehearsals judge drains against it",
+     300, 900, false},
 };
 
 const size_t sc_policy_n_keys = sizeof(sc_policy_keys) / sizeof(sc_policy_keys[0]);
@@ -74,6 +78,7 @@ void sc_policy_defaults(sc_policy_t *ret)
     ret->prepare_retry_s = 30;
     ret->serialise_by = SC_SERIALISE_FAULT_DOMAIN;
     ret->approve_with_strangers = false;
+    ret->terminate_notice_s = 300;
 }
 
 static const char *const s_serialise_names[SC_SERIALISE_MAX] = {"fault_domain", "update_domain"};
@@ -222,6 +227,13 @@ int sc_policy_from_cfg(const sc_policy_cfg_t *cfg, sc_policy_t *ret, char *err, 
                        "serialise-by: \"%.64s\" is neither fault_domain nor update_domain",
                        cfg->serialise_by);
     p.approve_with_strangers = cfg->approve_with_strangers;
+    /* 0: a caller that filled the struct by hand and knows nothing of the key */
+    if (cfg->terminate_notice_s != 0 &&
+        !(cfg->terminate_notice_s >= 300 && cfg->terminate_notice_s <= 900))
+        return sc_errf(err, errlen, SC_E_CONFIG, "terminate-notice-s: %g is outside 300..900",
+                       cfg->terminate_notice_s);
+    if (cfg->terminate_notice_s != 0)
+        p.terminate_notice_s = cfg->terminate_notice_s;
     *ret = p;
     return 0;
 }

@@ -35,6 +35,8 @@
  *   approve-with-strangers BOOL    false approve an event whose Resources also name VMs outside
  *                                        the members once the members are drained (else it
  *                                        is left to NotBefore: the POST starts it for them too)
+ *   terminate-notice-s     SECONDS 300   the notice of a Terminate event, as configured for the
+ *                                        set (5 to 15 minutes): rehearsals judge against it
  */
 #ifndef SC_POLICY_H
 #define SC_POLICY_H
@@ -60,6 +62,7 @@ typedef struct sc_policy_cfg {
     double prepare_retry_s;       /* prepare-retry-s */
     char *serialise_by;           /* serialise-by: "fault_domain" or "update_domain" (owned) */
     bool approve_with_strangers;  /* approve-with-strangers */
+    double terminate_notice_s;    /* terminate-notice-s */
 } sc_policy_cfg_t;
 
 /* The config keys of sc_policy_cfg_t (offsets relative to sc_policy_cfg_t). */
@@ -92,6 +95,7 @@ typedef struct sc_policy {
     double prepare_retry_s;         /* first wait after a rollback (doubles, capped at 600 s) */
     sc_serialise_by_t serialise_by; /* the domains max_fault_domains counts */
     bool approve_with_strangers;    /* approve events naming non-members once members drained */
+    double terminate_notice_s;      /* a Terminate's notice (300..900 s): rehearsal verdicts */
 } sc_policy_t;
 
 /* The defaults of DESIGN.md (the values listed above) into *ret. */

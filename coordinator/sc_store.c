@@ -405,6 +405,8 @@ static int s_apply_data(sc_store_t *self, const sc_dlog_entry_t *e, json_object 
     case SC_DLOG_APPROVAL_ANSWER: return s_apply_answer(self, d, e->wall_ms);
     case SC_DLOG_EVENT_CLOSED: /* the live state's business: the rows stay, as history */
         return sc_json_str(d, "event_id") ? 0 : -EINVAL;
+    case SC_DLOG_REHEARSAL: /* the log is its history; its events' rows are the projection */
+        return sc_json_int(d, "rehearsal", &t) && sc_json_str(d, "state") ? 0 : -EINVAL;
     case SC_DLOG_ALERT: {
         /* the operator's pause outlives a restart: meta 'paused' follows its alerts */
         const char *alert = sc_json_str(d, "alert");
@@ -799,6 +801,68 @@ int sc_store_history_json(sc_store_t *store, size_t max, json_object **ret_json,
     if (s_rows_json(st, json_cols, arr) < 0) {
         json_object_put(arr);
         return sc_errf(err, errlen, SC_E_DB, "%s", sqlite3_errmsg(db));
+    }
+    *ret_json = arr;
+    return 0;
+}
+
+int sc_store_hook_runs(sc_store_t *store, size_t per, int64_t running_since_ms,
+                       json_object **ret_json)
+{
+    sqlite3_stmt *st = NULL;
+    json_object *arr;
+    int rc;
+
+    if (!store || !ret_json)
+        return -EINVAL;
+    rc = sc_db_prepare(
+        store->db, &st,
+        "SELECT vm, phase, event_id, started_ms, finished_ms FROM (SELECT vm, phase, event_id, "
+        "started_ms, finished_ms, row_number() OVER (PARTITION BY vm, phase ORDER BY "
+        "finished_ms DESC) AS rn FROM drains WHERE result = 'done' AND started_ms IS NOT NULL "
+        "AND finished_ms >= started_ms) WHERE rn <= ?1 "
+        "UNION ALL SELECT vm, phase, event_id, started_ms, NULL FROM drains WHERE "
+        "started_ms >= ?2 AND finished_ms IS NULL",
+        "ll", (int64_t)per, running_since_ms);
+    if (rc < 0)
+        return rc;
+    arr = json_object_new_array();
+    if ((rc = s_rows_json(st, NULL, arr)) < 0) {
+        json_object_put(arr);
+        return rc;
+    }
+    *ret_json = arr;
+    return 0;
+}
+
+int sc_store_drains_of(sc_store_t *store, const char *const *ids, size_t n, int64_t from,
+                       json_object **ret_json)
+{
+    json_object *arr;
+    int rc = 0;
+
+    if (!store || (n && !ids) || !ret_json)
+        return -EINVAL;
+    arr = json_object_new_array();
+    for (size_t i = 0; i < n && rc >= 0; i++) {
+        sqlite3_stmt *st = NULL;
+
+        rc = sc_db_prepare(
+            store->db, &st,
+            "SELECT d.event_id, d.vm, d.phase, d.ordered_ms, d.started_ms, d.finished_ms, "
+            "d.result, d.exit_status, d.attempt, (SELECT json_extract(l.data, '$.detail') FROM "
+            "dlog l WHERE l.idx >= ?2 AND l.kind = 'hook_progress' AND "
+            "json_extract(l.data, '$.event_id') = d.event_id COLLATE NOCASE AND "
+            "json_extract(l.data, '$.vm') = d.vm AND json_extract(l.data, '$.phase') = d.phase "
+            "ORDER BY l.idx DESC LIMIT 1) AS detail FROM drains d WHERE d.event_id = ?1 "
+            "ORDER BY d.vm, d.phase DESC",
+            "sl", ids[i], from);
+        if (rc >= 0)
+            rc = s_rows_json(st, NULL, arr);
+    }
+    if (rc < 0) {
+        json_object_put(arr);
+        return rc;
     }
     *ret_json = arr;
     return 0;

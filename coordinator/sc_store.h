@@ -140,6 +140,20 @@ int sc_store_snapshot(sc_store_t *store, bool include_ended, int64_t now_ms, int
 int sc_store_history_json(sc_store_t *store, size_t max, json_object **ret_json, char *err,
                           size_t errlen);
 
+/* The hook runs the forecasts learn from (sc_forecast.h), and those under way: a JSON array
+ * of {"vm","phase","event_id","started_ms","finished_ms"} — per VM and phase its newest `per`
+ * runs that ended done (real events and rehearsals alike), and every run started at or after
+ * running_since_ms that has not finished (finished_ms null). *ret_json is the caller's. 0 or an
+ * SC_E_* code. */
+int sc_store_hook_runs(sc_store_t *store, size_t per, int64_t running_since_ms,
+                       json_object **ret_json);
+/* The drains rows of the events ids[0 .. n - 1] (a rehearsal's report): a JSON array of
+ * {"event_id","vm","phase","ordered_ms","started_ms","finished_ms","result","exit_status",
+ * "attempt","detail"}, detail the output tail of the newest hook_progress entry of that row
+ * from log index `from` on (null when none). *ret_json is the caller's. 0 or an SC_E_* code. */
+int sc_store_drains_of(sc_store_t *store, const char *const *ids, size_t n, int64_t from,
+                       json_object **ret_json);
+
 /* The approval intents without an answer, oldest first: a JSON array of {"id", "event_ids":
  * [...], "via"} (via null when the POST was ours). *ret_json is the caller's. 0 or an SC_E_*
  * code. */

@@ -404,6 +404,7 @@ static const s_field_t s_order_fields[] = {
     {"event", S_EVENT_ID, 0, S_M(order.event)},
     {"attempt", S_INT, S_OPTIONAL | S_OMIT, S_M(order.attempt), S_RANGE(1, SC_MSG_ATTEMPT_MAX),
      .def = 1},
+    {"rehearsal", S_BOOL, S_OPTIONAL | S_OMIT, S_M(order.rehearsal)},
     {"event_doc", S_EVENT_DOC, S_OPTIONAL | S_OMIT | S_LATE, S_M(order.event_doc),
      S_REF(order.event, "event")},
 };
@@ -1458,7 +1459,11 @@ static int s_enc_value(s_ctx_t *c, json_object *o, const s_field_t *f, const voi
             return rc;
         v = json_object_new_int64(i);
         break;
-    case S_BOOL: v = json_object_new_boolean(*S_CAT(base, f, bool)); break;
+    case S_BOOL:
+        if ((f->flags & S_OMIT) && !*S_CAT(base, f, bool))
+            return 0;
+        v = json_object_new_boolean(*S_CAT(base, f, bool));
+        break;
     case S_ENUM:
         if ((e = *S_CAT(base, f, int)) < 0 || e >= f->n_names)
             return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO, "%s.%s: unknown value \"?\"", c->pfx,

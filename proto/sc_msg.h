@@ -173,6 +173,8 @@ typedef struct sc_msg_order {
                             ordered one (its EventId == event), for the hook env; owned.
                             On the wire it is the bare IMDS event object, so its incarnation
                             is not sent (0 after decoding; sc_msg_equal ignores it). */
+    bool rehearsal;      /* optional (false, left out): the event is a rehearsal's, nothing
+                            will be POSTed for it; the hook sees SCHEDCOORD_REHEARSAL=1 */
 } sc_msg_order_t;
 
 typedef struct sc_msg_events {

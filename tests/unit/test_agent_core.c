@@ -606,6 +606,37 @@ SC_TEST(recover_unprepared)
     sc_agent_settings_free(&s);
 }
 
+/* A rehearsal's order (order.rehearsal) runs the real hook, told so: SCHEDCOORD_REHEARSAL=1,
+ * so that a hook may skip the part that cannot be undone; a real order sets nothing. */
+SC_TEST(rehearsal_order_tells_the_hook)
+{
+    sc_agent_settings_t s;
+    sc_agent_opts_t o = {0};
+    sc_agent_t *a = NULL;
+    sc_msg_t *m;
+    char *log = NULL;
+
+    s_agent_start("rehearsal",
+                  "echo \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID "
+                  "rehearsal=${SCHEDCOORD_REHEARSAL-unset}\" >> \"$RUNS\"\n",
+                  NULL, s_no_net, &s, &o, &a);
+    SC_REQUIRE(a);
+    SC_REQUIRE((m = s_order(5, 1, SC_MSG_PHASE_PREPARE, "rehearsal-1-fd0")));
+    m->order.rehearsal = true;
+    SC_CHECK_INT(s_send_msg(a, m), 0);
+    SC_REQUIRE((m = s_order(5, 2, SC_MSG_PHASE_RECOVER, "rehearsal-1-fd0")));
+    m->order.rehearsal = true;
+    SC_CHECK_INT(s_send_msg(a, m), 0);
+    SC_CHECK_INT(s_send_msg(a, s_order(5, 3, SC_MSG_PHASE_PREPARE, "EV-1")), 0);
+    s_drain(a);
+    log = s_runs();
+    SC_CHECK_STR(log, "prepare rehearsal-1-fd0 rehearsal=1\nrecover rehearsal-1-fd0 rehearsal=1\n"
+                      "prepare EV-1 rehearsal=unset\n");
+    free(log);
+    sc_agent_destroy(&a);
+    sc_agent_settings_free(&s);
+}
+
 /* One malformed event must not blind the agent: the valid events are reported, the bad one's
  * reason with them (at most SC_MSG_MAX_MALFORMED), counted once per incarnation. */
 SC_TEST(malformed_events)
@@ -992,6 +1023,7 @@ int main(void)
     SC_RUN(state_schema_1_migrates);
     SC_RUN(orders);
     SC_RUN(recover_unprepared);
+    SC_RUN(rehearsal_order_tells_the_hook);
     SC_RUN(malformed_events);
     SC_RUN(standalone_freeze_threshold);
     SC_RUN(standalone_never_approves_an_unknown_status);

@@ -16,6 +16,10 @@
  *      the leader held after that entry; its log is the leader's, entry for entry (it writes
  *      nothing of its own: no term at its start, no decisions from what it hears).
  *
+ * Now and then the operator rehearses (schedcoordctl rehearse: made-up events planned as real
+ * ones, their approval simulated, stopped when a real event arrives): everything a rehearsal
+ * changes is an entry too.
+ *
  * A change of state without an entry (a path writing the state directly, or applying what it
  * does not log) makes 1 fail: the replay would not see it. SC_SEED=N replays one run. */
 #include "imds_test_server.h"
@@ -46,6 +50,7 @@ static sc_ts_t *s_imds;
 static unsigned s_seed;  /* the run's seed (printed; SC_SEED=N replays one) */
 static unsigned s_world; /* PRNG state of the world's changes: the same for a seed */
 static unsigned s_agent; /* PRNG state of the agents' answers (their timing varies) */
+static int s_rh_entries; /* rehearsal entries over every seed run */
 
 /* ---- the world: what IMDS says ---------------------------------------------------------- */
 
@@ -418,7 +423,7 @@ SC_TEST(replay_and_follower_equal_the_leader)
     size_t n = 0;
     char path[128], err[256], *leader, *replayed;
     int64_t have = 0;
-    int restarts = 0;
+    int restarts = 0, rehearsals = 0;
     int kinds[SC_DLOG_KIND_MAX] = {0};
 
     s_world = s_seed;
@@ -462,6 +467,16 @@ SC_TEST(replay_and_follower_equal_the_leader)
                     sc_tp_hello(s_ag[v2].d, name, s_ag[v2].boot, s_fd[v2], v2, s_ag[v2].term);
             }
         }
+        if (s_rand(100) < 8) { /* the operator rehearses (refused while anything is going on) */
+            json_object *req =
+                json_tokener_parse(s_rand(3) ? "{\"cmd\":\"rehearse\"}"
+                                             : "{\"cmd\":\"rehearse\",\"event_type\":"
+                                               "\"Preempt\",\"vms\":[\"vm_2\"]}");
+            json_object *ans = sc_coord_control(c, req);
+            rehearsals += ans && !json_object_object_get(ans, "error");
+            json_object_put(ans);
+            json_object_put(req);
+        }
         for (int v2 = 0; v2 < N_VM; v2++)
             s_agent_round(v2);
         for (int k = 0; k < 3; k++)
@@ -497,14 +512,17 @@ SC_TEST(replay_and_follower_equal_the_leader)
     SC_REQUIRE(sc_store_entries(lstore, 1, 1000000, &v, &n) == 0 && n > 0);
     for (size_t i = 0; i < n; i++)
         kinds[v[i].kind]++;
+    s_rh_entries += kinds[SC_DLOG_REHEARSAL];
     /* a leader appends only its own decisions */
     SC_CHECK_INT(sc_coord_follow(c, &v[n - 1], err, sizeof(err)), SC_E_STATE);
     printf("  seed %u: %zu entries, %d restarts; orders %d/%d, hook reports %d, intents %d, "
-           "answers %d, started %d, ended %d, closed %d, members %d, alerts %d\n",
+           "answers %d, started %d, ended %d, closed %d, members %d, alerts %d; %d rehearsals "
+           "(%d entries)\n",
            s_seed, n, restarts, kinds[SC_DLOG_PREPARE_ORDERED], kinds[SC_DLOG_RECOVER_ORDERED],
            kinds[SC_DLOG_HOOK_PROGRESS], kinds[SC_DLOG_APPROVAL_INTENT],
            kinds[SC_DLOG_APPROVAL_ANSWER], kinds[SC_DLOG_EVENT_STARTED], kinds[SC_DLOG_EVENT_ENDED],
-           kinds[SC_DLOG_EVENT_CLOSED], kinds[SC_DLOG_MEMBER], kinds[SC_DLOG_ALERT]);
+           kinds[SC_DLOG_EVENT_CLOSED], kinds[SC_DLOG_MEMBER], kinds[SC_DLOG_ALERT], rehearsals,
+           kinds[SC_DLOG_REHEARSAL]);
     /* a run that exercised the machine: every kind a leader writes, some of each */
     SC_CHECK(restarts == 3 && kinds[SC_DLOG_PREPARE_ORDERED] && kinds[SC_DLOG_RECOVER_ORDERED] &&
              kinds[SC_DLOG_APPROVAL_ANSWER] && kinds[SC_DLOG_EVENT_CLOSED] &&
@@ -643,5 +661,9 @@ int main(void)
         sc_tp_rm_state(s_fdir);
     }
     sc_ts_stop(&s_imds);
+    if (!seed && !s_rh_entries) {
+        printf("FAIL no seed rehearsed: the rehearsal entries were not replayed\n");
+        return 1;
+    }
     return sc_test_done();
 }

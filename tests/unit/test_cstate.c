@@ -295,6 +295,17 @@ SC_TEST(bad_entries_refused_state_unchanged)
         {SC_DLOG_APPROVAL_ANSWER, "{\"rc\":0}", "intent"},
         {SC_DLOG_ALERT, "{\"alert\":\"deadline\"}", "message"},
         {SC_DLOG_EVENT_CLOSED, "{}", "event_id"},
+        {SC_DLOG_REHEARSAL, "{\"state\":\"started\"}", "rehearsal"},
+        {SC_DLOG_REHEARSAL, "{\"rehearsal\":1,\"state\":\"dancing\"}", "dancing"},
+        {SC_DLOG_REHEARSAL, "{\"rehearsal\":1,\"state\":\"started\",\"event_type\":\"Nap\"}",
+         "event_type"},
+        {SC_DLOG_REHEARSAL,
+         "{\"rehearsal\":1,\"state\":\"started\",\"event_type\":\"Reboot\",\"groups\":[]}",
+         "groups"},
+        {SC_DLOG_REHEARSAL,
+         "{\"rehearsal\":1,\"state\":\"started\",\"event_type\":\"Reboot\",\"groups\":"
+         "[{\"event_id\":\"no spaces\",\"vms\":[]}]}",
+         "event_id"},
         {SC_DLOG_MEMBER, "[1,2]", "not an object"},
         {SC_DLOG_MEMBER, "{\"name\":", "not JSON"},
     };
@@ -521,6 +532,168 @@ SC_TEST(store_projection_agrees_with_the_state)
     }
 }
 
+static void s_rehearsal(sc_cstate_t *cs, int id, const char *state, int64_t wall)
+{
+    char d[1024];
+
+    if (strcmp(state, "started") == 0)
+        snprintf(d, sizeof(d),
+                 "{\"rehearsal\":%d,\"state\":\"started\",\"event_type\":\"Reboot\",\"scope\":"
+                 "\"the whole set\",\"recover_after_s\":2,\"not_before\":900,\"groups\":["
+                 "{\"event_id\":\"rehearsal-%d-fd0\",\"domain\":0,\"vms\":[\"vm_0\"]},"
+                 "{\"event_id\":\"rehearsal-%d-fd1\",\"domain\":1,\"vms\":[\"vm_1\",\"vm_2\"]}]}",
+                 id, id, id);
+    else
+        snprintf(d, sizeof(d), "{\"rehearsal\":%d,\"state\":\"%s\",\"why\":\"real event\"}", id,
+                 state);
+    SC_CHECK_INT(s_apply(cs, SC_DLOG_REHEARSAL, wall, d), 0);
+}
+
+/* A rehearsal: started, its groups released as their events are seen (marked as its), stopped
+ * by a real event, finished; one at a time, numbered in turn; entries out of turn change
+ * nothing; in the snapshot. */
+SC_TEST(rehearsal_record)
+{
+    sc_cstate_t *cs = s_new(), *b = s_new();
+    const sc_cs_rehearsal_t *rh;
+    json_object *snap = NULL;
+    char *ja, *jb, err[256];
+
+    SC_REQUIRE(cs && b);
+    rh = sc_cstate_rehearsal(cs);
+    SC_CHECK_INT(rh->state, SC_REHEARSAL_NONE);
+    s_rehearsal(cs, 2, "started", 10); /* not in turn: nothing */
+    SC_CHECK_INT(rh->id, 0);
+    s_rehearsal(cs, 1, "started", 10);
+    SC_CHECK_INT(rh->id, 1);
+    SC_CHECK_INT(rh->state, SC_REHEARSAL_RUNNING);
+    SC_CHECK_INT(rh->type, SC_EVENT_REBOOT);
+    SC_CHECK_INT(rh->n_groups, 2);
+    SC_CHECK_STR(rh->groups[1].event_id, "rehearsal-1-fd1");
+    SC_CHECK_INT(rh->groups[1].n_vms, 2);
+    SC_CHECK_INT(rh->index, sc_cstate_applied(cs));
+    SC_CHECK_INT(rh->started_ms, 10);
+    s_rehearsal(cs, 2, "started", 11); /* one at a time */
+    SC_CHECK_INT(rh->id, 1);
+    /* its first group's event seen: released, marked as the rehearsal's */
+    SC_CHECK_INT(s_apply(cs, SC_DLOG_EVENT_SEEN, 12,
+                         "{\"event\":{\"EventId\":\"rehearsal-1-fd0\",\"EventType\":\"Reboot\","
+                         "\"ResourceType\":\"VirtualMachine\",\"Resources\":[\"vm_0\"],"
+                         "\"EventStatus\":\"Scheduled\",\"NotBefore\":\"\",\"EventSource\":"
+                         "\"Platform\"},\"seen_by\":[],\"rehearsal\":1}"),
+                 0);
+    SC_CHECK_INT(rh->n_released, 1);
+    SC_CHECK_INT(sc_cstate_event_find(cs, "rehearsal-1-fd0")->rehearsal, 1);
+    s_seen(cs, "E1", "Scheduled", "\"vm_0\"");
+    SC_CHECK_INT(sc_cstate_event_find(cs, "E1")->rehearsal, 0);
+    SC_CHECK_INT(rh->n_released, 1);
+    s_rehearsal(cs, 1, "stopped", 13);
+    SC_CHECK_INT(rh->state, SC_REHEARSAL_STOPPED);
+    SC_CHECK_STR(rh->why, "real event");
+    SC_CHECK_INT(rh->stopped_ms, 13);
+    /* the snapshot holds it, and loads back */
+    SC_REQUIRE(sc_cstate_to_json(cs, &snap) == 0);
+    SC_CHECK_INT(sc_cstate_from_json(b, snap, err, sizeof(err)), 0);
+    ja = s_json(cs);
+    jb = s_json(b);
+    SC_CHECK_STR(jb, ja);
+    SC_CHECK(strstr(ja, "\"rehearsal\":1") != NULL);
+    free(ja);
+    free(jb);
+    json_object_put(snap);
+    s_rehearsal(cs, 1, "stopped", 14); /* out of turn: nothing */
+    SC_CHECK_INT(rh->stopped_ms, 13);
+    s_rehearsal(cs, 1, "finished", 15);
+    SC_CHECK_INT(rh->state, SC_REHEARSAL_FINISHED);
+    SC_CHECK_INT(rh->finished_ms, 15);
+    s_rehearsal(cs, 2, "started", 16);
+    SC_CHECK_INT(rh->id, 2);
+    SC_CHECK_INT(rh->n_released, 0);
+    SC_CHECK_INT(rh->stopped_ms, 0);
+    SC_CHECK_STR(sc_rehearsal_state_name(rh->state), "running");
+    sc_cstate_destroy(&cs);
+    sc_cstate_destroy(&b);
+}
+
+/* The store's reads for the forecasts and a rehearsal's report: the newest runs that ended
+ * done per VM and phase, the runs under way, and an event's rows with their output tail. */
+SC_TEST(store_hook_runs_and_rows)
+{
+    sc_store_t *st = NULL;
+    sc_cstate_t *cs = s_new();
+    json_object *runs = NULL, *rows = NULL;
+    const char *ids[] = {"E1"};
+    char err[256], d[512];
+    size_t n_done = 0, n_running = 0;
+
+    SC_REQUIRE(cs && sc_store_open(":memory:", &st, err, sizeof(err)) == 0);
+    sc_store_on_decide(st, s_on_decide, cs);
+    SC_CHECK_INT(sc_store_decide(st, 1, SC_DLOG_EVENT_SEEN,
+                                 "{\"event\":{\"EventId\":\"E1\",\"EventType\":\"Reboot\","
+                                 "\"ResourceType\":\"VirtualMachine\",\"Resources\":[\"vm_0\","
+                                 "\"vm_1\"],\"EventStatus\":\"Scheduled\",\"NotBefore\":\"\","
+                                 "\"EventSource\":\"Platform\"},\"seen_by\":[]}",
+                                 "", 1, NULL),
+                 0);
+    SC_CHECK_INT(sc_store_decide(st, 1, SC_DLOG_PREPARE_ORDERED,
+                                 "{\"event_id\":\"E1\",\"vms\":[\"vm_0\",\"vm_1\"]}", "", 2, NULL),
+                 0);
+    for (int v = 0; v < 2; v++) {
+        snprintf(d, sizeof(d),
+                 "{\"event_id\":\"E1\",\"vm\":\"vm_%d\",\"phase\":\"prepare\",\"state\":"
+                 "\"started\"}",
+                 v);
+        SC_CHECK_INT(sc_store_decide(st, 1, SC_DLOG_HOOK_PROGRESS, d, "", 1000, NULL), 0);
+    }
+    SC_CHECK_INT(sc_store_decide(st, 1, SC_DLOG_HOOK_PROGRESS,
+                                 "{\"event_id\":\"E1\",\"vm\":\"vm_0\",\"phase\":\"prepare\","
+                                 "\"state\":\"failed\",\"exit_status\":3,\"detail\":\"no quorum\"}",
+                                 "", 4500, NULL),
+                 0);
+    SC_REQUIRE(sc_store_hook_runs(st, 64, 0, &runs) == 0);
+    for (size_t i = 0; i < json_object_array_length(runs); i++) {
+        json_object *r = json_object_array_get_idx(runs, i);
+        if (json_object_object_get(r, "finished_ms")) {
+            n_done++;
+        } else {
+            n_running++;
+            SC_CHECK_STR(json_object_get_string(json_object_object_get(r, "vm")), "vm_1");
+        }
+    }
+    SC_CHECK_INT(n_done, 0); /* a failed run teaches no duration */
+    SC_CHECK_INT(n_running, 1);
+    json_object_put(runs);
+    SC_CHECK_INT(sc_store_decide(st, 1, SC_DLOG_HOOK_PROGRESS,
+                                 "{\"event_id\":\"E1\",\"vm\":\"vm_1\",\"phase\":\"prepare\","
+                                 "\"state\":\"done\",\"exit_status\":0}",
+                                 "", 3000, NULL),
+                 0);
+    SC_REQUIRE(sc_store_hook_runs(st, 64, 0, &runs) == 0);
+    SC_REQUIRE(json_object_array_length(runs) == 1);
+    SC_CHECK_INT(json_object_get_int64(
+                     json_object_object_get(json_object_array_get_idx(runs, 0), "finished_ms")) -
+                     json_object_get_int64(
+                         json_object_object_get(json_object_array_get_idx(runs, 0), "started_ms")),
+                 2000);
+    json_object_put(runs);
+    SC_REQUIRE(sc_store_drains_of(st, ids, 1, 1, &rows) == 0);
+    SC_REQUIRE(json_object_array_length(rows) == 2);
+    SC_CHECK_STR(json_object_get_string(
+                     json_object_object_get(json_object_array_get_idx(rows, 0), "detail")),
+                 "no quorum");
+    SC_CHECK_STR(json_object_get_string(
+                     json_object_object_get(json_object_array_get_idx(rows, 0), "result")),
+                 "failed");
+    SC_CHECK(json_object_object_get(json_object_array_get_idx(rows, 1), "detail") == NULL);
+    json_object_put(rows);
+    /* from a later index on: that output is older */
+    SC_REQUIRE(sc_store_drains_of(st, ids, 1, 100, &rows) == 0);
+    SC_CHECK(json_object_object_get(json_object_array_get_idx(rows, 0), "detail") == NULL);
+    json_object_put(rows);
+    sc_store_close(&st);
+    sc_cstate_destroy(&cs);
+}
+
 int main(void)
 {
     SC_RUN(drain_table_is_its_diagram);
@@ -531,5 +704,7 @@ int main(void)
     SC_RUN(alerts_and_pause);
     SC_RUN(snapshot_round_trip);
     SC_RUN(store_projection_agrees_with_the_state);
+    SC_RUN(rehearsal_record);
+    SC_RUN(store_hook_runs_and_rows);
     return sc_test_done();
 }

@@ -187,6 +187,79 @@ SC_TEST(command_line)
              strstr(out, "\"kind\": \"alert\"") != NULL);
 }
 
+/* rehearse's options are checked before anything is sent; they belong to rehearse alone;
+ * without a coordinator rehearse and plan fail naming it. */
+SC_TEST(rehearse_and_plan_command_line)
+{
+    char out[8192];
+
+    SC_CHECK_INT(s_ctl("--state-dir", s_dir, "rehearse", "--fault-domain=x", out, sizeof(out)), 2);
+    SC_CHECK(strstr(out, "--fault-domain: \"x\" is not 0..1023") != NULL);
+    SC_CHECK_INT(s_ctl("--state-dir", s_dir, "rehearse", "--recover-after=-1", out, sizeof(out)),
+                 2);
+    SC_CHECK(strstr(out, "--recover-after: \"-1\" is not 0..86400 seconds") != NULL);
+    SC_CHECK_INT(s_ctl("--state-dir", s_dir, "rehearse", "--vms=vm_1,,vm_2", out, sizeof(out)), 2);
+    SC_CHECK(strstr(out, "--vms: \"vm_1,,vm_2\" is not a list of names") != NULL);
+    SC_CHECK_INT(s_ctl("--state-dir", s_dir, "rehearse", "--vms", out, sizeof(out)), 2);
+    SC_CHECK(strstr(out, "--vms: missing value") != NULL);
+    SC_CHECK_INT(s_ctl("--state-dir", s_dir, "status", "--event-type=Reboot", out, sizeof(out)), 2);
+    SC_CHECK(strstr(out, "--event-type is an option of rehearse") != NULL);
+    SC_CHECK_INT(s_ctl("--state-dir", s_dir, "rehearse", "--event-type=Reboot", out, sizeof(out)),
+                 1);
+    SC_CHECK(strstr(out, "cannot reach the coordinator") != NULL);
+    SC_CHECK_INT(s_ctl("--state-dir", s_dir, "plan", "--json", out, sizeof(out)), 1);
+    SC_CHECK(strstr(out, "cannot reach the coordinator") != NULL);
+}
+
+/* The text renderings of a rehearsal's report and of a plan answer. */
+SC_TEST(report_and_plan_texts)
+{
+    json_object *r = json_tokener_parse(
+        "{\"text\": [\"Rehearsal 2 (Reboot, the whole set): over in 14 s; nothing was POSTed to "
+        "IMDS.\"], \"vms\": [{\"name\": \"vm_0\", \"fault_domain\": 0, \"update_domain\": 0,"
+        " \"prepare_s\": 4.2, \"recover_s\": null, \"status\": \"prepare failed (exit 3)\"}],"
+        " \"fault_domains\": [{\"fault_domain\": 0, \"vms\": [\"vm_0\"], \"prepare_s\": 250,"
+        " \"recover_s\": null}], \"failures\": [{\"vm\": \"vm_0\", \"phase\": \"prepare\","
+        " \"result\": \"failed\", \"exit_status\": 3, \"output_tail\": \"no quorum\"}],"
+        " \"verdicts\": [{\"text\": \"Preempt: vm_0's prepare took 4.2 s; fits 30 s.\"}]}");
+    json_object *p = json_tokener_parse(
+        "{\"leader\": \"vm_0\", \"term\": 3, \"planned_ms\": 1000000000, \"serialise_by\":"
+        " \"fault_domain\", \"max_fault_domains\": 1, \"paused\": false, \"events\": [{"
+        "\"EventId\": \"P1\", \"type\": \"Preempt\", \"class\": \"evict\", \"queue_position\": 1,"
+        " \"waiting_for\": \"draining\", \"forecast\": {\"drained_ms\": 1000041000, \"fits\": "
+        "false,"
+        " \"why\": \"at risk: vm_3\"}}], \"actions\": [{\"action\": \"ALERT\", \"alert\":"
+        " \"forecast_late\", \"member\": null, \"reason\": \"late\"}], \"history\": {\"vm_3\":"
+        " {\"prepare\": {\"median_s\": 41.0, \"p95_s\": 41.0, \"count\": 5}, \"recover\":"
+        " {\"median_s\": 0.0, \"p95_s\": 0.0, \"count\": 0}}}}");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    SC_REQUIRE(r && p && f);
+    sc_ctl_print_report(r, f);
+    sc_ctl_print_plan(p, f);
+    fclose(f);
+    SC_CHECK(strstr(buf, "Rehearsal 2 (Reboot, the whole set): over in 14 s") != NULL);
+    SC_CHECK(
+        strstr(buf, "vm_0               0   0      4.2 s          -  prepare failed (exit 3)") !=
+        NULL);
+    SC_CHECK(strstr(buf, "0             4 min 10 s          -  vm_0") != NULL);
+    SC_CHECK(strstr(buf, "  vm_0: prepare failed (exit 3): no quorum") != NULL);
+    SC_CHECK(strstr(buf, "  Preempt: vm_0's prepare took 4.2 s; fits 30 s.") != NULL);
+    SC_CHECK(strstr(buf, "leader vm_0, term 3; last plan round 13:46:40 UTC") != NULL);
+    SC_CHECK(strstr(buf, "P1                                     Preempt   evict         1  "
+                         "drained 13:47:21 UTC: DOES NOT FIT") != NULL);
+    SC_CHECK(strstr(buf, "  forecast: at risk: vm_3") != NULL);
+    SC_CHECK(strstr(buf, "  ALERT forecast_late: late") != NULL);
+    SC_CHECK(strstr(buf, "vm_3             41 s / 41 s (5)              no history") != NULL);
+    if (sc_test_checks_failed_)
+        printf("%s", buf);
+    free(buf);
+    json_object_put(r);
+    json_object_put(p);
+}
+
 int main(void)
 {
     snprintf(s_dir, sizeof(s_dir), "%s", sc_test_tmpdir(NULL));
@@ -196,5 +269,7 @@ int main(void)
     unlink(db);
     SC_RUN(request_and_errors);
     SC_RUN(command_line);
+    SC_RUN(rehearse_and_plan_command_line);
+    SC_RUN(report_and_plan_texts);
     return sc_test_done();
 }

@@ -228,6 +228,40 @@ SC_TEST(events_alike_counted)
     json_object_put(st);
 }
 
+/* The forecasts (the last plan round's, as schedcoordctl plan shows them) and the hooks'
+ * history: one series per event and VM at risk, durations per member, phase and stat. */
+SC_TEST(forecasts_and_hook_durations)
+{
+    json_object *st = json_tokener_parse(
+        "{\"events\": [{\"EventId\": \"P1\", \"type\": \"Preempt\", \"status\": \"Scheduled\","
+        "  \"source\": \"Platform\", \"approval\": \"none\", \"forecast\": {\"fits\": false,"
+        "  \"drained_ms\": 1000041500, \"deadline_ms\": 1000030000, \"at_risk\": [\"vm_3\"]}},"
+        " {\"EventId\": \"E2\", \"type\": \"Reboot\", \"status\": \"Scheduled\","
+        "  \"source\": \"Platform\", \"approval\": \"none\", \"forecast\": {\"fits\": true,"
+        "  \"drained_ms\": 1000010000, \"deadline_ms\": null, \"at_risk\": []}},"
+        " {\"EventId\": \"E3\", \"type\": \"Reboot\", \"status\": \"Started\","
+        "  \"source\": \"Platform\", \"approval\": \"approved\"}],"
+        " \"hook_durations\": {\"vm_3\": {\"prepare\": {\"median_s\": 10.5, \"p95_s\": 41.25,"
+        "  \"count\": 5}, \"recover\": {\"median_s\": 0.0, \"p95_s\": 0.0, \"count\": 0}}}}");
+    char *t = NULL;
+
+    SC_CHECK_INT(sc_metrics_render(st, &t), 0);
+    if (t) {
+        CHECK_LINE(t, "schedcoord_forecast_fits{event_id=\"P1\",type=\"Preempt\"} 0");
+        CHECK_LINE(t, "schedcoord_forecast_fits{event_id=\"E2\",type=\"Reboot\"} 1");
+        CHECK_LINE(t, "schedcoord_forecast_slack_seconds{event_id=\"P1\"} -11.500");
+        CHECK_LINE(t, "schedcoord_forecast_at_risk{event_id=\"P1\",member=\"vm_3\"} 1");
+        CHECK_LINE(t, "schedcoord_hook_duration_seconds{member=\"vm_3\",phase=\"prepare\","
+                      "stat=\"p95\"} 41.250");
+        CHECK_LINE(t, "schedcoord_hook_duration_runs{member=\"vm_3\",phase=\"recover\"} 0");
+        SC_CHECK(strstr(t, "event_id=\"E3\"") == NULL); /* no forecast: no series */
+        SC_CHECK(strstr(t, "schedcoord_forecast_slack_seconds{event_id=\"E2\"") == NULL);
+        s_check_exposition(t);
+    }
+    free(t);
+    json_object_put(st);
+}
+
 SC_TEST(http_request_heads)
 {
     static const struct {
@@ -364,6 +398,7 @@ int main(void)
     SC_RUN(renders_status);
     SC_RUN(escapes_and_omits);
     SC_RUN(events_alike_counted);
+    SC_RUN(forecasts_and_hook_durations);
     SC_RUN(http_request_heads);
     SC_RUN(serve_one);
     return sc_test_done();

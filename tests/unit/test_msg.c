@@ -277,6 +277,21 @@ SC_TEST(round_trip_order)
         SC_CHECK_INT(sc_msg_validate(m, err, sizeof(err)), -EINVAL);
         SC_CHECK(strstr(err, "order.attempt: 1001 out of range 1..1000") != NULL);
         m->order.attempt = 1;
+        /* a rehearsal's order says so; a real one leaves the field out (older agents) */
+        SC_REQUIRE(sc_msg_encode(m, &buf, &blen) == 0);
+        SC_CHECK(strstr(buf, "rehearsal") == NULL);
+        free(buf);
+        m->order.rehearsal = true;
+        SC_REQUIRE(sc_msg_encode(m, &buf, &blen) == 0);
+        SC_CHECK(strstr(buf, "\"rehearsal\":true") != NULL);
+        free(buf);
+        SC_REQUIRE((b = s_round_trip(m)));
+        SC_CHECK(b->order.rehearsal);
+        sc_msg_destroy(&b);
+        m->order.rehearsal = false;
+        SC_REQUIRE((b = s_round_trip(m)));
+        SC_CHECK(!b->order.rehearsal);
+        sc_msg_destroy(&b);
     }
     SC_REQUIRE(sc_doc_parse(text, len, &doc, err, sizeof(err)) == 0);
     m->order.event_doc = doc;
@@ -486,6 +501,8 @@ static const s_bad_t s_bad[] = {
      SC_MSG_REJ_FIELD, "order.attempt: 0 out of range 1..1000"},
     {ENV("order", ",\"action\":\"prepare\",\"event\":\"" EV1 "\",\"attempt\":\"2\""), SC_E_PROTO,
      SC_MSG_REJ_FIELD, "order.attempt: must be an integer, not a string"},
+    {ENV("order", ",\"action\":\"prepare\",\"event\":\"" EV1 "\",\"rehearsal\":1"), SC_E_PROTO,
+     SC_MSG_REJ_FIELD, "order.rehearsal: must be a boolean"},
     {HP(",\"phase\":\"prepare\",\"state\":\"done\"" HP_TAIL ",\"attempt\":1001"), SC_E_PROTO,
      SC_MSG_REJ_FIELD, "hook_progress.attempt: 1001 out of range 1..1000"},
     {ENV("document", ",\"incarnation\":1,\"observed_at_ms\":5,\"document\":"

@@ -36,6 +36,7 @@ typedef struct ev_row {
     const char *seen;         /* members seeing it, "a0,b0"; NULL = every member */
     bool unknown_status;      /* EventStatus "Pending": unknown to this version */
     const char *strangers;    /* names in Resources that are not members, "x8,x9" */
+    bool late;                /* the forecast says its drain will not be done in time */
 } ev_row_t;
 
 typedef struct row {
@@ -194,6 +195,8 @@ static int s_build(const row_t *r, world_t *w)
             if (*v == ',')
                 v++;
         }
+        pe->forecast_late = x->late;
+        pe->forecast_why = x->late ? "at risk: a0 (prepare p95 41 s of 5 runs)" : NULL;
         pe->strangers = w->strangers[i];
         for (const char *v = x->strangers ? x->strangers : ""; *v;) {
             size_t len = strcspn(v, ",");
@@ -1126,6 +1129,38 @@ static const row_t rows[] = {
      FD2,
      {{.id = "E1", .vms = "b0=prepared,^b1=preparing", .seen = "b0"}},
      .expect = ""},
+    /* forecasts (sc_forecast.h): a drain that will not be done in time is said at notice time,
+     * and planned as any other (the forecast decides nothing) */
+    {"forecast_late_alerted_at_notice",
+     FD2,
+     {{.id = "E1", .late = true, .vms = "a0=none,a1=none"}},
+     .expect = "ALERT forecast_late E1; PREPARE a0 E1; PREPARE a1 E1"},
+    {"forecast_late_queued_event_alerted",
+     FD2,
+     {{.id = "E1", .vms = "a0=preparing,a1=prepared"},
+      {.id = "E2", .late = true, .vms = "b0=none,b1=none"}},
+     .expect = "ALERT forecast_late E2"},
+    {"forecast_late_preempt_alerted_and_drained",
+     FD2,
+     {{.id = "P1", .type = "Preempt", .late = true, .nb = 30, .vms = "b0=none"}},
+     .expect = "ALERT forecast_late P1; PREPARE b0 P1"},
+    {"forecast_late_not_alerted_once_approved",
+     FD2,
+     {{.id = "E1", .late = true, .appr = SC_APPROVAL_APPROVED, .vms = "a0=prepared"}},
+     .expect = ""},
+    {"forecast_late_not_alerted_for_a_short_freeze",
+     FD2,
+     {{.id = "F1", .type = "Freeze", .dur = "5", .late = true, .vms = "a0=none"}},
+     .expect = "APPROVE F1"},
+    {"forecast_late_not_alerted_once_started",
+     FD2,
+     {{.id = "E1",
+       .late = true,
+       .started = true,
+       .start = SC_START_APPROVED,
+       .nb = NB_NONE,
+       .vms = "a0=prepared"}},
+     .expect = ""},
 };
 
 static void s_run_row(const row_t *r)
@@ -1560,6 +1595,13 @@ SC_TEST(policy_parsing)
     SC_CHECK_INT(sc_policy_retry_delay_ms(&p, 1), 30000);
     SC_CHECK_INT(sc_policy_retry_delay_ms(&p, 3), 120000);
     SC_CHECK_INT(sc_policy_retry_delay_ms(&p, 30), 600000);
+    SC_CHECK(p.terminate_notice_s == 300); /* not set: the default */
+    cfg.terminate_notice_s = 200;
+    SC_CHECK(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)) < 0);
+    SC_CHECK(strstr(err, "terminate-notice-s") != NULL);
+    cfg.terminate_notice_s = 720;
+    SC_CHECK_INT(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)), 0);
+    SC_CHECK(p.terminate_notice_s == 720);
     SC_CHECK(sc_policy_parse_min_healthy("101%", &v, &pct) < 0);
     SC_CHECK(sc_policy_parse_min_healthy("", &v, &pct) < 0);
     SC_CHECK(sc_policy_parse_min_healthy("-1", &v, &pct) < 0);
@@ -1572,7 +1614,7 @@ SC_TEST(policy_parsing)
     {
         sc_cfg_key_t keys[16];
 
-        SC_REQUIRE(sc_policy_n_keys == 12);
+        SC_REQUIRE(sc_policy_n_keys == 13);
         sc_policy_keys_rebase(100, keys);
         for (size_t i = 0; i < sc_policy_n_keys; i++) {
             SC_CHECK(sc_policy_keys[i].def != NULL);
@@ -1658,9 +1700,76 @@ SC_TEST(strangers_named)
     SC_CHECK(!p.approve_with_strangers);
 }
 
+/* The drain queue the planner considers (and the forecast takes): Preempt first, then
+ * NotBefore, first seen; not what drains nothing, is over or started. Its classes and queue
+ * positions are in the output. */
+SC_TEST(queue_order_and_classes)
+{
+    static const row_t r = {
+        "queue",
+        FD2,
+        {{.id = "E1", .nb = 600, .vms = "a0=none"},
+         {.id = "E2", .nb = 300, .vms = "b0=none"},
+         {.id = "F1", .type = "Freeze", .dur = "5", .vms = "a1=none"},
+         {.id = "P1", .type = "Preempt", .nb = 30, .vms = "b1=none"},
+         {.id = "E3", .nb = 300, .seen_ago_s = 10, .vms = "a1=none"},
+         {.id = "U1", .user = true, .started = true, .start = SC_START_APPROVED, .nb = NB_NONE}},
+        .expect = ""};
+    static const size_t want[] = {3, 4, 1, 0};
+    world_t w;
+    sc_plan_output_t out = {0};
+    size_t order[MAX_E], n = 99;
+
+    SC_REQUIRE(s_plan_row(&r, &w, &out) == 0);
+    {
+        sc_plan_input_t in = {w.m, w.n_m, w.pe, w.n_e, &w.pol, NOW_WALL, NOW_MS};
+        SC_CHECK_INT(sc_plan_queue(&in, order, &n), 0);
+        SC_CHECK_INT(sc_plan_queue(NULL, order, &n), -EINVAL);
+    }
+    SC_REQUIRE(n == 4);
+    for (size_t k = 0; k < n; k++) {
+        SC_CHECK_INT(order[k], want[k]);
+        SC_CHECK_INT(out.drain_rank[want[k]], k);
+    }
+    SC_CHECK_INT(out.drain_rank[2], SC_PLAN_NONE);
+    SC_CHECK_INT(out.drain_rank[5], SC_PLAN_NONE);
+    SC_CHECK_INT(out.ev_class[2], SC_CLASS_NO_DRAIN);
+    SC_CHECK_INT(out.ev_class[3], SC_CLASS_EVICT);
+    SC_CHECK_INT(out.ev_class[5], SC_CLASS_USER);
+    SC_CHECK_INT(out.ev_class[0], SC_CLASS_PLATFORM);
+    sc_plan_output_release(&out);
+}
+
+/* The forecast's why is the alert's reason and in the waiting text. */
+SC_TEST(forecast_late_says_why)
+{
+    static const row_t r = {
+        "why",
+        FD2,
+        {{.id = "P1", .type = "Preempt", .late = true, .nb = 30, .vms = "b0=none"}},
+        .expect = ""};
+    world_t w;
+    sc_plan_output_t out = {0};
+    bool alerted = false;
+
+    SC_REQUIRE(s_plan_row(&r, &w, &out) == 0);
+    for (size_t k = 0; k < out.n_actions; k++)
+        if (out.actions[k].alert == SC_ALERT_FORECAST_LATE) {
+            alerted = true;
+            SC_CHECK_STR(out.actions[k].reason,
+                         "event P1 (Preempt) will not be drained in time, by the forecast: "
+                         "at risk: a0 (prepare p95 41 s of 5 runs)");
+        }
+    SC_CHECK(alerted);
+    SC_CHECK(strstr(out.waiting_for[0], "forecast: at risk: a0") != NULL);
+    sc_plan_output_release(&out);
+}
+
 int main(void)
 {
     SC_RUN(table);
+    SC_RUN(queue_order_and_classes);
+    SC_RUN(forecast_late_says_why);
     SC_RUN(member_states);
     SC_RUN(waiting_for_queued);
     SC_RUN(drain_rank);

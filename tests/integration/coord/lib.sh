@@ -3,7 +3,8 @@
 # One availability set on loopback: imds-sim (ephemeral port), N agents (--insecure, or CURVE
 # keys after keys_make; each with a prepare and a recover hook that log "start|end PHASE VM
 # EVENT TIME ATTEMPT" to hooks.log, "PHASE VM EVENT prepared=P attempt=A json=STDIN" to
-# hookenv.log, and sleep a little), one coordinator (member vm_0). Everything is killed on exit;
+# hookenv.log, "PHASE VM EVENT" to rehearsal.log when told SCHEDCOORD_REHEARSAL=1, and sleep a
+# little), one coordinator (member vm_0). Everything is killed on exit;
 # a daemon that exits non-zero (ASan, leaks) fails the test.
 . "$(dirname "${BASH_SOURCE[0]}")/../../lib/common.sh"
 # Leaks of a process killed by a signal are not worth reporting; a clean exit must be clean.
@@ -13,6 +14,7 @@ COORD_PID=""
 AGENT_PIDS=()
 HOOKLOG="$TMP/hooks.log"
 HOOKENV="$TMP/hookenv.log"
+REHEARSAL_LOG="$TMP/rehearsal.log"
 TL="$TMP/timeline.jsonl"
 : >"$HOOKLOG"
 
@@ -44,6 +46,7 @@ write_hook() {
 echo "start \$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID \$(date +%s.%N) \$SCHEDCOORD_ATTEMPT" >>"$HOOKLOG"
 json=\$(cat)
 echo "\$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID prepared=\${SCHEDCOORD_PREPARED-} attempt=\$SCHEDCOORD_ATTEMPT json=\$json" >>"$HOOKENV"
+[ "\${SCHEDCOORD_REHEARSAL-}" != 1 ] || echo "\$SCHEDCOORD_PHASE vm_$1 \$SCHEDCOORD_EVENT_ID" >>"$REHEARSAL_LOG"
 sleep $2
 rc=0
 printf '%s\\n' "\$json" | ${5:-true} || rc=\$?
@@ -206,7 +209,8 @@ rollout_checked() {
     check 3 --events "$1" --all-approved
 }
 
-# check FAULT_DOMAINS: the safety properties from the timeline and the hook logs
+# check FAULT_DOMAINS [check.py options]: the safety properties from the timeline and the hook
+# logs (rehearsals' hooks included: their windows count like any)
 check() {
     curl -sS "$B/control/state" >"$TMP/state.json"
     python3 "$SC_SRC/tests/integration/coord/check.py" --timeline "$TL" --hooks "$HOOKLOG" \
