@@ -9,7 +9,8 @@
 
 sim_start --vms 6 --fault-domains 3 --time-scale 100
 set_start 6
-coord_start
+webhook_start hook # a rehearsal is not maintenance: nobody is notified of it
+coord_start --notify "json:$WEBHOOK/n"
 wait_for 20 all_members_seen 6 || fail "members not all seen: $(ctl status --json | jq -c .members)"
 
 # bad input is refused, naming what is wrong (nothing started)
@@ -48,6 +49,9 @@ ok "every VM's prepare and recover ran once, told SCHEDCOORD_REHEARSAL=1, FD 0 t
 # never a POST: the approval of a rehearsal's event is simulated
 [ "$(tl_count '.kind == "post"')" -eq 0 ] || fail "POSTs: $(jq -c 'select(.kind == "post")' "$TL")"
 ok "no POST in the simulator's timeline"
+told=$(jq -c 'select(.body.kind != "leader_changed") | .body.kind' "$TMP/hook.jsonl" | sort | uniq -c)
+[ -z "$told" ] || fail "a rehearsal was notified as maintenance: $told"
+ok "no notification but the leader's: a rehearsal is not maintenance"
 
 # the report's durations are the hook log's, within a poll
 for i in 0 1 2 3 4 5; do
