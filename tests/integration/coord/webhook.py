@@ -44,17 +44,21 @@ def main():
                 rec["body"] = json.loads(body)
             except ValueError:
                 rec["raw"] = body.decode("utf-8", "replace")
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "text/plain")
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"ok")
-            except OSError:  # the client gave up waiting (its attempt timed out)
-                rec["status"] = 0
-            rec["answered"] = time.time()
-            with lock, open(a.out, "a") as f:
-                f.write(json.dumps(rec) + "\n")
+            # Answer and record under the lock: a client that sends its next request as soon as
+            # it has this answer must not see that one recorded first (records in arrival order).
+            with lock:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "text/plain")
+                    self.send_header("Content-Length", "2")
+                    self.end_headers()
+                    self.wfile.write(b"ok")
+                    self.wfile.flush()
+                except OSError:  # the client gave up waiting (its attempt timed out)
+                    rec["status"] = 0
+                rec["answered"] = time.time()
+                with open(a.out, "a") as f:
+                    f.write(json.dumps(rec) + "\n")
 
         def log_message(self, *args):
             pass
