@@ -67,40 +67,40 @@ static const char *const s_out_name[SC_ELECT_OUT_KIND_MAX] = {"persist", "send",
                                                               "notice"};
 
 struct sc_elect {
-    sc_elect_config_t cfg;    /* settings (names and voters point to the copies below) */
-    char **names;             /* member names, owned */
-    sc_elect_voters_t voters; /* the voters and their digest */
-    size_t quorum;            /* voters.n / 2 + 1 */
-    int self_slot;            /* self's position in voters.index, -1: non-voter */
-    uint64_t rng;             /* splitmix64 state (randomized timeouts) */
-    int64_t now;              /* the latest time given */
-    sc_elect_state_t state;   /* the table's state */
-    int64_t term;             /* current_term (persisted) */
-    size_t voted_for;         /* voted for in term (persisted), SC_ELECT_NONE */
-    size_t leader;            /* the leader followed, SC_ELECT_NONE */
-    int64_t leader_heard;     /* when that leader's append was last accepted, 0 */
-    int64_t quiet_until;      /* refuse newer-term (pre-)votes before (CheckQuorum) */
-    int64_t timeout_at;       /* the election timer (a voter that is not leader) */
-    int64_t started;          /* when the module started */
-    int64_t last_index;       /* the log's last index */
-    int64_t last_term;        /* its term */
-    int64_t commit;           /* the commit index */
-    signed char vote[SC_ELECT_VOTERS_MAX]; /* campaign: 1 granted, -1 refused, 0 unknown */
-    int64_t heard[SC_ELECT_VOTERS_MAX];    /* leader: when each voter was last heard */
-    int64_t acked[SC_ELECT_VOTERS_MAX];    /* leader: newest round each voter acknowledged */
-    int64_t match[SC_ELECT_VOTERS_MAX];    /* leader: each voter's match index */
-    int64_t next_beat;                     /* leader: when the next heartbeat round is due */
-    int64_t last_round;                    /* leader: the latest round sent */
-    int64_t min_round;           /* leader: rounds up to this one do not count (a stall) */
-    int64_t term_start;          /* leader: index of its term's first entry */
-    bool tilt;                   /* leader: stalled, not confirmed since */
-    size_t transferee;           /* leader: transfer target, SC_ELECT_NONE */
-    int64_t transfer_until;      /* leader: the transfer's deadline */
-    bool timeout_now_sent;       /* leader: TIMEOUT_NOW went out in this term */
-    bool said_may_act;           /* the last MAY_ACT value given */
-    sc_elect_state_t said_state; /* the last ROLE's state */
-    int64_t said_term;           /* the last ROLE's term */
-    size_t said_leader;          /* the last ROLE's leader */
+    sc_elect_config_t cfg;           /* settings (names and voters point to the copies below) */
+    char **names;                    /* member names, owned */
+    sc_voters_t voters;              /* the voters and their digest */
+    size_t quorum;                   /* voters.n / 2 + 1 */
+    int self_slot;                   /* self's position in voters.index, -1: non-voter */
+    uint64_t rng;                    /* splitmix64 state (randomized timeouts) */
+    int64_t now;                     /* the latest time given */
+    sc_elect_state_t state;          /* the table's state */
+    int64_t term;                    /* current_term (persisted) */
+    size_t voted_for;                /* voted for in term (persisted), SC_ELECT_NONE */
+    size_t leader;                   /* the leader followed, SC_ELECT_NONE */
+    int64_t leader_heard;            /* when that leader's append was last accepted, 0 */
+    int64_t quiet_until;             /* refuse newer-term (pre-)votes before (CheckQuorum) */
+    int64_t timeout_at;              /* the election timer (a voter that is not leader) */
+    int64_t started;                 /* when the module started */
+    int64_t last_index;              /* the log's last index */
+    int64_t last_term;               /* its term */
+    int64_t commit;                  /* the commit index */
+    signed char vote[SC_VOTERS_MAX]; /* campaign: 1 granted, -1 refused, 0 unknown */
+    int64_t heard[SC_VOTERS_MAX];    /* leader: when each voter was last heard */
+    int64_t acked[SC_VOTERS_MAX];    /* leader: newest round each voter acknowledged */
+    int64_t match[SC_VOTERS_MAX];    /* leader: each voter's match index */
+    int64_t next_beat;               /* leader: when the next heartbeat round is due */
+    int64_t last_round;              /* leader: the latest round sent */
+    int64_t min_round;               /* leader: rounds up to this one do not count (a stall) */
+    int64_t term_start;              /* leader: index of its term's first entry */
+    bool tilt;                       /* leader: stalled, not confirmed since */
+    size_t transferee;               /* leader: transfer target, SC_ELECT_NONE */
+    int64_t transfer_until;          /* leader: the transfer's deadline */
+    bool timeout_now_sent;           /* leader: TIMEOUT_NOW went out in this term */
+    bool said_may_act;               /* the last MAY_ACT value given */
+    sc_elect_state_t said_state;     /* the last ROLE's state */
+    int64_t said_term;               /* the last ROLE's term */
+    size_t said_leader;              /* the last ROLE's leader */
 };
 
 /* ---- names and the table -------------------------------------------------------------- */
@@ -130,100 +130,6 @@ const char *sc_elect_msg_type_name(sc_elect_msg_type_t t)
 const char *sc_elect_out_kind_name(sc_elect_out_kind_t k)
 {
     return (unsigned)k < SC_ELECT_OUT_KIND_MAX ? s_out_name[k] : "unknown";
-}
-
-/* ---- voters ---------------------------------------------------------------------------- */
-
-/* One member the round robin may take: its round (rank in its domain) and its domain's order. */
-typedef struct s_pick {
-    size_t rank;   /* members of its domain before it */
-    size_t domain; /* the domain's order of first appearance (unknown: after all known) */
-    size_t index;  /* position in the members list */
-} s_pick_t;
-
-static int s_pick_cmp(const void *a, const void *b)
-{
-    const s_pick_t *x = a, *y = b;
-    if (x->rank != y->rank)
-        return x->rank < y->rank ? -1 : 1;
-    if (x->domain != y->domain)
-        return x->domain < y->domain ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
-}
-
-/* 64-bit FNV-1a of the voters' names, one "name\n" each, in order. */
-static void s_voters_digest(const sc_elect_member_t *members, sc_elect_voters_t *v)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < v->n; i++) {
-        const unsigned char *p = (const unsigned char *)members[v->index[i]].name;
-        for (;; p++) {
-            h = (h ^ (*p ? *p : '\n')) * 0x100000001b3ULL;
-            if (!*p)
-                break;
-        }
-    }
-    snprintf(v->digest, sizeof(v->digest), "%016" PRIx64, h);
-}
-
-int sc_elect_voters(const sc_elect_member_t *members, size_t n, int want, sc_elect_voters_t *ret)
-{
-    enum { S_DOMAINS = SC_ELECT_DOMAIN_MAX + 2 }; /* slot 0: unknown, d + 1: domain d */
-    size_t order[S_DOMAINS], seen[S_DOMAINS], known = 0, k, n_picks = 0;
-    s_pick_t *picks;
-    int count[S_DOMAINS] = {0};
-    sc_elect_voters_t v = {0};
-
-    if (!members || !ret || n == 0 || n > SC_ELECT_MEMBERS_MAX ||
-        (want != 0 && (want < 0 || want > SC_ELECT_VOTERS_MAX || want % 2 == 0)))
-        return -EINVAL;
-    memset(seen, 0, sizeof(seen));
-    for (size_t i = 0; i < n; i++) {
-        int fd = members[i].fault_domain;
-        if (!members[i].name || fd < -1 || fd > SC_ELECT_DOMAIN_MAX)
-            return -EINVAL;
-        if (fd >= 0 && !seen[fd + 1])
-            order[fd + 1] = known++;
-        seen[fd + 1]++;
-    }
-    order[0] = known; /* the unknown domain is taken last */
-    k = want ? (size_t)want : known >= 5 ? 5 : 3;
-    if (k > n)
-        k = n;
-    if (k % 2 == 0)
-        k--;
-
-    /* Only the first k members of each domain can be taken; the round robin is their order by
-     * (rank in domain, domain order). */
-    if (!(picks = calloc(n, sizeof(*picks))))
-        return -ENOMEM;
-    memset(seen, 0, sizeof(seen));
-    for (size_t i = 0; i < n; i++) {
-        size_t slot = (size_t)(members[i].fault_domain + 1);
-        if (seen[slot] < k)
-            picks[n_picks++] = (s_pick_t){.rank = seen[slot], .domain = order[slot], .index = i};
-        seen[slot]++;
-    }
-    qsort(picks, n_picks, sizeof(picks[0]), s_pick_cmp);
-    v.n = k;
-    for (size_t i = 0; i < k; i++)
-        v.index[i] = picks[i].index;
-    free(picks);
-    for (size_t i = 1; i < k; i++) /* ascending list order (insertion sort of <= 7) */
-        for (size_t j = i; j > 0 && v.index[j - 1] > v.index[j]; j--) {
-            size_t t = v.index[j];
-            v.index[j] = v.index[j - 1];
-            v.index[j - 1] = t;
-        }
-    for (size_t i = 0; i < k; i++) {
-        int c = ++count[members[v.index[i]].fault_domain + 1];
-        if (c > v.max_in_one_domain)
-            v.max_in_one_domain = c;
-    }
-    s_voters_digest(members, &v);
-    *ret = v;
-    /* A voter of unknown domain may share one with any other: the spread is not known. */
-    return count[0] == 0 && (size_t)v.max_in_one_domain <= k / 2 ? 0 : SC_ELECT_VOTERS_UNSPREAD;
 }
 
 /* ---- helpers --------------------------------------------------------------------------- */
@@ -301,7 +207,7 @@ static sc_elect_msg_t *s_send(sc_elect_t *e, sc_elect_outputs_t *out, sc_elect_m
 /* The quorum-th most recent of the per-voter times t[], self counting as now. */
 static int64_t s_quorum_time(const sc_elect_t *e, const int64_t *t, int64_t now)
 {
-    int64_t v[SC_ELECT_VOTERS_MAX];
+    int64_t v[SC_VOTERS_MAX];
     size_t n = e->voters.n;
     for (size_t i = 0; i < n; i++)
         v[i] = (int)i == e->self_slot ? now : t[i];
@@ -681,17 +587,17 @@ void sc_elect_config_default(sc_elect_config_t *cfg)
 static int s_check_config(const sc_elect_config_t *c, const sc_elect_hard_state_t *h, char *err,
                           size_t errlen)
 {
-    const sc_elect_voters_t *v = c->voters;
+    const sc_voters_t *v = c->voters;
 
-    if (c->n_members == 0 || c->n_members > SC_ELECT_MEMBERS_MAX || !c->names)
+    if (c->n_members == 0 || c->n_members > SC_VOTERS_MEMBERS_MAX || !c->names)
         return sc_errf(err, errlen, -EINVAL, "members: %zu, expected 1..%d", c->n_members,
-                       SC_ELECT_MEMBERS_MAX);
+                       SC_VOTERS_MEMBERS_MAX);
     if (c->self >= c->n_members)
         return sc_errf(err, errlen, -EINVAL, "self: %zu is not a member", c->self);
     for (size_t i = 0; i < c->n_members; i++)
         if (!c->names[i])
             return sc_errf(err, errlen, -EINVAL, "names[%zu]: missing", i);
-    if (!v || v->n == 0 || v->n > SC_ELECT_VOTERS_MAX || v->n % 2 == 0)
+    if (!v || v->n == 0 || v->n > SC_VOTERS_MAX || v->n % 2 == 0)
         return sc_errf(err, errlen, -EINVAL, "voters: %zu, expected 1, 3, 5 or 7", v ? v->n : 0);
     for (size_t i = 0; i < v->n; i++)
         if (v->index[i] >= c->n_members || (i > 0 && v->index[i] <= v->index[i - 1]))

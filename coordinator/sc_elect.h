@@ -66,7 +66,7 @@
  * least every heartbeat_ms, so a longer gap is a stall); identifies members by their index
  * in the members list.
  *
- * Voters: sc_elect_voters() picks them from the members list and fault domains, the same on
+ * Voters: sc_voters_choose() picks them from the members list and fault domains, the same on
  * every member given the same list, with a digest; a vote request carries the candidate's
  * digest, and a voter whose digest differs refuses it and says so. */
 #ifndef SC_ELECT_H
@@ -76,15 +76,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sc_voters.h"
+
 #define SC_ELECT_NONE ((size_t)-1) /* "no member" (voted_for, leader, peer) */
-#define SC_ELECT_VOTERS_MAX 7      /* most voters (a setting of 1, 3, 5 or 7) */
-#define SC_ELECT_DIGEST_LEN 16     /* hex characters of a voters digest */
 #define SC_ELECT_REASON_MAX 159    /* bytes of a message's reason */
 #define SC_ELECT_TEXT_MAX 255      /* bytes of an output's text */
 #define SC_ELECT_OUT_MAX 32        /* outputs of one call, at most */
-#define SC_ELECT_VOTERS_UNSPREAD 1 /* sc_elect_voters: chosen, but one FD holds a majority */
-#define SC_ELECT_DOMAIN_MAX 1023   /* largest fault domain (-1: unknown) */
-#define SC_ELECT_MEMBERS_MAX 4096  /* members of one set */
 
 /* Defaults (see sc_elect_config_default for why). */
 #define SC_ELECT_ELECTION_MS 1000
@@ -92,43 +89,6 @@
 #define SC_ELECT_STALL_MS 300
 
 /* ---- voters -------------------------------------------------------------------------- */
-
-/* One member as the voter selection sees it. */
-typedef struct sc_elect_member {
-    const char *name; /* member name (borrowed) */
-    int fault_domain; /* 0..SC_ELECT_DOMAIN_MAX, -1 unknown */
-} sc_elect_member_t;
-
-/* The voters chosen. */
-typedef struct sc_elect_voters {
-    size_t n;                             /* voters: 1, 3, 5 or 7 */
-    size_t index[SC_ELECT_VOTERS_MAX];    /* their positions in the members list, ascending */
-    int max_in_one_domain;                /* most voters one fault domain (or "unknown") holds */
-    char digest[SC_ELECT_DIGEST_LEN + 1]; /* of their names in order: 64-bit FNV-1a, hex */
-} sc_elect_voters_t;
-
-/* Chooses the voters among members[n] (the members list, in its order).
- *
- * How many: want 0 means the default: 5 when the members span at least 5 known fault
- * domains, else 3. Five voters only add safety when each sits in its own fault domain: then
- * draining one domain leaves 4 of 5 and one more failure is survived, where 3 voters (one
- * per domain) survive none during a drain; with 3 or 4 domains, 5 voters would put 2 in one
- * domain and survive no more than 3 do, for more traffic and a slower commit. want 1, 3, 5 or
- * 7 is the setting. The count is then cut to the members there are, and to an odd number (2
- * members: 1 voter).
- *
- * Which: round robin over the fault domains in the order they first appear in the list,
- * each domain giving its members in list order (members of unknown domain, -1, count as one
- * more domain, taken last): the first member of every domain, then the second of every
- * domain, and so on. So the earliest members are preferred and no domain holds more voters
- * than it must. The same list gives the same voters on every member.
- *
- * Returns 0 when no fault domain holds a majority of the voters (draining one whole domain
- * never costs the quorum), SC_ELECT_VOTERS_UNSPREAD when that cannot be had (all members in
- * one or two domains, one member, or a voter of unknown domain) — the best spread is chosen
- * all the same — and -EINVAL for no member, a NULL name, a domain out of range or a want
- * other than 0, 1, 3, 5, 7. *ret is written when the return is not negative. */
-int sc_elect_voters(const sc_elect_member_t *members, size_t n, int want, sc_elect_voters_t *ret);
 
 /* ---- the state machine --------------------------------------------------------------- */
 
@@ -169,20 +129,20 @@ typedef enum {
 /* One election message (the wire mapping is the caller's). Answers carry the term they
  * concern when granted (a pre-vote's future term), the answerer's own term when refused. */
 typedef struct sc_elect_msg {
-    sc_elect_msg_type_t type;             /* which fields matter */
-    size_t from;                          /* sender's index in the members list */
-    size_t to;                            /* receiver's index */
-    int64_t term;                         /* see above; a request's term, a leader's term */
-    int64_t last_index;                   /* (PRE_)VOTE: candidate's log end; APPEND: leader's */
-    int64_t last_term;                    /* term of that last entry */
-    int64_t commit;                       /* APPEND: the leader's commit index */
-    int64_t round;                        /* APPEND: the leader's round (its send time, strictly
-                                             increasing); APPEND_ANSWER: echoed */
-    int64_t match;                        /* APPEND_ANSWER: last index matching the leader's */
-    bool ok;                              /* answers: granted / appended */
-    bool transfer;                        /* VOTE: a leadership transfer's campaign */
-    char digest[SC_ELECT_DIGEST_LEN + 1]; /* (PRE_)VOTE: the candidate's voters digest */
-    char reason[SC_ELECT_REASON_MAX + 1]; /* answers: why (a refusal's reason), or "" */
+    sc_elect_msg_type_t type;              /* which fields matter */
+    size_t from;                           /* sender's index in the members list */
+    size_t to;                             /* receiver's index */
+    int64_t term;                          /* see above; a request's term, a leader's term */
+    int64_t last_index;                    /* (PRE_)VOTE: candidate's log end; APPEND: leader's */
+    int64_t last_term;                     /* term of that last entry */
+    int64_t commit;                        /* APPEND: the leader's commit index */
+    int64_t round;                         /* APPEND: the leader's round (its send time, strictly
+                                              increasing); APPEND_ANSWER: echoed */
+    int64_t match;                         /* APPEND_ANSWER: last index matching the leader's */
+    bool ok;                               /* answers: granted / appended */
+    bool transfer;                         /* VOTE: a leadership transfer's campaign */
+    char digest[SC_VOTERS_DIGEST_LEN + 1]; /* (PRE_)VOTE: the candidate's voters digest */
+    char reason[SC_ELECT_REASON_MAX + 1];  /* answers: why (a refusal's reason), or "" */
 } sc_elect_msg_t;
 
 /* Raft's persistent state. */
@@ -224,18 +184,18 @@ typedef struct sc_elect_outputs {
 
 /* Settings of one member's election. */
 typedef struct sc_elect_config {
-    size_t self;                     /* this member's index in names */
-    size_t n_members;                /* members, 1..SC_ELECT_MEMBERS_MAX */
-    const char *const *names;        /* member names in the members list's order (copied) */
-    const sc_elect_voters_t *voters; /* sc_elect_voters' choice (copied) */
-    int64_t election_ms;             /* T: election timeout drawn in [T, 2T); CheckQuorum */
-    int64_t heartbeat_ms;            /* the leader's heartbeat period, at most T / 2 */
-    int64_t stall_ms;                /* the caller reports loop gaps over this (TILT) */
-    int64_t lease_ms;                /* the leader acts this long after a round's send time,
-                                        0: the default T - stall_ms - T / 20 */
-    uint64_t seed;                   /* the randomized timeouts' seed (tests: fixed) */
-    bool pre_vote;                   /* PreVote: true (false only for tests of what it does) */
-    bool check_quorum;               /* CheckQuorum: true (likewise) */
+    size_t self;               /* this member's index in names */
+    size_t n_members;          /* members, 1..SC_VOTERS_MEMBERS_MAX */
+    const char *const *names;  /* member names in the members list's order (copied) */
+    const sc_voters_t *voters; /* sc_elect_voters' choice (copied) */
+    int64_t election_ms;       /* T: election timeout drawn in [T, 2T); CheckQuorum */
+    int64_t heartbeat_ms;      /* the leader's heartbeat period, at most T / 2 */
+    int64_t stall_ms;          /* the caller reports loop gaps over this (TILT) */
+    int64_t lease_ms;          /* the leader acts this long after a round's send time,
+                                  0: the default T - stall_ms - T / 20 */
+    uint64_t seed;             /* the randomized timeouts' seed (tests: fixed) */
+    bool pre_vote;             /* PreVote: true (false only for tests of what it does) */
+    bool check_quorum;         /* CheckQuorum: true (likewise) */
 } sc_elect_config_t;
 
 typedef struct sc_elect sc_elect_t;

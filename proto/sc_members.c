@@ -37,7 +37,7 @@ int sc_members_parse(const char *text, sc_member_spec_t **ret_members, size_t *r
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
         const char *eq = memchr(p, '=', len);
-        const char *colon = NULL;
+        const char *colon = NULL, *slash;
         char port_s[8];
         char *pe;
         long port;
@@ -87,6 +87,29 @@ int sc_members_parse(const char *text, sc_member_spec_t **ret_members, size_t *r
             goto fail;
         }
         len -= (size_t)(colon + 1 - p);
+        m->fault_domain = -1;
+        if ((slash = memchr(colon + 1, '/', len))) { /* NAME=HOST:PORT/FD */
+            char fd_s[8];
+            size_t fl = len - (size_t)(slash + 1 - (colon + 1));
+            long fd = -1;
+            if (fl > 0 && fl < sizeof(fd_s)) {
+                memcpy(fd_s, slash + 1, fl);
+                fd_s[fl] = '\0';
+                errno = 0;
+                fd = fd_s[0] >= '0' && fd_s[0] <= '9' ? strtol(fd_s, &pe, 10) : -1;
+                if (errno || *pe)
+                    fd = -1;
+            }
+            if (fd < 0 || fd > SC_MSG_DOMAIN_MAX) {
+                snprintf(err, errlen,
+                         "--members: entry %zu (%s): fault domain \"%.*s\" is not 0..%d "
+                         "(NAME=HOST:PORT/FD)",
+                         n + 1, m->name, (int)(fl > 16 ? 16 : fl), slash + 1, SC_MSG_DOMAIN_MAX);
+                goto fail;
+            }
+            m->fault_domain = (int)fd;
+            len = (size_t)(slash - (colon + 1));
+        }
         if (len == 0 || len >= sizeof(port_s)) {
             snprintf(err, errlen, "--members: entry %zu (%s): bad port (expected 1..65535)", n + 1,
                      m->name);
@@ -136,6 +159,11 @@ void sc_members_digest(const sc_member_spec_t *members, size_t n,
         h = s_fnv(h, members[i].name);
         h = s_fnv(h, " ");
         h = s_fnv(h, members[i].endpoint);
+        if (members[i].fault_domain >= 0) { /* only when given: older lists keep their digest */
+            char fd[16];
+            snprintf(fd, sizeof(fd), "/%d", members[i].fault_domain);
+            h = s_fnv(h, fd);
+        }
         h = s_fnv(h, "\n");
     }
     snprintf(out, SC_MEMBERS_DIGEST_LEN + 1, "%016" PRIx64, h);

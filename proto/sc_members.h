@@ -15,16 +15,19 @@
 typedef struct sc_member_spec {
     char name[SC_NAME_MAX + 1];                /* member name */
     char endpoint[SC_MEMBER_ENDPOINT_MAX + 1]; /* "tcp://HOST:PORT" of its coordinator */
+    int fault_domain; /* from "/FD" after the port (0..SC_MSG_DOMAIN_MAX), -1 not given */
 } sc_member_spec_t;
 
-/* Parses "NAME=HOST:PORT,..." (HOST a name or IPv4 address, PORT 1..65535, names
- * sc_msg_name_valid and unique, 1..SC_MEMBERS_MAX entries, no spaces). *ret_members (n
+/* Parses "NAME=HOST:PORT[/FD],..." (HOST a name or IPv4 address, PORT 1..65535, names
+ * sc_msg_name_valid and unique, 1..SC_MEMBERS_MAX entries, no spaces; FD the fault domain
+ * 0..1023 that the choice of voters, sc_voters.h, spreads them over). *ret_members (n
  * entries, the caller's: free) and *ret_n on success; SC_E_CONFIG with the reason in err
  * naming the entry. */
 int sc_members_parse(const char *text, sc_member_spec_t **ret_members, size_t *ret_n, char *err,
                      size_t errlen);
 /* A digest of the list, in its order (the order matters: the first member leads): 64-bit
- * FNV-1a over "name endpoint\n" lines, as SC_MEMBERS_DIGEST_LEN lower-case hex characters. */
+ * FNV-1a over "name endpoint[/FD]\n" lines (/FD when given), as SC_MEMBERS_DIGEST_LEN lower-case
+ * hex characters. */
 void sc_members_digest(const sc_member_spec_t *members, size_t n,
                        char out[SC_MEMBERS_DIGEST_LEN + 1]);
 

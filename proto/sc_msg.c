@@ -30,6 +30,7 @@ static const char *const s_type_names[SC_MSG_TYPE_MAX] = {
     [SC_MSG_APPEND] = "append",
     [SC_MSG_APPEND_ACK] = "append_ack",
     [SC_MSG_NACK] = "nack",
+    [SC_MSG_TIMEOUT_NOW] = "timeout_now",
 };
 
 static const char *const s_phase_names[SC_MSG_PHASE_MAX] = {"prepare", "recover"};
@@ -405,6 +406,7 @@ static const s_field_t s_order_fields[] = {
     {"attempt", S_INT, S_OPTIONAL | S_OMIT, S_M(order.attempt), S_RANGE(1, SC_MSG_ATTEMPT_MAX),
      .def = 1},
     {"rehearsal", S_BOOL, S_OPTIONAL | S_OMIT, S_M(order.rehearsal)},
+    {"index", S_U64, S_OPTIONAL | S_OMIT, S_M(order.index)},
     {"event_doc", S_EVENT_DOC, S_OPTIONAL | S_OMIT | S_LATE, S_M(order.event_doc),
      S_REF(order.event, "event")},
 };
@@ -412,6 +414,7 @@ static const s_field_t s_order_fields[] = {
 static const s_field_t s_approve_via_fields[] = {
     {"events", S_EVENTS, 0, S_LIST(approve_via.events, approve_via.n_events),
      .items = SC_MSG_MAX_EVENTS},
+    {"index", S_U64, S_OPTIONAL | S_OMIT, S_M(approve_via.index)},
 };
 
 static const s_field_t s_approve_result_fields[] = {
@@ -428,16 +431,22 @@ static const s_field_t s_leader_fields[] = {
     {"lease_ms", S_I64, 0, S_M(leader.lease_ms), S_RANGE(1, SC_MSG_LEASE_MAX_MS)},
     {"members_hash", S_STR, S_OPTIONAL | S_OMIT, S_BUF(sc_msg_t, leader.members_hash),
      S_RANGE(1, SC_MSG_HASH_MAX), .chars = s_is_hex_char, .charset = "[0-9a-fA-F]"},
+    {"index", S_U64, S_OPTIONAL | S_OMIT, S_M(leader.index)},
 };
 
 static const s_field_t s_vote_request_fields[] = {
     {"candidate", S_STR, S_IS_FROM, S_BUF(sc_msg_t, vote_request.candidate), S_NAME_RULE},
     {"last_log_index", S_U64, 0, S_M(vote_request.last_log_index)},
     {"last_log_term", S_U64, S_LE_TERM, S_M(vote_request.last_log_term)},
+    {"pre_vote", S_BOOL, S_OPTIONAL | S_OMIT, S_M(vote_request.pre_vote)},
+    {"transfer", S_BOOL, S_OPTIONAL | S_OMIT, S_M(vote_request.transfer)},
+    {"voters_digest", S_STR, S_OPTIONAL | S_OMIT, S_BUF(sc_msg_t, vote_request.voters_digest),
+     S_RANGE(1, SC_MSG_HASH_MAX), .chars = s_is_hex_char, .charset = "[0-9a-fA-F]"},
 };
 
 static const s_field_t s_vote_fields[] = {
     {"granted", S_BOOL, 0, S_M(vote.granted)},
+    {"pre_vote", S_BOOL, S_OPTIONAL | S_OMIT, S_M(vote.pre_vote)},
     {"reason", S_TEXT, 0, S_M(vote.reason), S_RANGE(0, SC_MSG_MAX_TEXT)},
 };
 
@@ -448,6 +457,7 @@ static const s_field_t s_append_fields[] = {
     {"commit_index", S_U64, 0, S_M(append.commit_index)},
     {"entries", S_ENTRIES, S_LATE, S_LIST(append.entries, append.n_entries),
      .items = SC_MSG_MAX_ENTRIES},
+    {"round", S_I64, S_OPTIONAL | S_OMIT, S_M(append.round), S_RANGE(0, INT64_MAX)},
 };
 
 /* The fields of one entry of an append (offsets in sc_msg_entry_t). */
@@ -462,6 +472,7 @@ static const s_field_t s_entry_fields[] = {
 static const s_field_t s_append_ack_fields[] = {
     {"success", S_BOOL, 0, S_M(append_ack.success)},
     {"match_index", S_U64, 0, S_M(append_ack.match_index)},
+    {"round", S_I64, S_OPTIONAL | S_OMIT, S_M(append_ack.round), S_RANGE(0, INT64_MAX)},
 };
 
 static const s_field_t s_nack_fields[] = {
@@ -503,6 +514,7 @@ static const s_msgdef_t s_msgdefs[SC_MSG_TYPE_MAX] = {
     [SC_MSG_APPEND] = {S_BODY(s_append_fields), .term_why = "terms start at 1"},
     [SC_MSG_APPEND_ACK] = {S_BODY(s_append_ack_fields)},
     [SC_MSG_NACK] = {S_BODY(s_nack_fields)},
+    [SC_MSG_TIMEOUT_NOW] = {.fields = NULL, .n = 0, .term_why = "terms start at 1"},
 };
 
 #define S_AT(base, f, T) ((T *)((char *)(base) + (f)->off))

@@ -81,6 +81,7 @@ typedef enum {
     SC_MSG_APPEND,         /* leader -> followers: decision-log entries (or empty: heartbeat) */
     SC_MSG_APPEND_ACK,     /* follower -> leader: how far my log matches */
     SC_MSG_NACK,           /* any receiver -> sender: I refused your message ref_seq */
+    SC_MSG_TIMEOUT_NOW,    /* leader -> a voter: campaign now, I hand you the lead */
     SC_MSG_TYPE_MAX
 } sc_msg_type_t;
 
@@ -175,11 +176,15 @@ typedef struct sc_msg_order {
                             is not sent (0 after decoding; sc_msg_equal ignores it). */
     bool rehearsal;      /* optional (false, left out): the event is a rehearsal's, nothing
                             will be POSTed for it; the hook sees SCHEDCOORD_REHEARSAL=1 */
+    uint64_t index;      /* optional (0, left out): the leader's commit index when it sent the
+                            order; with the envelope's term, the fence: an agent refuses an order
+                            older, in (term, index), than the newest it has seen */
 } sc_msg_order_t;
 
 typedef struct sc_msg_events {
     char (*events)[SC_EVENT_ID_MAX + 1]; /* EventIds, owned (sc_msg_add_event) */
     size_t n_events;                     /* 1..SC_MSG_MAX_EVENTS, no duplicates */
+    uint64_t index; /* approve_via, optional (0, left out): the fence, as order.index */
 } sc_msg_events_t;
 
 typedef struct sc_msg_approve_result {
@@ -194,17 +199,23 @@ typedef struct sc_msg_leader {
     char leader[SC_NAME_MAX + 1];           /* the leader's member name */
     int64_t lease_ms;                       /* lease length, 1..SC_MSG_LEASE_MAX_MS */
     char members_hash[SC_MSG_HASH_MAX + 1]; /* optional ("" = absent): hex digest */
+    uint64_t index; /* optional (0, left out): the leader's commit index (the fence) */
 } sc_msg_leader_t;
 
 typedef struct sc_msg_vote_request {
     char candidate[SC_NAME_MAX + 1]; /* == from */
     uint64_t last_log_index;         /* index of the candidate's last log entry */
     uint64_t last_log_term;          /* term of that entry */
+    bool pre_vote;                   /* optional (false): would you vote for me in term? (the
+                                        envelope's term is the one asked about, not bumped) */
+    bool transfer;                   /* optional (false): a leadership transfer's campaign */
+    char voters_digest[SC_MSG_HASH_MAX + 1]; /* optional (""): the candidate's sc_voters digest */
 } sc_msg_vote_request_t;
 
 typedef struct sc_msg_vote {
-    bool granted; /* the vote for envelope.term is given to the receiver */
-    char *reason; /* why (especially when refused), <= SC_MSG_MAX_TEXT, owned */
+    bool granted;  /* the vote for envelope.term is given to the receiver */
+    bool pre_vote; /* optional (false): the answer to a pre-vote request */
+    char *reason;  /* why (especially when refused), <= SC_MSG_MAX_TEXT, owned */
 } sc_msg_vote_t;
 
 typedef struct sc_msg_entry {
@@ -221,11 +232,13 @@ typedef struct sc_msg_append {
     uint64_t commit_index;        /* the leader's commit index */
     sc_msg_entry_t *entries;      /* owned (sc_msg_add_entry); indices prev_index+1, +2, ... */
     size_t n_entries;             /* 0..SC_MSG_MAX_ENTRIES */
+    int64_t round;                /* optional (0, left out): the leader's heartbeat round */
 } sc_msg_append_t;
 
 typedef struct sc_msg_append_ack {
     bool success;         /* the entries were appended (the prev_* matched) */
     uint64_t match_index; /* last index known to match the leader's log */
+    int64_t round;        /* optional (0, left out): the append's round, echoed */
 } sc_msg_append_ack_t;
 
 typedef struct sc_msg_nack {

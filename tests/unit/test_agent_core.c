@@ -15,6 +15,7 @@
 #include "sc_agent.h"
 #include "sc_agent_config.h"
 #include "sc_agent_state.h"
+#include "sc_voters.h"
 #include "sc_db.h"
 #include "sc_error.h"
 #include "sc_log.h"
@@ -194,7 +195,27 @@ SC_TEST(members)
     SC_CHECK_INT(n, 2);
     SC_CHECK_STR(m[1].name, "vm_1");
     SC_CHECK_STR(m[1].endpoint, "tcp://localhost:5001");
+    SC_CHECK_INT(m[1].fault_domain, -1);
     free(m);
+    /* NAME=HOST:PORT/FD: the fault domain the voters are spread over */
+    SC_REQUIRE(
+        sc_members_parse("a=h:1/0,b=h:2/1,c=h:3/0,d=h:4/2,e=h:5/1", &m, &n, err, sizeof(err)) == 0);
+    SC_CHECK_STR(m[0].endpoint, "tcp://h:1");
+    SC_CHECK_INT(m[3].fault_domain, 2);
+    {
+        sc_voters_t v;
+        SC_CHECK_INT(sc_voters_of_members(m, n, 0, &v), 0);
+        SC_CHECK_INT(v.n, 3); /* a, b, d: one per fault domain, earliest first */
+        SC_CHECK(v.index[0] == 0 && v.index[1] == 1 && v.index[2] == 3);
+        SC_CHECK(sc_voters_has(&v, 3) && !sc_voters_has(&v, 2));
+    }
+    free(m);
+    SC_CHECK_INT(sc_members_parse("a=h:1/1024", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK(strstr(err, "fault domain \"1024\" is not 0..1023") != NULL);
+    SC_CHECK_INT(sc_members_parse("a=h:1/", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK_INT(sc_members_parse("a=h:1/-1", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK_INT(sc_members_parse("a=h:1/x", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK_INT(sc_members_parse("a=h:/1", &m, &n, err, sizeof(err)), SC_E_CONFIG);
     SC_CHECK_INT(sc_members_parse("a=h:1,a=h:2", &m, &n, err, sizeof(err)), SC_E_CONFIG);
     SC_CHECK(strstr(err, "twice") != NULL);
     SC_CHECK_INT(sc_members_parse("a=h:1,", &m, &n, err, sizeof(err)), SC_E_CONFIG);
@@ -207,19 +228,21 @@ SC_TEST(members)
 }
 
 /* The digest of the list (the leader message's members_hash): equal for equal lists, and
- * different when a name, an endpoint or the order differs (the first member leads). */
+ * different when a name, an endpoint, a fault domain or the order differs (the first member leads).
+ */
 SC_TEST(members_digest)
 {
     static const char *const lists[] = {
         "vm_0=10.0.0.4:7700,vm_1=10.0.0.5:7700,vm_2=10.0.0.6:7700",
-        "vm_1=10.0.0.5:7700,vm_0=10.0.0.4:7700,vm_2=10.0.0.6:7700", /* order */
-        "vm_0=10.0.0.4:7700,vm_1=10.0.0.5:7701,vm_2=10.0.0.6:7700", /* a port */
-        "vm_0=10.0.0.4:7700,vm_1=10.0.0.5:7700",                    /* one fewer */
-        "vm_0=10.0.0.4:7700,vm_3=10.0.0.5:7700,vm_2=10.0.0.6:7700", /* a name */
+        "vm_1=10.0.0.5:7700,vm_0=10.0.0.4:7700,vm_2=10.0.0.6:7700",   /* order */
+        "vm_0=10.0.0.4:7700,vm_1=10.0.0.5:7701,vm_2=10.0.0.6:7700",   /* a port */
+        "vm_0=10.0.0.4:7700,vm_1=10.0.0.5:7700",                      /* one fewer */
+        "vm_0=10.0.0.4:7700,vm_3=10.0.0.5:7700,vm_2=10.0.0.6:7700",   /* a name */
+        "vm_0=10.0.0.4:7700/0,vm_1=10.0.0.5:7700,vm_2=10.0.0.6:7700", /* a fault domain */
     };
-    char d[5][SC_MEMBERS_DIGEST_LEN + 1], again[SC_MEMBERS_DIGEST_LEN + 1], err[256];
+    char d[6][SC_MEMBERS_DIGEST_LEN + 1], again[SC_MEMBERS_DIGEST_LEN + 1], err[256];
 
-    for (size_t i = 0; i < 5; i++) {
+    for (size_t i = 0; i < 6; i++) {
         sc_member_spec_t *m = NULL;
         size_t n = 0;
 
@@ -233,7 +256,7 @@ SC_TEST(members_digest)
         }
         free(m);
     }
-    for (size_t i = 1; i < 5; i++)
+    for (size_t i = 1; i < 6; i++)
         SC_CHECK(strcmp(d[0], d[i]) != 0);
 }
 

@@ -25,19 +25,19 @@
 static const char *const s_names[] = {"vm_0", "vm_1", "vm_2", "vm_3", "vm_4", "vm_5", "vm_6"};
 
 /* The first k of n members as voters (each in its own fault domain). */
-static sc_elect_voters_t s_first_voters(size_t n, size_t k)
+static sc_voters_t s_first_voters(size_t n, size_t k)
 {
-    sc_elect_member_t m[8];
-    sc_elect_voters_t v = {0};
+    sc_voters_member_t m[8];
+    sc_voters_t v = {0};
     for (size_t i = 0; i < n; i++)
-        m[i] = (sc_elect_member_t){.name = s_names[i], .fault_domain = (int)(i % k)};
-    if (sc_elect_voters(m, n, (int)k, &v) < 0)
-        SC_FAILF("sc_elect_voters(%zu, %zu)", n, k);
+        m[i] = (sc_voters_member_t){.name = s_names[i], .fault_domain = (int)(i % k)};
+    if (sc_voters_choose(m, n, (int)k, &v) < 0)
+        SC_FAILF("sc_voters_choose(%zu, %zu)", n, k);
     return v;
 }
 
-static sc_elect_t *s_member(size_t self, size_t n, const sc_elect_voters_t *v,
-                            sc_elect_hard_state_t hard, int64_t now, bool check_quorum)
+static sc_elect_t *s_member(size_t self, size_t n, const sc_voters_t *v, sc_elect_hard_state_t hard,
+                            int64_t now, bool check_quorum)
 {
     sc_elect_config_t c;
     sc_elect_t *e = NULL;
@@ -55,7 +55,7 @@ static sc_elect_t *s_member(size_t self, size_t n, const sc_elect_voters_t *v,
 }
 
 /* Member self of n (the first k voters), started at 0 with term and no vote. */
-static sc_elect_t *s_fresh(size_t self, size_t n, size_t k, int64_t term, sc_elect_voters_t *ret_v)
+static sc_elect_t *s_fresh(size_t self, size_t n, size_t k, int64_t term, sc_voters_t *ret_v)
 {
     *ret_v = s_first_voters(n, k);
     return s_member(self, n, ret_v, (sc_elect_hard_state_t){term, SC_ELECT_NONE}, 0, true);
@@ -211,7 +211,7 @@ static const vote_case_t s_vote_cases[] = {
 
 SC_TEST(vote_rules)
 {
-    sc_elect_voters_t v = s_first_voters(4, 3);
+    sc_voters_t v = s_first_voters(4, 3);
     for (size_t i = 0; i < sizeof(s_vote_cases) / sizeof(s_vote_cases[0]); i++) {
         const vote_case_t *c = &s_vote_cases[i];
         sc_elect_hard_state_t hard = {.term = 5, .voted_for = c->voted_for};
@@ -272,7 +272,7 @@ SC_TEST(vote_rules)
 /* A vote given in a term is remembered across a restart from the persisted hard state. */
 SC_TEST(vote_once_per_term_across_restart)
 {
-    sc_elect_voters_t v;
+    sc_voters_t v;
     sc_elect_t *e = s_fresh(0, 3, 3, 3, &v);
     sc_elect_outputs_t out;
     sc_elect_msg_t m = s_msg(SC_ELECT_MSG_VOTE, 1, 0, 7);
@@ -344,7 +344,7 @@ static int64_t s_make_leader(sc_elect_t *e, sc_elect_outputs_t *out)
 
 SC_TEST(single_voter_leads_alone)
 {
-    sc_elect_voters_t v;
+    sc_voters_t v;
     sc_elect_t *e = s_fresh(0, 1, 1, 0, &v);
     sc_elect_outputs_t out;
     SC_REQUIRE(e);
@@ -364,7 +364,7 @@ SC_TEST(single_voter_leads_alone)
  * CheckQuorum steps down after T without a majority. */
 SC_TEST(stall_needs_a_confirming_round)
 {
-    sc_elect_voters_t v;
+    sc_voters_t v;
     sc_elect_t *e = s_fresh(0, 3, 3, 0, &v);
     sc_elect_outputs_t out;
     sc_elect_msg_t a = s_msg(SC_ELECT_MSG_APPEND_ANSWER, 1, 0, 0);
@@ -418,7 +418,7 @@ SC_TEST(stall_needs_a_confirming_round)
 
 SC_TEST(transfer_waits_for_the_log_then_hands_over)
 {
-    sc_elect_voters_t v;
+    sc_voters_t v;
     sc_elect_t *e = s_fresh(0, 4, 3, 0, &v);
     sc_elect_outputs_t out;
     sc_elect_msg_t a, tn;
@@ -479,7 +479,7 @@ SC_TEST(transfer_waits_for_the_log_then_hands_over)
 /* A transfer whose target never catches up is abandoned after T, and the leader acts again. */
 SC_TEST(transfer_abandoned_when_the_target_lags)
 {
-    sc_elect_voters_t v;
+    sc_voters_t v;
     sc_elect_t *e = s_fresh(0, 3, 3, 0, &v);
     sc_elect_outputs_t out;
     sc_elect_msg_t a;
@@ -512,7 +512,7 @@ SC_TEST(transfer_abandoned_when_the_target_lags)
 
 SC_TEST(stale_leader_told_the_newer_term)
 {
-    sc_elect_voters_t v;
+    sc_voters_t v;
     sc_elect_t *e = s_fresh(1, 3, 3, 6, &v);
     sc_elect_outputs_t out;
     sc_elect_msg_t m = s_msg(SC_ELECT_MSG_APPEND, 0, 1, 5);
@@ -539,7 +539,7 @@ SC_TEST(stale_leader_told_the_newer_term)
 
 SC_TEST(bad_input_refused_unchanged)
 {
-    sc_elect_voters_t v, bad;
+    sc_voters_t v, bad;
     sc_elect_t *e = s_fresh(1, 3, 3, 6, &v);
     sc_elect_outputs_t out;
     sc_elect_msg_t m = s_msg(SC_ELECT_MSG_APPEND, 0, 1, 9);
@@ -603,14 +603,14 @@ typedef struct voters_case {
     const char *name;
     int fd[12];       /* fault domains, -2 ends */
     int want;         /* 0: default */
-    int rc;           /* 0, SC_ELECT_VOTERS_UNSPREAD, -EINVAL */
+    int rc;           /* 0, SC_VOTERS_UNSPREAD, -EINVAL */
     size_t voters[7]; /* expected indices (rc >= 0) */
     size_t n;         /* expected count */
     int max_in_one;   /* expected */
 } voters_case_t;
 
 #define E -2
-#define U SC_ELECT_VOTERS_UNSPREAD
+#define U SC_VOTERS_UNSPREAD
 static const voters_case_t s_voters_cases[] = {
     {"3 FDs x 3, Azure order", {0, 1, 2, 0, 1, 2, 0, 1, 2, E}, 0, 0, {0, 1, 2}, 3, 1},
     {"3 FDs x 3, grouped", {0, 0, 0, 1, 1, 1, 2, 2, 2, E}, 0, 0, {0, 3, 6}, 3, 1},
@@ -644,14 +644,14 @@ SC_TEST(voters_spread_over_fault_domains)
                                         "a6", "a7", "a8", "a9", "a10", "a11"};
     for (size_t i = 0; i < sizeof(s_voters_cases) / sizeof(s_voters_cases[0]); i++) {
         const voters_case_t *c = &s_voters_cases[i];
-        sc_elect_member_t m[12];
-        sc_elect_voters_t v, again;
+        sc_voters_member_t m[12];
+        sc_voters_t v, again;
         size_t n = 0;
         int rc;
         for (; c->fd[n] != -2; n++)
-            m[n] = (sc_elect_member_t){.name = names[n], .fault_domain = c->fd[n]};
+            m[n] = (sc_voters_member_t){.name = names[n], .fault_domain = c->fd[n]};
         memset(&v, 0x5a, sizeof(v));
-        rc = sc_elect_voters(m, n, c->want, &v);
+        rc = sc_voters_choose(m, n, c->want, &v);
         if (rc != c->rc) {
             SC_FAILF("%s: rc %d, expected %d", c->name, rc, c->rc);
             continue;
@@ -665,20 +665,20 @@ SC_TEST(voters_spread_over_fault_domains)
                 snprintf(got + strlen(got), sizeof(got) - strlen(got), " %zu", v.index[k]);
             SC_FAILF("%s: voters%s (max %d in one FD)", c->name, got, v.max_in_one_domain);
         }
-        SC_CHECK_INT(strlen(v.digest), SC_ELECT_DIGEST_LEN);
-        sc_elect_voters(m, n, c->want, &again); /* deterministic */
+        SC_CHECK_INT(strlen(v.digest), SC_VOTERS_DIGEST_LEN);
+        sc_voters_choose(m, n, c->want, &again); /* deterministic */
         SC_CHECK_STR(again.digest, v.digest);
     }
     /* the digest names the voters: another order of the list, another list */
     {
-        sc_elect_member_t a[3] = {{"x", 0}, {"y", 1}, {"z", 2}},
-                          b[3] = {{"y", 1}, {"x", 0}, {"z", 2}};
-        sc_elect_voters_t va, vb;
-        SC_CHECK_INT(sc_elect_voters(a, 3, 0, &va), 0);
-        SC_CHECK_INT(sc_elect_voters(b, 3, 0, &vb), 0);
+        sc_voters_member_t a[3] = {{"x", 0}, {"y", 1}, {"z", 2}},
+                           b[3] = {{"y", 1}, {"x", 0}, {"z", 2}};
+        sc_voters_t va, vb;
+        SC_CHECK_INT(sc_voters_choose(a, 3, 0, &va), 0);
+        SC_CHECK_INT(sc_voters_choose(b, 3, 0, &vb), 0);
         SC_CHECK(strcmp(va.digest, vb.digest) != 0);
         a[1].name = NULL;
-        SC_CHECK_INT(sc_elect_voters(a, 3, 0, &va), -EINVAL);
+        SC_CHECK_INT(sc_voters_choose(a, 3, 0, &va), -EINVAL);
     }
 }
 
@@ -712,7 +712,7 @@ typedef struct sim_node {
 
 typedef struct sim {
     size_t n;                       /* members */
-    sc_elect_voters_t voters;       /* the first n_voters */
+    sc_voters_t voters;             /* the first n_voters */
     sc_elect_config_t cfg;          /* shared settings (self and seed per node) */
     sim_node_t node[SIM_NODES];     /* the members */
     sim_msg_t *q;                   /* in flight */

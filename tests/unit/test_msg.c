@@ -350,6 +350,11 @@ SC_TEST(round_trip_election)
     SC_REQUIRE((b = s_round_trip(m)));
     SC_CHECK_STR(b->leader.members_hash, "deadBEEF0123");
     SC_CHECK_INT(b->leader.lease_ms, 3000);
+    SC_CHECK_INT(b->leader.index, 0);
+    sc_msg_destroy(&b);
+    m->leader.index = 41;
+    SC_REQUIRE((b = s_round_trip(m)));
+    SC_CHECK_INT(b->leader.index, 41);
     sc_msg_destroy(&b);
     sc_msg_destroy(&m);
 
@@ -359,14 +364,41 @@ SC_TEST(round_trip_election)
     SC_REQUIRE((b = s_round_trip(m)));
     SC_CHECK_STR(b->vote_request.candidate, "vm-1");
     SC_CHECK_INT(b->vote_request.last_log_index, 55);
+    SC_CHECK(!b->vote_request.pre_vote && !b->vote_request.transfer);
+    SC_CHECK_STR(b->vote_request.voters_digest, "");
+    sc_msg_destroy(&b);
+    m->vote_request.pre_vote = true;
+    m->vote_request.transfer = true;
+    snprintf(m->vote_request.voters_digest, sizeof(m->vote_request.voters_digest), "00ff12");
+    SC_REQUIRE((b = s_round_trip(m)));
+    SC_CHECK(b->vote_request.pre_vote && b->vote_request.transfer);
+    SC_CHECK_STR(b->vote_request.voters_digest, "00ff12");
+    sc_msg_destroy(&b);
+    sc_msg_destroy(&m);
+
+    SC_REQUIRE((m = s_new(SC_MSG_TIMEOUT_NOW, 12, 5)));
+    SC_REQUIRE((b = s_round_trip(m)));
+    SC_CHECK_INT(b->type, SC_MSG_TIMEOUT_NOW);
+    SC_CHECK_INT(b->term, 12);
+    sc_msg_destroy(&b);
+    sc_msg_destroy(&m);
+
+    SC_REQUIRE((m = s_new(SC_MSG_APPEND_ACK, 12, 6)));
+    m->append_ack.success = true;
+    m->append_ack.match_index = 9;
+    m->append_ack.round = 123456;
+    SC_REQUIRE((b = s_round_trip(m)));
+    SC_CHECK_INT(b->append_ack.round, 123456);
+    SC_CHECK_INT(b->append_ack.match_index, 9);
     sc_msg_destroy(&b);
     sc_msg_destroy(&m);
 
     SC_REQUIRE((m = s_new(SC_MSG_VOTE, 12, 3)));
     m->vote.granted = true;
+    m->vote.pre_vote = true;
     SC_CHECK_INT(sc_msg_set_text(&m->vote.reason, "log up to date \xe2\x9c\x93", 18, false), 0);
     SC_REQUIRE((b = s_round_trip(m)));
-    SC_CHECK(b->vote.granted);
+    SC_CHECK(b->vote.granted && b->vote.pre_vote);
     SC_CHECK_STR(b->vote.reason, "log up to date \xe2\x9c\x93");
     sc_msg_destroy(&b);
     sc_msg_destroy(&m);
@@ -375,6 +407,7 @@ SC_TEST(round_trip_election)
     m->append.prev_index = 10;
     m->append.prev_term = 11;
     m->append.commit_index = 10;
+    m->append.round = 77;
     SC_CHECK_INT(sc_msg_add_entry(m, 11, 11, "drain", "{ \"event\": \"" EV1 "\", \"fd\": 1 }"), 0);
     SC_CHECK_INT(sc_msg_add_entry(m, 12, 12, "approve", NULL), 0);
     SC_CHECK_INT(sc_msg_add_entry(m, 12, 13, "Bad kind", NULL), -EINVAL);
@@ -382,6 +415,7 @@ SC_TEST(round_trip_election)
     SC_CHECK_INT(sc_msg_add_entry(m, 12, 13, "x", "{\"a\":1} trailing"), -EINVAL);
     SC_REQUIRE((b = s_round_trip(m)));
     SC_REQUIRE(b->append.n_entries == 2);
+    SC_CHECK_INT(b->append.round, 77);
     SC_CHECK_STR(b->append.entries[0].data, "{\"event\":\"" EV1 "\",\"fd\":1}");
     SC_CHECK_STR(b->append.entries[1].data, "{}");
     SC_CHECK_STR(b->append.entries[1].kind, "approve");
