@@ -467,6 +467,10 @@ static const s_field_t s_entry_fields[] = {
     {"kind", S_STR, 0, S_BUF(sc_msg_entry_t, kind), S_RANGE(1, SC_MSG_KIND_MAX),
      .chars = s_is_kind_char, .charset = "[a-z0-9_.-]"},
     {"data", S_OBJECT, 0, .off = offsetof(sc_msg_entry_t, data)},
+    {"reason", S_TEXT, S_OPTIONAL | S_OMIT, .off = offsetof(sc_msg_entry_t, reason),
+     S_RANGE(0, SC_MSG_MAX_TEXT)},
+    {"wall_ms", S_I64, S_OPTIONAL | S_OMIT, .off = offsetof(sc_msg_entry_t, wall_ms),
+     S_RANGE(0, INT64_MAX)},
 };
 
 static const s_field_t s_append_ack_fields[] = {

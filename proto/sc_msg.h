@@ -223,6 +223,8 @@ typedef struct sc_msg_entry {
     uint64_t index;                 /* position in the log (>= 1, consecutive) */
     char kind[SC_MSG_KIND_MAX + 1]; /* what it records, e.g. "approve", "drain" */
     char *data;                     /* compact JSON text of an object, owned */
+    char *reason;    /* optional (NULL, left out): why it was decided, <= SC_MSG_MAX_TEXT, owned */
+    int64_t wall_ms; /* optional (0, left out): when it was decided (unix ms) */
 } sc_msg_entry_t;
 
 typedef struct sc_msg_append {
