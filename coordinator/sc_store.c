@@ -15,6 +15,8 @@ struct sc_store {
     sc_db_t *db;                  /* the database */
     sc_store_decide_fn on_decide; /* told of every entry decided (NULL: none) */
     void *on_decide_ud;           /* its argument */
+    sc_store_commit_fn gate;      /* a decision is applied only once it returns 0 (NULL: at once) */
+    void *gate_ud;                /* its argument */
 };
 
 /* migrations[i] takes the schema from version i to i + 1. Never edit a released one. */
@@ -58,6 +60,11 @@ static const char *const s_migrations[SC_STORE_SCHEMA_VERSION] = {
      "INSERT OR IGNORE INTO meta(key, value) SELECT 'current_term', value FROM meta"
      "  WHERE key = 'term';"
      "INSERT OR IGNORE INTO meta(key, value) VALUES ('voted_for', '');"),
+    /* 6 -> 7: Raft's log truncation. An entry received from a leader and not applied yet (so
+     * not known to be committed) may be replaced by a newer leader's; an applied one never. */
+    ("DROP TRIGGER dlog_append_only_d;"
+     "CREATE TRIGGER dlog_append_only_d BEFORE DELETE ON dlog WHEN OLD.applied"
+     "  BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END;"),
 };
 
 /* Opens the store at path, migrating it, or read-only (a reader waits less than the daemon's
@@ -464,6 +471,19 @@ static int s_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const 
     if (own_txn && (rc = sc_db_begin(store->db)) < 0)
         return rc;
     rc = sc_dlog_append(store->db, term, kind, data, reason, wall_ms, &e.index);
+    if (rc >= 0 && store->gate) {
+        /* Durable first (its own transaction when it can have one), then replicated: applied
+         * only once the gate says it is committed; else it stays in the log, not applied. */
+        if (own_txn && (rc = sc_db_commit(store->db)) >= 0)
+            rc = sc_db_begin(store->db);
+        if (rc >= 0)
+            rc = store->gate(store->gate_ud, e.index);
+        if (rc < 0) {
+            if (own_txn)
+                sc_db_commit(store->db); /* nothing written since: ends the transaction */
+            return rc;
+        }
+    }
     if (rc >= 0) {
         e.term = term;
         e.kind = kind;
@@ -920,6 +940,100 @@ static int s_query_text(sc_store_t *store, char **ret, const char *sql, bool has
         rc = -ENOMEM;
     sqlite3_finalize(st);
     return rc < 0 ? rc : 0;
+}
+
+void sc_store_on_commit(sc_store_t *store, sc_store_commit_fn fn, void *ud)
+{
+    if (!store)
+        return;
+    store->gate = fn;
+    store->gate_ud = ud;
+}
+
+int sc_store_log_entries(sc_store_t *store, const sc_dlog_entry_t *v, size_t n,
+                         int64_t *ret_truncated)
+{
+    int64_t last = 0, last_term = 0, cut = 0;
+    bool own_txn;
+    int rc = 0;
+
+    if (!store || (n && !v))
+        return -EINVAL;
+    own_txn = !sc_db_in_transaction(store->db);
+    if (own_txn && (rc = sc_db_begin(store->db)) < 0)
+        return rc;
+    for (size_t i = 0; rc >= 0 && i < n; i++) {
+        int64_t t = 0;
+        if ((rc = sc_db_query_int64(store->db, &t,
+                                    "SELECT coalesce(max(term), -1) FROM dlog "
+                                    "WHERE idx = ?",
+                                    "l", v[i].index)) < 0)
+            break;
+        if (t == v[i].term)
+            continue; /* have it (Raft's log matching: the same entry and all before it) */
+        if (t >= 0) { /* a different entry there: it and all after it go (never applied ones) */
+            if ((rc = sc_db_run(store->db, NULL, "DELETE FROM dlog WHERE idx >= ?", "l",
+                                v[i].index)) < 0)
+                break;
+            if (!cut)
+                cut = v[i].index;
+        }
+        rc = sc_dlog_append_entry(store->db, &v[i]);
+    }
+    (void)last;
+    (void)last_term;
+    if (own_txn) {
+        if (rc >= 0 && (rc = sc_db_commit(store->db)) >= 0)
+            rc = 0;
+        else
+            sc_db_rollback(store->db);
+    }
+    if (rc >= 0 && ret_truncated)
+        *ret_truncated = cut;
+    return rc < 0 ? rc : 0;
+}
+
+int sc_store_apply_through(sc_store_t *store, int64_t index)
+{
+    sc_dlog_entry_t *v = NULL;
+    size_t n = 0;
+    int rc;
+
+    if (!store)
+        return -EINVAL;
+    rc = sc_dlog_read(store->db, 1, SC_DLOG_READ_MAX, true, &v, &n);
+    for (size_t i = 0; rc >= 0 && i < n && v[i].index <= index; i++) {
+        json_object *d = json_tokener_parse(v[i].data);
+        bool own_txn = !sc_db_in_transaction(store->db);
+        if (!d) {
+            rc = -EINVAL;
+            break;
+        }
+        if (own_txn && (rc = sc_db_begin(store->db)) < 0) {
+            json_object_put(d);
+            break;
+        }
+        rc = s_apply_parsed(store, &v[i], d);
+        if (rc >= 0 && store->on_decide)
+            rc = store->on_decide(store->on_decide_ud, &v[i], d);
+        json_object_put(d);
+        if (own_txn) {
+            if (rc >= 0 && (rc = sc_db_commit(store->db)) >= 0)
+                rc = 0;
+            else
+                sc_db_rollback(store->db);
+        }
+    }
+    sc_dlog_entries_free(v, n);
+    return rc < 0 ? rc : 0;
+}
+
+int sc_store_applied_index(sc_store_t *store, int64_t *ret_index)
+{
+    if (!store || !ret_index)
+        return -EINVAL;
+    return sc_db_query_int64(store->db, ret_index,
+                             "SELECT coalesce(max(idx), 0) FROM dlog WHERE applied", NULL);
 }
 
 void sc_store_on_decide(sc_store_t *store, sc_store_decide_fn fn, void *ud)

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 /* The schema version this code writes (number of migrations). */
-#define SC_STORE_SCHEMA_VERSION 6
+#define SC_STORE_SCHEMA_VERSION 7
 
 typedef struct sc_store sc_store_t;
 
@@ -96,6 +96,29 @@ sc_drain_state_t sc_store_drain_state(const char *prepare_result, bool prepare_o
  * when it had its own transaction). The coordinator applies each entry to its state so. */
 typedef int (*sc_store_decide_fn)(void *ud, const sc_dlog_entry_t *e, json_object *data);
 void sc_store_on_decide(sc_store_t *store, sc_store_decide_fn fn, void *ud);
+
+/* The replication's gate (the election wired, more than one voter): a decision appended by
+ * sc_store_decide* is made durable first (its own transaction committed, when the caller has
+ * none open), then fn(ud, index) is called; only if it returns 0 (a majority stored it) is
+ * the entry applied to the tables and the observer. Otherwise the entry stays in the log not
+ * applied (a newer leader may replace it: sc_store_log_entries) and the decision returns fn's
+ * error. NULL: applied at once. */
+typedef int (*sc_store_commit_fn)(void *ud, int64_t index);
+void sc_store_on_commit(sc_store_t *store, sc_store_commit_fn fn, void *ud);
+/* A follower's way to take its leader's entries (Raft's AppendEntries after the prev check):
+ * each of v[n] (consecutive indexes) already held with the same term is kept; one whose index
+ * holds another term replaces it and everything after it (only entries not applied may go:
+ * an applied one makes it fail, SC_E_DB); new ones are appended, not applied. In one
+ * transaction (or the caller's). *ret_truncated (may be NULL): the first index replaced, 0
+ * none. */
+int sc_store_log_entries(sc_store_t *store, const sc_dlog_entry_t *v, size_t n,
+                         int64_t *ret_truncated);
+/* Applies, in order, the entries not applied yet up to index (the commit index): to the
+ * tables, then to the observer (sc_store_on_decide), each in its own transaction (or the
+ * caller's). */
+int sc_store_apply_through(sc_store_t *store, int64_t index);
+/* The highest index applied (0: none). */
+int sc_store_applied_index(sc_store_t *store, int64_t *ret_index);
 
 /* Raft's persistent state (meta current_term and voted_for, "" when none): written before any
  * reply by the election (which owns them); read at start. 0 or an SC_E_* code. */
