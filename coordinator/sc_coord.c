@@ -3,6 +3,7 @@
 #include "sc_coord_int.h"
 
 #include "sc_ctl.h"
+#include "sc_elect.h"
 #include "sc_curve.h"
 #include "sc_error.h"
 #include "sc_identity.h"
@@ -32,11 +33,27 @@ void sc_coord_opts_init(sc_coord_opts_t *o)
     o->stall_ms = 2000;
     o->snapshot_every = 1000;
     o->snapshot_at_stop = true;
+    o->election_ms = SC_ELECT_ELECTION_MS;
+    o->heartbeat_ms = SC_ELECT_HEARTBEAT_MS;
 }
 
 bool sc_coord_is_leader(const sc_coord_t *c)
 {
     return c && c->role == SC_ROLE_LEADER;
+}
+
+bool sc_coord_leads(const sc_coord_t *c)
+{
+    return c && sc_coord_raft_leads(c);
+}
+
+bool sc_coord_wait_lead(sc_coord_t *c, int max_ms)
+{
+    int64_t end = sc_mono_ms() + max_ms;
+    while (c && !sc_coord_leads(c) && sc_mono_ms() < end)
+        if (sc_coord_step(c, 10) < 0)
+            break;
+    return sc_coord_leads(c);
 }
 
 int64_t sc_coord_term(const sc_coord_t *c)
@@ -70,6 +87,8 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
     sc_coord_t *c;
     char dbpath[4200];
     int rc, one = 1, zero = 0;
+    sc_curve_keypair_t kp;
+    sc_keyring_t *ring = NULL;
 
     if (!o || !ret_coord)
         return -EINVAL;
@@ -157,19 +176,9 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
     }
     if ((rc = sc_coord_restart_replay(c, err, errlen)) < 0)
         goto fail;
-    /* Until the election is built, leadership is static: the first member of --members leads
-     * (Azure's own suggestion: the first VM), every other coordinator is a follower that keeps
-     * the agents' reports but never orders, approves, decides or claims the lead. Several
-     * leaders would drain fault domains and approve independently. A leader that starts leads
-     * a new term, as an election would give it (its TERM entry is Raft's first entry of a
-     * term); a follower keeps the term it has. */
-    if (c->self == 0) {
-        c->role = SC_ROLE_LEADER;
-        if ((rc = sc_store_next_term(c->store, sc_wall_ms(), &c->term)) < 0) {
-            snprintf(err, errlen, "store %s: %s", dbpath, sc_store_errmsg(c->store));
-            goto fail;
-        }
-    } else if ((rc = sc_store_term(c->store, &c->term)) < 0) {
+    /* Every coordinator starts a follower; the election (sc_coord_raft.c) makes one the
+     * leader of a term, which it opens with the term's first entry. */
+    if ((rc = sc_store_term(c->store, &c->term)) < 0) {
         snprintf(err, errlen, "store %s: %s", dbpath, sc_store_errmsg(c->store));
         goto fail;
     }
@@ -191,8 +200,6 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
         goto fail;
     }
     if (!o->insecure) {
-        sc_curve_keypair_t kp;
-        sc_keyring_t *ring = NULL;
         char key[4096];
         if (sc_identity_expand(o->key_file, c->name, key, sizeof(key)) < 0) {
             snprintf(err, errlen, "--key: path too long once {name} is replaced");
@@ -206,7 +213,6 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
             goto fail;
         }
         rc = sc_zap_start(c->zctx, ring, s_zap_cb, c, &c->zap);
-        sc_keyring_destroy(&ring);
         if (rc < 0) {
             snprintf(err, errlen, "ZAP handler: %s", sc_strerror(rc));
             goto fail;
@@ -217,7 +223,6 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
             snprintf(err, errlen, "CURVE server setup: %s", sc_strerror(rc));
             goto fail;
         }
-        memset(&kp, 0, sizeof(kp));
     } else {
         sc_log_warn("INSECURE: plain-text ZeroMQ, no authentication (--insecure)", NULL);
         if (!(c->router = zmq_socket(c->zctx, ZMQ_ROUTER)) ||
@@ -234,21 +239,19 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
                  zmq_strerror(zmq_errno()));
         goto fail;
     }
+    if ((rc = sc_coord_raft_new(c, o->insecure ? NULL : &kp, ring, err, errlen)) < 0)
+        goto fail;
     snprintf(c->ctl_path, sizeof(c->ctl_path), "%s/%s", o->state_dir, SC_CTL_SOCKET_NAME);
     if ((rc = sc_ctl_listen(c->ctl_path, &c->ctl_fd, err, errlen)) < 0)
         goto fail;
-    if (sc_coord_is_leader(c))
-        sc_log_notice("role change", "old=follower new=leader term=%lld why=\"%s\"",
-                      (long long)c->term,
-                      "first member of --members: leader of a new term at start");
-    else
-        sc_log_notice("follower: the first member of --members leads",
-                      "leader=%s why=\"election and failover are not built yet\"",
-                      c->members[0].name);
     c->dirty = true;
+    sc_keyring_destroy(&ring);
+    memset(&kp, 0, sizeof(kp));
     *ret_coord = c;
     return 0;
 fail:
+    sc_keyring_destroy(&ring);
+    memset(&kp, 0, sizeof(kp));
     sc_coord_destroy(&c);
     return rc;
 }
@@ -264,6 +267,7 @@ void sc_coord_destroy(sc_coord_t **coord)
         sc_ctl_close(c->ctl_fd, c->ctl_path);
     if (c->router)
         zmq_close(c->router);
+    sc_coord_raft_destroy(c);
     sc_zap_stop(&c->zap);
     if (c->zctx)
         zmq_ctx_term(c->zctx);
@@ -300,7 +304,7 @@ static int s_timers(sc_coord_t *c)
             return rc;
         sc_coord_notify_tick(c);
     }
-    if (sc_coord_is_leader(c) && now - c->last_leader_ms >= c->o.leader_ms) {
+    if (sc_coord_raft_leads(c) && now - c->last_leader_ms >= c->o.leader_ms) {
         c->last_leader_ms = now;
         sc_coord_dispatch_broadcast_leader(c);
     }
@@ -313,9 +317,11 @@ static int s_timers(sc_coord_t *c)
  * *ret_ctl: whether a control request waits. 0 or a ZMQ error. */
 static int s_poll(sc_coord_t *c, int timeout_ms, bool *ret_ctl)
 {
-    zmq_pollitem_t items[2] = {{.socket = c->router, .events = ZMQ_POLLIN},
-                               {.fd = c->ctl_fd, .events = ZMQ_POLLIN}};
+    zmq_pollitem_t items[2 + SC_VOTERS_MAX] = {{.socket = c->router, .events = ZMQ_POLLIN},
+                                               {.fd = c->ctl_fd, .events = ZMQ_POLLIN}};
+    size_t n = 2 + sc_coord_raft_pollitems(c, items + 2, SC_VOTERS_MAX);
     int64_t next = c->last_plan_ms + S_PLAN_EVERY_MS - sc_mono_ms();
+    int raft_next = sc_coord_raft_next_ms(c);
 
     if (c->dirty || next < 0)
         next = 0;
@@ -323,7 +329,9 @@ static int s_poll(sc_coord_t *c, int timeout_ms, bool *ret_ctl)
         next = timeout_ms;
     if (timeout_ms > next)
         timeout_ms = (int)next;
-    if (zmq_poll(items, 2, timeout_ms) < 0 && zmq_errno() != EINTR)
+    if (timeout_ms > raft_next)
+        timeout_ms = raft_next;
+    if (zmq_poll(items, (int)n, timeout_ms) < 0 && zmq_errno() != EINTR)
         return -zmq_errno();
     *ret_ctl = items[1].revents & ZMQ_POLLIN;
     return 0;
@@ -361,12 +369,22 @@ static int s_plan_if_due(sc_coord_t *c, int64_t now)
 static void s_stall_check(sc_coord_t *c, int64_t waited_ms)
 {
     int64_t mono = sc_mono_ms(), wall = sc_wall_ms();
-    int64_t dm = mono - c->step_mono_ms, dw = wall - c->step_wall_ms;
-    bool stalled = c->step_mono_ms && (dm - waited_ms > c->o.stall_ms || dw - dm > c->o.stall_ms ||
-                                       dm - dw > c->o.stall_ms);
+    int64_t dm = mono - c->step_mono_ms, dw = wall - c->step_wall_ms, lim = SC_ELECT_STALL_MS;
+    bool tilt, stalled;
 
+    waited_ms += sc_coord_raft_waited_ms(c); /* commit waits inside the step */
+    tilt = c->step_mono_ms && (dm - waited_ms > lim || dw - dm > lim || dm - dw > lim);
+    stalled = c->step_mono_ms && (dm - waited_ms > c->o.stall_ms || dw - dm > c->o.stall_ms ||
+                                  dm - dw > c->o.stall_ms);
     c->step_mono_ms = mono;
     c->step_wall_ms = wall;
+    /* The lease is not trusted across a stall of SC_ELECT_STALL_MS: a quorum round first. */
+    if (tilt && sc_coord_is_leader(c)) {
+        sc_log_warn("stalled: acting again once a quorum confirms the lead",
+                    "monotonic_ms=%lld wall_ms=%lld limit_ms=%lld", (long long)dm, (long long)dw,
+                    (long long)lim);
+        sc_coord_raft_stall(c);
+    }
     if (!stalled || !sc_coord_is_leader(c))
         return;
     sc_log_warn("stalled: acting again once every member reported",
@@ -380,6 +398,14 @@ static void s_stall_check(sc_coord_t *c, int64_t waited_ms)
     }
 }
 
+/* A decision not committed (SC_E_STATE: no majority in time, or no longer the leader) is not
+ * acted on and not fatal: it stays in the log, the election sorts it out. */
+static int s_nonfatal(sc_coord_t *c, int rc)
+{
+    (void)c;
+    return rc == SC_E_STATE ? 0 : rc;
+}
+
 int sc_coord_step(sc_coord_t *c, int timeout_ms)
 {
     bool ctl = false;
@@ -391,17 +417,20 @@ int sc_coord_step(sc_coord_t *c, int timeout_ms)
     if ((rc = s_poll(c, timeout_ms, &ctl)) < 0)
         return rc;
     s_stall_check(c, timeout_ms);
-    if ((rc = sc_coord_dispatch_drain_router(c)) < 0)
+    if ((rc = sc_coord_raft_drain(c)) < 0 ||
+        (rc = s_nonfatal(c, sc_coord_dispatch_drain_router(c))) < 0)
+        return rc;
+    if ((rc = s_nonfatal(c, sc_coord_raft_tick(c))) < 0)
         return rc;
     sc_coord_restart_snapshot(c, c->o.snapshot_every);
     if (ctl)
         s_serve_control(c);
-    if ((rc = s_timers(c)) < 0)
+    if ((rc = s_nonfatal(c, s_timers(c))) < 0)
         return rc;
     now = sc_mono_ms();
     if (c->in_grace)
         sc_coord_members_grace_check(c, now);
-    return s_plan_if_due(c, now);
+    return s_nonfatal(c, s_plan_if_due(c, now));
 }
 
 int sc_coord_run(sc_coord_t *c, volatile sig_atomic_t *stop)

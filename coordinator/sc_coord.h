@@ -72,8 +72,11 @@ typedef struct sc_coord_opts {
                              * READY, STATUS, WATCHDOG and STOPPING */
     /* Told after each entry is applied to the state, with the state (tests, tracing): NULL. */
     void (*on_apply)(void *ud, const sc_dlog_entry_t *e, const sc_cstate_t *cs);
-    void *on_apply_ud;  /* its argument */
-    const char *notify; /* --notify FORMAT:URL[,FORMAT:URL...]: the leader tells people; NULL */
+    void *on_apply_ud;    /* its argument */
+    const char *notify;   /* --notify FORMAT:URL[,FORMAT:URL...]: the leader tells people; NULL */
+    int voters;           /* --voters: 0 (the default choice), 1, 3, 5, 7 */
+    int64_t election_ms;  /* --election-ms: the election timeout T (default 1000) */
+    int64_t heartbeat_ms; /* --heartbeat-ms: the leader's heartbeat (default 100) */
 } sc_coord_opts_t;
 
 /* Fills defaults (policy defaults too). */
@@ -91,6 +94,10 @@ int sc_coord_step(sc_coord_t *c, int timeout_ms);
 int sc_coord_run(sc_coord_t *c, volatile sig_atomic_t *stop);
 /* Whether we lead (and so may order and approve). */
 bool sc_coord_is_leader(const sc_coord_t *c);
+/* Whether we lead with our term's first entry committed (the election won and confirmed). */
+bool sc_coord_leads(const sc_coord_t *c);
+/* Steps the loop (10 ms at a time) until we lead, at most max_ms (tests). Whether we lead. */
+bool sc_coord_wait_lead(sc_coord_t *c, int max_ms);
 /* The current term. */
 int64_t sc_coord_term(const sc_coord_t *c);
 /* The status document of schedcoordctl status --json (the caller's). */

@@ -29,6 +29,9 @@ typedef struct s_settings {
     double resend;          /* --resend */
     double start_grace;     /* --start-grace */
     double stall;           /* --stall-s */
+    long voters;            /* --voters */
+    long election_ms;       /* --election-ms */
+    long heartbeat_ms;      /* --heartbeat-ms */
     char *log_level;        /* --log-level */
     char *notify;           /* --notify */
     sc_policy_cfg_t policy; /* policy keys */
@@ -70,6 +73,17 @@ static const sc_cfg_key_t s_keys[] = {
      "a loop stalled this long (a Freeze, SIGSTOP) or a wall clock jump of as much: no order, "
      "approval or alert until every member reported again (as after a start)",
      1, 3600, false},
+    {"voters", SC_CFG_INT, offsetof(s_settings_t, voters), "0",
+     "voters of the election: 1, 3, 5 or 7, chosen from --members over the fault domains its "
+     "/FD suffixes give (0: 3, or 5 when the members span 5 fault domains); the same on every "
+     "member and agent",
+     0, 7, false},
+    {"election-ms", SC_CFG_INT, offsetof(s_settings_t, election_ms), "1000",
+     "election timeout T: a voter that hears no leader for a random time in [T, 2T) campaigns; "
+     "a leader that hears no majority for T steps down",
+     200, 60000, false},
+    {"heartbeat-ms", SC_CFG_INT, offsetof(s_settings_t, heartbeat_ms), "100",
+     "the leader's heartbeat to the voters (at most election-ms / 2)", 10, 30000, false},
     {"log-level", SC_CFG_STRING, offsetof(s_settings_t, log_level), "info",
      "debug, info, notice, warn, err", 0, 0, false},
     {"notify", SC_CFG_STRING, offsetof(s_settings_t, notify), NULL,
@@ -189,6 +203,9 @@ int sc_coord_main(int argc, char **argv)
     o.resend_ms = (int64_t)(s.resend * 1000);
     o.start_grace_ms = (int64_t)(s.start_grace * 1000);
     o.stall_ms = (int64_t)(s.stall * 1000);
+    o.voters = (int)s.voters;
+    o.election_ms = s.election_ms;
+    o.heartbeat_ms = s.heartbeat_ms;
     o.notify = s.notify;
     rc = sc_coord_new(&o, &c, err, sizeof(err));
     if (rc < 0) {

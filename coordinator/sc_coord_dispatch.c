@@ -63,6 +63,7 @@ int sc_coord_dispatch_send_order(sc_coord_t *c, size_t mi, const char *id, sc_ms
     msg->order.action = phase;
     msg->order.attempt = attempt;
     msg->order.rehearsal = sc_coord_rehearse_owns(c, id);
+    msg->order.index = (uint64_t)sc_coord_raft_commit(c); /* the fence, with the term */
     snprintf(msg->order.event, sizeof(msg->order.event), "%s", id);
     if (re)
         msg->order.event_doc = s_event_doc(&re->ev);
@@ -76,7 +77,7 @@ int sc_coord_dispatch_send_order(sc_coord_t *c, size_t mi, const char *id, sc_ms
 static sc_msg_t *s_simple_msg(sc_coord_t *c, sc_msg_type_t type)
 {
     sc_msg_t *msg = NULL;
-    if (type == SC_MSG_LEADER && !sc_coord_is_leader(c))
+    if (type == SC_MSG_LEADER && !sc_coord_raft_leads(c))
         return NULL;
     if (sc_msg_new(type, c->name, (uint64_t)c->term, ++c->seq, &msg) < 0)
         return NULL;
@@ -84,6 +85,7 @@ static sc_msg_t *s_simple_msg(sc_coord_t *c, sc_msg_type_t type)
         snprintf(msg->leader.leader, sizeof(msg->leader.leader), "%s", c->name);
         msg->leader.lease_ms = c->o.leader_ms * 3;
         snprintf(msg->leader.members_hash, sizeof(msg->leader.members_hash), "%s", c->members_hash);
+        msg->leader.index = (uint64_t)sc_coord_raft_commit(c);
     }
     return msg;
 }
@@ -330,13 +332,20 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
             goto out;
         }
     }
+    if (sc_coord_raft_is_peer_msg(msg)) { /* a coordinator's: the election's and the log's */
+        rc = sc_coord_raft_on_router(c, mi, rid, rid_len, msg);
+        goto out;
+    }
     m = &c->members[mi];
     if (msg->term > (uint64_t)c->term &&
         (rc = sc_coord_members_adopt_term(c, msg->term, m->name)) < 0)
         goto out;
-    if (!*txn && !(m->alive && (msg->type == SC_MSG_NACK ||
-                                (msg->type == SC_MSG_HEARTBEAT &&
-                                 sc_coord_members_is_blind(c, &msg->heartbeat) == m->blind)))) {
+    /* One transaction per batch only with one voter: with more, each decision is committed by
+     * the voters on its own (sc_coord_raft.c), and one not committed must not undo others. */
+    if (!*txn && c->voters.n <= 1 &&
+        !(m->alive && (msg->type == SC_MSG_NACK ||
+                       (msg->type == SC_MSG_HEARTBEAT &&
+                        sc_coord_members_is_blind(c, &msg->heartbeat) == m->blind)))) {
         if ((rc = sc_store_begin(c->store)) < 0)
             goto out;
         *txn = true;

@@ -15,7 +15,7 @@
 
 bool sc_coord_may_act(const sc_coord_t *c)
 {
-    return sc_coord_is_leader(c) && !c->in_grace;
+    return sc_coord_is_leader(c) && !c->in_grace && sc_coord_raft_may_act(c);
 }
 
 /* ---- event states -------------------------------------------------------------------- */
@@ -80,7 +80,9 @@ int sc_coord_exec_decide(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data, 
     int rc = 0;
 
     if (sc_coord_is_leader(c) &&
-        (rc = sc_store_decide_json(c->store, c->term, kind, data, reason, sc_wall_ms(), NULL)) < 0)
+        (rc = sc_store_decide_json(c->store, c->term, kind, data, reason, sc_wall_ms(), NULL)) <
+            0 &&
+        rc != SC_E_STATE) /* SC_E_STATE: not committed (sc_coord_raft.c said why) */
         sc_log_err("decision not recorded", "kind=%s rc=%s why=\"%s\"", sc_dlog_kind_name(kind),
                    sc_errname(rc), sc_log_q(sc_store_errmsg(c->store)));
     json_object_put(data);
@@ -238,6 +240,7 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
         for (size_t i = 0; i < n; i++)
             es[i]->intent_ms = now;
         if (sc_msg_new(SC_MSG_APPROVE_VIA, c->name, (uint64_t)c->term, ++c->seq, &msg) == 0) {
+            msg->approve_via.index = (uint64_t)sc_coord_raft_commit(c);
             for (size_t i = 0; i < n; i++)
                 sc_msg_add_event(msg, ids[i]);
             sc_coord_dispatch_send(c, m, msg);

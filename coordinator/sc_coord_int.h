@@ -18,6 +18,9 @@
  *                        (schedcoordctl plan)
  *   sc_coord_rehearse.c  rehearsals: made-up events planned as real ones, nothing POSTed
  *   sc_coord_report.c    a rehearsal's report
+ *   sc_coord_raft.c      the election (sc_elect) and the decision log's replication: peer
+ *                        sockets, votes, appends, the commit wait before anything is acted on
+ *   sc_coord_elect.c     the election's life: new, destroy, status, a newer term adopted
  */
 #ifndef SC_COORD_INT_H
 #define SC_COORD_INT_H
@@ -34,8 +37,11 @@
 #include "sc_plan.h"
 #include "sc_registry.h"
 #include "sc_store.h"
+#include "sc_elect.h"
+#include "sc_voters.h"
 
 #include <json-c/json.h>
+#include <zmq.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,6 +83,7 @@ typedef struct sc_cevstate {
 typedef struct sc_cnotify sc_cnotify_t;   /* notifications: sc_coord_notify.c's own */
 typedef struct sc_coord_fc sc_coord_fc_t; /* sc_coord_forecast.c's */
 typedef struct sc_coord_rh sc_coord_rh_t; /* sc_coord_rehearse.c's */
+typedef struct sc_craft sc_craft_t;       /* sc_coord_raft.c's */
 
 struct sc_coord {
     sc_coord_opts_t o;    /* options (strings borrowed from the caller... copied below) */
@@ -125,8 +132,10 @@ struct sc_coord {
         uint64_t alerts[SC_ALERT_MAX];                           /* alerts raised */
         uint64_t events_new;                                     /* events first seen */
     } count;
-    sc_coord_fc_t *fc; /* forecasts and the last round's explanation (NULL until needed) */
-    sc_coord_rh_t *rh; /* rehearsals' timers (NULL until needed) */
+    sc_coord_fc_t *fc;  /* forecasts and the last round's explanation (NULL until needed) */
+    sc_coord_rh_t *rh;  /* rehearsals' timers (NULL until needed) */
+    sc_voters_t voters; /* the election's voters, from --members and --voters */
+    sc_craft_t *raft;   /* the election and the replication (sc_coord_raft.c) */
 };
 
 /* ---- sc_coord_sd.c: systemd's notify protocol (c->o.sd; nothing when NULL) --------------- */
@@ -160,8 +169,8 @@ bool sc_coord_members_is_blind(const sc_coord_t *c, const sc_msg_heartbeat_t *hb
  * witness). 0 or a fatal error. */
 int sc_coord_members_on_heartbeat(sc_coord_t *c, sc_cmember_t *m, const sc_msg_heartbeat_t *hb,
                                   int64_t now);
-/* A term seen (from member `from`) newer than ours: a leader records and leads the next one;
- * a follower ignores it. 0 or a store error. */
+/* A term seen (from an agent of member `from`) newer than ours: adopted (Raft's rule; a leader
+ * steps down and campaigns past it). 0 or a store error. */
 int sc_coord_members_adopt_term(sc_coord_t *c, uint64_t seen, const char *from);
 /* The liveness tick: members silent for --dead-after are dead; then the registry's tick.
  * Changes are recorded. 0 or a fatal error. */
@@ -234,6 +243,86 @@ void sc_coord_restart_snapshot(sc_coord_t *c, int64_t every);
  * the others), members' endpoints recorded, approval intents left without an answer resolved
  * (our own IMDS read once if needed). A follower only rebuilds. 0 or an error. */
 int sc_coord_restart_restore(sc_coord_t *c);
+
+/* The leader's work on taking the lead (its term's first entry committed): members recorded,
+ * approval intents left without an answer resolved. 0 or an error. */
+int sc_coord_restart_take_lead(sc_coord_t *c);
+/* Approval intents without an answer resolved: done when their events started or are gone
+ * (our own IMDS read once if needed), else answered failed so that the plan approves again
+ * (IMDS answers 200 to a repeat). 0 or an error. */
+int sc_coord_restart_resolve_intents(sc_coord_t *c);
+
+/* ---- sc_coord_raft.c, sc_coord_elect.c: the election and the replication -------------- */
+
+/* The election and the replication's state (sc_coord_raft.c). */
+struct sc_craft {
+    sc_elect_t *e;                 /* the election */
+    void *dealer[SC_VOTERS_MAX];   /* our DEALER to voters.index[k] (NULL: ourselves) */
+    int64_t *next;                 /* leader: per member, the next index to send */
+    int64_t *match;                /* leader: per member, the last index known stored */
+    int64_t *sent_ms;              /* leader: per member, the last append sent */
+    int64_t last_index, last_term; /* our log's end */
+    int64_t commit;                /* the commit index known */
+    int64_t applied;               /* applied through */
+    int64_t term_entry;            /* index of our term's first entry (leader; 0: not yet) */
+    bool need_term_entry;          /* just won: our term's first entry is due */
+    bool in_gate;                  /* inside s_gate (do not apply from the acks) */
+    bool may_act;                  /* as last logged */
+    bool resolve;                  /* intents may be left without a POST: resolve them */
+    int chan_dealer;               /* the message being handled came on dealer k (-1) */
+    const unsigned char *chan_rid; /* ... or on the ROUTER from this routing id */
+    size_t chan_rid_len;           /* its length */
+    int64_t waited_ms;             /* time spent waiting in s_gate (the stall check) */
+};
+
+/* Carries out the election's outputs in order (a PERSIST that fails stops them). */
+int sc_coord_raft_outputs(sc_coord_t *c, const sc_elect_outputs_t *out);
+/* Tells the election the log's end and commit index. */
+void sc_coord_raft_set_log(sc_coord_t *c);
+/* Reads the log's end from the store. */
+int sc_coord_raft_log_end(sc_coord_t *c);
+/* The store's commit gate (sc_store_on_commit): waits until a majority stored index. */
+int sc_coord_raft_gate(void *ud, int64_t index);
+/* Logs "may act" when sc_coord_may_act changed. */
+void sc_coord_raft_log_may_act(sc_coord_t *c);
+
+/* The election from the store's hard state and log, DEALERs to the other voters (CURVE with
+ * kp and ring, or plain when kp is NULL), and the store's commit gate. 0 or an error in err. */
+int sc_coord_raft_new(sc_coord_t *c, const sc_curve_keypair_t *kp, const sc_keyring_t *ring,
+                      char *err, size_t errlen);
+void sc_coord_raft_destroy(sc_coord_t *c);
+/* Whether msg is a coordinator-to-coordinator message (vote_request, vote, append, append_ack,
+ * timeout_now). */
+bool sc_coord_raft_is_peer_msg(const sc_msg_t *msg);
+/* A peer message received on the ROUTER from member mi (its routing id: the answer's way).
+ * 0 or a fatal error. */
+int sc_coord_raft_on_router(sc_coord_t *c, size_t mi, const unsigned char *rid, size_t rid_len,
+                            const sc_msg_t *msg);
+/* Every message waiting on our DEALERs. 0 or a fatal error. */
+int sc_coord_raft_drain(sc_coord_t *c);
+/* Our DEALERs as poll items (at most max); how many. */
+size_t sc_coord_raft_pollitems(sc_coord_t *c, zmq_pollitem_t *items, size_t max);
+/* Timers: the election's, the leader's term entry, non-voters' appends, intents to resolve.
+ * 0 or a fatal error. */
+int sc_coord_raft_tick(sc_coord_t *c);
+/* The loop stalled (TILT): the leader stops acting until a quorum round confirms it. */
+void sc_coord_raft_stall(sc_coord_t *c);
+/* Time spent waiting for commits since the last call (the stall check discounts it). */
+int64_t sc_coord_raft_waited_ms(sc_coord_t *c);
+/* How long the loop may sleep before the election's next timer. */
+int sc_coord_raft_next_ms(const sc_coord_t *c);
+/* The election's part of may-act: our term's first entry committed, everything in our log
+ * applied, a majority's lease (sc_elect_may_act). */
+bool sc_coord_raft_may_act(const sc_coord_t *c);
+/* Whether we lead with our term's first entry committed (we tell the agents so). */
+bool sc_coord_raft_leads(const sc_coord_t *c);
+/* The commit index (the fence that orders and leader messages carry). */
+int64_t sc_coord_raft_commit(const sc_coord_t *c);
+/* Adopts a newer term an agent told us of. 0 or a store error. */
+int sc_coord_raft_adopt_term(sc_coord_t *c, int64_t seen, const char *from);
+/* Adds role, leader, voters, commit_index, last_index, applied_index, leader_contact_ms,
+ * may_act and tilted to the status st; returns st. */
+json_object *sc_coord_raft_status(sc_coord_t *c, json_object *st);
 
 /* ---- sc_coord_notify.c: notifications ------------------------------------------------ */
 

@@ -67,7 +67,22 @@ int sc_coord_members_parse(sc_coord_t *c, const char *spec, char *err, size_t er
     }
     c->n_members = n;
     sc_members_digest(list, n, c->members_hash);
+    if (c->o.voters != 0 && c->o.voters != 1 && c->o.voters != 3 && c->o.voters != 5 &&
+        c->o.voters != 7) {
+        free(list);
+        return sc_errf(err, errlen, SC_E_CONFIG,
+                       "--voters %d: expected 1, 3, 5 or 7 (0: the default)", c->o.voters);
+    }
+    rc = sc_voters_of_members(list, n, c->o.voters, &c->voters);
     free(list);
+    if (rc < 0)
+        return sc_errf(err, errlen, SC_E_CONFIG, "--members: voters not chosen: %s",
+                       sc_strerror(rc));
+    if (rc == SC_VOTERS_UNSPREAD && c->voters.n > 1)
+        sc_log_warn("voters not spread over fault domains: draining one may cost the quorum",
+                    "voters=%zu most_in_one_domain=%d hint=\"give each member's fault domain in "
+                    "--members (NAME=HOST:PORT/FD)\"",
+                    c->voters.n, c->voters.max_in_one_domain);
     if (!(c->by_name = malloc(c->n_members * sizeof(size_t))))
         return -ENOMEM;
     for (size_t i = 0; i < c->n_members; i++)
@@ -88,24 +103,9 @@ int sc_coord_members_parse(sc_coord_t *c, const char *spec, char *err, size_t er
  * would stay leaderless for good. The leader leads the next term. */
 int sc_coord_members_adopt_term(sc_coord_t *c, uint64_t seen, const char *from)
 {
-    int64_t old = c->term;
-    int rc;
-
-    if (!sc_coord_is_leader(c) || seen >= (uint64_t)INT64_MAX - 1)
+    if (seen >= (uint64_t)INT64_MAX - 1)
         return 0;
-    if ((rc = sc_store_term_after(c->store, (int64_t)seen, sc_wall_ms(),
-                                  "a newer term was heard: leading the next one", &c->term)) < 0) {
-        sc_log_err("newer term not recorded", "rc=%s why=\"%s\"", sc_errname(rc),
-                   sc_log_q(sc_store_errmsg(c->store)));
-        return rc;
-    }
-    sc_log_notice("role",
-                  "old=leader new=leader term=%lld old_term=%lld seen_term=%llu from=%s "
-                  "why=\"a newer term was heard (store lost?): adopted, leading the next\"",
-                  (long long)c->term, (long long)old, (unsigned long long)seen, from);
-    c->dirty = true;
-    c->last_leader_ms = 0; /* tell everyone now */
-    return 0;
+    return sc_coord_raft_adopt_term(c, (int64_t)seen, from);
 }
 
 int sc_coord_members_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h)

@@ -331,12 +331,10 @@ static bool s_started_or_gone_in(const sc_doc_t *doc, json_object *ids)
 
 int sc_coord_restart_restore(sc_coord_t *c)
 {
-    json_object *pend = NULL;
     int64_t now = sc_mono_ms(), wall = sc_wall_ms();
-    sc_doc_t *own = NULL; /* our own IMDS document, read at most once (own_rc 1: not yet) */
-    char own_why[300] = "", **closing = NULL;
+    char **closing = NULL;
     size_t n_closing = 0;
-    int rc, own_rc = 1;
+    int rc;
 
     if ((rc = s_rebuild_registry(c, wall, now, &closing, &n_closing)) < 0)
         return rc;
@@ -355,6 +353,23 @@ int sc_coord_restart_restore(sc_coord_t *c)
     sc_strv_free(closing, n_closing);
     if (rc < 0)
         return rc;
+    return sc_coord_restart_resolve_intents(c);
+}
+
+int sc_coord_restart_take_lead(sc_coord_t *c)
+{
+    int rc = s_record_members(c);
+    return rc < 0 ? rc : sc_coord_restart_resolve_intents(c);
+}
+
+int sc_coord_restart_resolve_intents(sc_coord_t *c)
+{
+    json_object *pend = NULL;
+    int64_t now = sc_mono_ms();
+    sc_doc_t *own = NULL; /* our own IMDS document, read at most once (own_rc 1: not yet) */
+    char own_why[300] = "";
+    int rc, own_rc = 1;
+
     /* Intents without an answer: the crash came between the intent and the answer. An intent
      * of ours (not delegated) whose events the registry still has Scheduled: our own IMDS is
      * asked once (GET) whether they started or are gone — then the POST landed (or no longer

@@ -78,12 +78,9 @@ json_object *sc_coord_status(sc_coord_t *c)
     if (sc_store_snapshot(c->store, false, sc_wall_ms(), S_KEEP_ENDED_MS, &st) < 0)
         return NULL;
     json_object_object_del(st, "approvals");
-    json_object_object_add(st, "leader",
-                           sc_coord_is_leader(c) ? json_object_new_string(c->name) : NULL);
     json_object_object_add(st, "self", json_object_new_string(c->name));
     json_object_object_add(st, "term", json_object_new_int64(c->term));
-    json_object_object_add(st, "role",
-                           json_object_new_string(sc_coord_is_leader(c) ? "leader" : "follower"));
+    sc_coord_raft_status(c, st); /* role, leader, voters, commit_index, ... */
     json_object_object_add(st, "paused", json_object_new_boolean(c->o.policy.pause));
     json_object_object_add(st, "starting", json_object_new_boolean(c->in_grace));
     json_object_object_add(st, "stalled", json_object_new_boolean(c->in_grace && c->stalled));
@@ -158,10 +155,13 @@ json_object *sc_coord_status_ctl_handler(void *ud, const char *cmd, json_object 
     if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) && !sc_coord_is_leader(c)) {
         char msg[SC_NAME_MAX + 128];
 
+        json_object *st = sc_coord_raft_status(c, json_object_new_object()), *ld = NULL;
+        json_object_object_get_ex(st, "leader", &ld);
         snprintf(msg, sizeof(msg),
                  "this coordinator follows and approves nothing: run schedcoordctl %s on %s, "
                  "which leads",
-                 cmd, c->members[0].name);
+                 cmd, ld ? json_object_get_string(ld) : "the leader (none elected now)");
+        json_object_put(st);
         o = json_object_new_object();
         json_object_object_add(o, "error", json_object_new_string(msg));
         return o;

@@ -658,6 +658,8 @@ int sc_elect_new(const sc_elect_config_t *cfg, const sc_elect_hard_state_t *hard
     e->leader = e->transferee = SC_ELECT_NONE;
     e->quiet_until = now + cfg->election_ms; /* it may have acked a round before a restart */
     s_reset_timer(e);
+    if (e->voters.n == 1 && e->self_slot == 0)
+        e->timeout_at = now; /* the only voter: nobody else can lead, no need to wait */
     e->said_state = e->state;
     e->said_term = e->term;
     e->said_leader = e->leader;

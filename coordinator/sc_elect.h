@@ -12,7 +12,8 @@
  *     then last index). A message of a newer term makes any member a follower of that term,
  *     except a pre-vote request and a granted pre-vote answer, which never change terms.
  *  2. Timeouts. A voter that hears no leader for its election timeout, drawn in [T, 2T) from
- *     the caller's seed (T = election_ms), campaigns. A non-voter never campaigns.
+ *     the caller's seed (T = election_ms), campaigns. A non-voter never campaigns. The only
+ *     voter of a set (a setting of 1 voter) campaigns at once when it starts.
  *  3. PreVote. A campaign starts as a pre-candidate that asks the voters, without bumping its
  *     term, whether they would vote for it in term + 1; only a majority of yes makes it a
  *     candidate. So a member back from a partition or a reboot does not depose a healthy

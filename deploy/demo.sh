@@ -87,7 +87,7 @@ for ((i = 0; i < N; i++)); do
   PIDS+=($!)
 done
 "$BIN/schedcoord-coordinator" --name vm_0 --imds-url "$B/vm_0" --members "$MEMBERS" \
-  --state-dir "$DIR/coord" --insecure --deadline-margin-s 5 2>"$DIR/coord.log" &
+  --state-dir "$DIR/coord" --insecure --deadline-margin-s 5 --voters 1 2>"$DIR/coord.log" &
 PIDS+=($!)
 # every member alive with its fault domain: a status line "vm_i FD UD STATE yes"
 for _ in $(seq 150); do

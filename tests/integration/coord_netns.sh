@@ -97,7 +97,7 @@ HOOK
     # ip netns exec, not the inns function: $! must be the daemon itself (exec'ed in place)
     ip netns exec "${NS[$i]}" "$SC_BIN/schedcoord-coordinator" --name "vm_$i" --imds-url "$B/vm_$i" \
         --members "$MEMBERS" --state-dir "$TMP/coord_$i" --key "$K/vm_$i.key" --keys "$K/keyring" \
-        --deadline-margin-s 1 >"$TMP/coord_$i.out" 2>"$TMP/coord_$i.err" &
+        --deadline-margin-s 1 --voters 1 >"$TMP/coord_$i.out" 2>"$TMP/coord_$i.err" &
     PIDS+=($!)
     COORD[i]=$!
     ip netns exec "${NS[$i]}" "$SC_BIN/schedcoord-agent" --name "vm_$i" --imds-url "$B/vm_$i" --members "$MEMBERS" \

@@ -323,8 +323,11 @@ static sc_coord_t *s_start(const char *name, const char *dir, bool trace)
         o.on_apply = s_on_apply;
         o.on_apply_ud = NULL;
     }
+    o.voters = 1; /* vm_0 leads (it elects itself); the others follow */
     if ((rc = sc_coord_new(&o, &c, err, sizeof(err))) < 0)
         SC_FAILF("sc_coord_new %s: %s (%s)", name, sc_errname(rc), err);
+    if (strcmp(name, "vm_0") == 0 && !sc_coord_wait_lead(c, 5000))
+        SC_FAILF("%s did not win its election", name);
     return c;
 }
 

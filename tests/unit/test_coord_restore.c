@@ -92,9 +92,12 @@ static sc_coord_t *s_start(void)
     o.state_dir = s_dir;
     o.insecure = true;
     o.start_grace_ms = s_grace_ms;
+    o.voters = 1; /* vm_0 alone votes: it elects itself */
     rc = sc_coord_new(&o, &c, err, sizeof(err));
     if (rc < 0)
         SC_FAILF("sc_coord_new: %s (%s)", sc_errname(rc), err);
+    if (!sc_coord_wait_lead(c, 5000))
+        SC_FAILF("vm_0 did not win its election");
     return c;
 }
 
@@ -672,6 +675,8 @@ SC_TEST(lost_store_adopts_the_agents_newer_term)
     sc_tp_send(d1, hb);
     for (int i = 0; i < 50 && sc_coord_term(c) == 1; i++)
         sc_coord_step(c, 20);
+    /* adopted (a follower of term 7), then elected again: term 8 */
+    SC_CHECK(sc_coord_wait_lead(c, 5000));
     SC_CHECK_INT(sc_coord_term(c), 8);
     SC_CHECK(sc_coord_is_leader(c));
     zmq_close(d1);

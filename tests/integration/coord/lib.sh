@@ -139,7 +139,7 @@ set_start() {
 # status (COORD_WAIT=0: at once)
 coord_start() {
     "$SC_BIN/schedcoord-coordinator" --name vm_0 --imds-url "$B/vm_0" --members "$MEMBERS" \
-        --state-dir "$TMP/coord" $(sec_args vm_0) --deadline-margin-s 1 "$@" \
+        --state-dir "$TMP/coord" $(sec_args vm_0) --deadline-margin-s 1 --voters "${VOTERS:-1}" "$@" \
         >>"$TMP/coord.out" 2>>"$TMP/coord.err" &
     COORD_PID=$!
     [ "${COORD_WAIT:-1}" = 0 ] && return

@@ -1,0 +1,646 @@
+/* The election (sc_elect) and the decision log's replication, wired into the daemon.
+ *
+ * Transport (proto/README.md): every member keeps a DEALER (routing id "@NAME") to each voter's
+ * ROUTER. A request goes on our DEALER to a voter, or, to a non-voter, on our ROUTER to its
+ * DEALER's routing id; an answer goes back on the connection its request came on. So a
+ * leader's appends and their acknowledgements travel on its own DEALERs, which the commit wait
+ * below polls without touching the ROUTER.
+ *
+ * Log: the leader appends a decision, the store makes it durable and calls s_gate, which
+ * sends it to the voters and waits (at most S_GATE_MS) until a majority stored it; only then is
+ * it applied to the store's tables and the state, and only then does the caller act on it
+ * (order, POST). A decision not committed in time stays in the log, not applied (a later commit
+ * applies it, or a newer leader replaces it) and the caller does nothing. A follower stores
+ * what its leader sends (Raft's log matching), applies it up to the leader's commit index. */
+#include "sc_coord_int.h"
+
+#include "sc_elect.h"
+#include "sc_error.h"
+#include "sc_log.h"
+#include "sc_time.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#define S_GATE_MS 400               /* a decision waits at most this long for a majority */
+#define S_BATCH_ENTRIES 256         /* entries in one append, at most */
+#define S_BATCH_BYTES 262144        /* and about this many bytes of data */
+#define S_NONVOTER_KEEPALIVE_MS 500 /* a non-voter up to date hears the leader this often */
+
+static int64_t s_now(void)
+{
+    return sc_mono_ms();
+}
+
+static int s_voter_slot(const sc_coord_t *c, size_t mi)
+{
+    for (size_t k = 0; k < c->voters.n; k++)
+        if (c->voters.index[k] == mi)
+            return (int)k;
+    return -1;
+}
+
+/* ---- sending ------------------------------------------------------------------------------ */
+
+static int s_send_frame(void *sock, const unsigned char *rid, size_t rid_len, const char *buf,
+                        size_t len)
+{
+    if (rid && zmq_send(sock, rid, rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+        return -zmq_errno();
+    return zmq_send(sock, buf, len, ZMQ_DONTWAIT) < 0 ? -zmq_errno() : 0;
+}
+
+/* Sends msg to member to: an answer on the channel of the message being handled, a request
+ * on our DEALER to a voter or on the ROUTER to a non-voter's DEALER. */
+static void s_send(sc_coord_t *c, size_t to, sc_msg_t *msg, bool answer)
+{
+    sc_craft_t *r = c->raft;
+    char *buf = NULL, rid[SC_NAME_MAX + 2];
+    size_t len = 0;
+    int k = s_voter_slot(c, to), rc;
+
+    if ((rc = sc_msg_encode(msg, &buf, &len)) < 0) {
+        sc_log_err("cannot encode", "type=%s rc=%s", sc_msg_type_name(msg->type), sc_errname(rc));
+        return;
+    }
+    if (answer && r->chan_dealer >= 0)
+        rc = s_send_frame(r->dealer[r->chan_dealer], NULL, 0, buf, len);
+    else if (answer && r->chan_rid)
+        rc = s_send_frame(c->router, r->chan_rid, r->chan_rid_len, buf, len);
+    else if (k >= 0 && r->dealer[k])
+        rc = s_send_frame(r->dealer[k], NULL, 0, buf, len);
+    else {
+        int n = snprintf(rid, sizeof(rid), "@%s", c->members[to].name);
+        rc = s_send_frame(c->router, (const unsigned char *)rid, (size_t)n, buf, len);
+    }
+    if (rc < 0 && rc != -EAGAIN && rc != -EHOSTUNREACH)
+        sc_log_debug("peer message not sent", "to=%s type=%s rc=%s", c->members[to].name,
+                     sc_msg_type_name(msg->type), sc_errname(rc));
+    free(buf);
+}
+
+static sc_msg_t *s_new_msg(sc_coord_t *c, sc_msg_type_t type, int64_t term)
+{
+    sc_msg_t *m = NULL;
+    return sc_msg_new(type, c->name, (uint64_t)term, ++c->seq, &m) == 0 ? m : NULL;
+}
+
+/* An append to member to with the entries it is owed from r->next[to] (none for a heartbeat
+ * when it has them all), the round given (0: not a heartbeat round). */
+static void s_send_append(sc_coord_t *c, size_t to, int64_t round, bool answer)
+{
+    sc_craft_t *r = c->raft;
+    sc_dlog_entry_t *v = NULL;
+    size_t n = 0, bytes = 0;
+    int64_t next = r->next[to] < 1 ? 1 : r->next[to], prev_term = 0;
+    sc_msg_t *m = s_new_msg(c, SC_MSG_APPEND, sc_elect_term(r->e));
+
+    if (!m)
+        return;
+    if (next > r->last_index + 1)
+        next = r->last_index + 1;
+    if (next > 1) {
+        sc_dlog_entry_t *p = NULL;
+        size_t pn = 0;
+        if (sc_store_entries(c->store, next - 1, 1, &p, &pn) < 0 || pn != 1) {
+            sc_dlog_entries_free(p, pn);
+            sc_msg_destroy(&m);
+            return;
+        }
+        prev_term = p[0].term;
+        sc_dlog_entries_free(p, pn);
+    }
+    if (next <= r->last_index && sc_store_entries(c->store, next, S_BATCH_ENTRIES, &v, &n) < 0)
+        n = 0;
+    snprintf(m->append.leader, sizeof(m->append.leader), "%s", c->name);
+    m->append.prev_index = (uint64_t)(next - 1);
+    m->append.prev_term = (uint64_t)prev_term;
+    m->append.commit_index = (uint64_t)r->commit;
+    m->append.round = round;
+    for (size_t i = 0; i < n && bytes < S_BATCH_BYTES; i++) {
+        sc_msg_entry_t *en;
+        if (sc_msg_add_entry(m, (uint64_t)v[i].term, (uint64_t)v[i].index,
+                             sc_dlog_kind_name(v[i].kind), v[i].data) < 0)
+            break;
+        en = &m->append.entries[m->append.n_entries - 1];
+        en->wall_ms = v[i].wall_ms > 0 ? v[i].wall_ms : 0;
+        if (v[i].reason && v[i].reason[0])
+            sc_msg_set_text(&en->reason, v[i].reason, strlen(v[i].reason), false);
+        bytes += strlen(v[i].data) + 64;
+    }
+    sc_dlog_entries_free(v, n);
+    if (m->append.n_entries) /* pipelined: the next append goes on from there */
+        r->next[to] = (int64_t)m->append.entries[m->append.n_entries - 1].index + 1;
+    r->sent_ms[to] = s_now();
+    s_send(c, to, m, answer);
+    sc_msg_destroy(&m);
+}
+
+/* ---- the election's outputs ------------------------------------------------------------- */
+
+static void s_became_leader(sc_coord_t *c)
+{
+    sc_craft_t *r = c->raft;
+
+    c->role = SC_ROLE_LEADER;
+    for (size_t i = 0; i < c->n_members; i++) {
+        r->next[i] = r->last_index + 1;
+        r->match[i] = 0;
+        r->sent_ms[i] = 0;
+    }
+    r->match[c->self] = r->last_index;
+    r->term_entry = 0;
+    r->need_term_entry = true;
+    /* what it knows may be old: the members report again before it acts (the start grace) */
+    c->in_grace = true;
+    c->stalled = false;
+    c->grace_until_ms = s_now() + c->o.start_grace_ms;
+    c->last_leader_ms = 0;
+}
+
+/* Carries out the outputs in order; a PERSIST that fails stops the rest and restarts the
+ * election from what the store holds (nothing that depended on it was sent). */
+int sc_coord_raft_outputs(sc_coord_t *c, const sc_elect_outputs_t *out)
+{
+    sc_craft_t *r = c->raft;
+
+    for (size_t i = 0; i < out->n; i++) {
+        const sc_elect_output_t *o = &out->out[i];
+        switch (o->kind) {
+        case SC_ELECT_OUT_PERSIST: {
+            const char *vf =
+                o->hard.voted_for == SC_ELECT_NONE ? "" : c->members[o->hard.voted_for].name;
+            int rc = sc_store_set_hard_state(c->store, o->hard.term, vf);
+            if (rc < 0) {
+                sc_log_err("election state not persisted: nothing sent", "term=%lld rc=%s",
+                           (long long)o->hard.term, sc_errname(rc));
+                return rc;
+            }
+            break;
+        }
+        case SC_ELECT_OUT_SEND: {
+            const sc_elect_msg_t *em = &o->msg;
+            sc_msg_t *m = NULL;
+            bool answer = false;
+            switch (em->type) {
+            case SC_ELECT_MSG_PRE_VOTE:
+            case SC_ELECT_MSG_VOTE:
+                if (!(m = s_new_msg(c, SC_MSG_VOTE_REQUEST, em->term)))
+                    break;
+                snprintf(m->vote_request.candidate, sizeof(m->vote_request.candidate), "%s",
+                         c->name);
+                m->vote_request.last_log_index = (uint64_t)em->last_index;
+                m->vote_request.last_log_term = (uint64_t)em->last_term;
+                m->vote_request.pre_vote = em->type == SC_ELECT_MSG_PRE_VOTE;
+                m->vote_request.transfer = em->transfer;
+                snprintf(m->vote_request.voters_digest, sizeof(m->vote_request.voters_digest), "%s",
+                         em->digest);
+                break;
+            case SC_ELECT_MSG_PRE_VOTE_ANSWER:
+            case SC_ELECT_MSG_VOTE_ANSWER:
+                if (!(m = s_new_msg(c, SC_MSG_VOTE, em->term)))
+                    break;
+                m->vote.granted = em->ok;
+                m->vote.pre_vote = em->type == SC_ELECT_MSG_PRE_VOTE_ANSWER;
+                sc_msg_set_text(&m->vote.reason, em->reason, strlen(em->reason), false);
+                answer = true;
+                break;
+            case SC_ELECT_MSG_APPEND: s_send_append(c, em->to, em->round, false); break;
+            case SC_ELECT_MSG_APPEND_ANSWER:
+                if (!(m = s_new_msg(c, SC_MSG_APPEND_ACK, em->term)))
+                    break;
+                m->append_ack.success = em->ok;
+                m->append_ack.match_index = (uint64_t)(em->match < 0 ? 0 : em->match);
+                m->append_ack.round = em->round;
+                answer = true;
+                break;
+            case SC_ELECT_MSG_TIMEOUT_NOW: m = s_new_msg(c, SC_MSG_TIMEOUT_NOW, em->term); break;
+            default: break;
+            }
+            if (m)
+                s_send(c, em->to, m, answer);
+            sc_msg_destroy(&m);
+            break;
+        }
+        case SC_ELECT_OUT_ROLE: {
+            size_t ld = o->leader;
+            sc_log_notice("role", "role=%s term=%lld leader=%s was=%s why=\"%s\"",
+                          sc_elect_role(r->e), (long long)o->term,
+                          ld == SC_ELECT_NONE ? "none" : c->members[ld].name,
+                          sc_elect_state_name(o->old_state), sc_log_q(o->text));
+            if (o->term > c->term)
+                c->term = o->term;
+            if (o->new_state == SC_ELECT_LEADER && o->old_state != SC_ELECT_LEADER)
+                s_became_leader(c);
+            else if (o->new_state != SC_ELECT_LEADER && c->role == SC_ROLE_LEADER) {
+                c->role = SC_ROLE_FOLLOWER;
+                r->need_term_entry = false;
+                r->resolve = true;
+            }
+            break;
+        }
+        case SC_ELECT_OUT_MAY_ACT:
+        case SC_ELECT_OUT_NOTICE:
+            sc_log_info("election", "term=%lld why=\"%s\"", (long long)sc_elect_term(r->e),
+                        sc_log_q(o->text));
+            break;
+        default: break;
+        }
+    }
+    sc_coord_raft_log_may_act(c);
+    return 0;
+}
+
+void sc_coord_raft_set_log(sc_coord_t *c)
+{
+    sc_craft_t *r = c->raft;
+    if (sc_elect_set_log(r->e, r->last_index, r->last_term, r->commit) < 0)
+        sc_log_err("election: log position refused", "last=%lld commit=%lld",
+                   (long long)r->last_index, (long long)r->commit);
+}
+
+/* ---- commit ------------------------------------------------------------------------------- */
+
+/* Applies what is committed and not applied yet (outside s_gate: the gate's decision applies
+ * itself, after the entries before it). */
+static int s_apply_committed(sc_coord_t *c)
+{
+    sc_craft_t *r = c->raft;
+    int rc;
+
+    if (r->in_gate || r->applied >= r->commit)
+        return 0;
+    if ((rc = sc_store_apply_through(c->store, r->commit)) < 0) {
+        sc_log_err("committed entries not applied", "commit=%lld rc=%s why=\"%s\"",
+                   (long long)r->commit, sc_errname(rc), sc_log_q(sc_store_errmsg(c->store)));
+        return rc;
+    }
+    r->applied = r->commit;
+    c->dirty = true;
+    return 0;
+}
+
+/* Leader: the highest index a majority of the voters stored, if of our term, is committed. */
+static void s_advance_commit(sc_coord_t *c)
+{
+    sc_craft_t *r = c->raft;
+    int64_t m[SC_VOTERS_MAX];
+    size_t n = c->voters.n;
+
+    r->match[c->self] = r->last_index;
+    for (size_t k = 0; k < n; k++)
+        m[k] = r->match[c->voters.index[k]];
+    for (size_t i = 1; i < n; i++) /* descending */
+        for (size_t j = i; j > 0 && m[j - 1] < m[j]; j--) {
+            int64_t t = m[j];
+            m[j] = m[j - 1];
+            m[j - 1] = t;
+        }
+    int64_t maj = m[n / 2];
+    if (maj > r->commit && r->term_entry && maj >= r->term_entry) {
+        r->commit = maj; /* an entry of our term (the first) is in it: Raft's commit rule */
+        sc_coord_raft_set_log(c);
+    }
+}
+
+int sc_coord_raft_log_end(sc_coord_t *c)
+{
+    sc_craft_t *r = c->raft;
+    return sc_store_last_entry(c->store, &r->last_index, &r->last_term);
+}
+
+static int s_drain_dealers(sc_coord_t *c);
+
+/* The store's gate: decision index is durable in our log; wait until a majority has it. */
+int sc_coord_raft_gate(void *ud, int64_t index)
+{
+    sc_coord_t *c = ud;
+    sc_craft_t *r = c->raft;
+    int64_t start = s_now(), now = start;
+    int rc = 0;
+
+    if (c->role != SC_ROLE_LEADER)
+        return SC_E_STATE;
+    if ((rc = sc_coord_raft_log_end(c)) < 0)
+        return rc;
+    if (r->need_term_entry && !r->term_entry)
+        r->term_entry = index; /* the first entry of our term (its TERM entry) */
+    sc_coord_raft_set_log(c);
+    if (c->voters.n <= 1) {
+        r->commit = index;
+        sc_coord_raft_set_log(c);
+    } else {
+        for (size_t k = 0; k < c->voters.n; k++)
+            if (c->voters.index[k] != c->self)
+                s_send_append(c, c->voters.index[k], 0, false);
+        s_advance_commit(c);
+    }
+    r->in_gate = true;
+    while (r->commit < index && c->role == SC_ROLE_LEADER && now - start < S_GATE_MS) {
+        zmq_pollitem_t it[SC_VOTERS_MAX];
+        int n = 0;
+        for (size_t k = 0; k < c->voters.n; k++)
+            if (r->dealer[k])
+                it[n++] = (zmq_pollitem_t){.socket = r->dealer[k], .events = ZMQ_POLLIN};
+        if (zmq_poll(it, n, (long)(S_GATE_MS - (now - start))) < 0 && zmq_errno() != EINTR)
+            break;
+        if ((rc = s_drain_dealers(c)) < 0)
+            break;
+        now = s_now();
+    }
+    r->in_gate = false;
+    r->waited_ms += now - start;
+    if (rc < 0)
+        return rc;
+    if (r->commit < index) {
+        r->resolve = true;
+        sc_log_warn("decision not committed: not acted on",
+                    "index=%lld commit=%lld role=%s "
+                    "waited_ms=%lld",
+                    (long long)index, (long long)r->commit, sc_elect_role(r->e),
+                    (long long)(now - start));
+        return SC_E_STATE;
+    }
+    /* the entries before it first (a former follower's, committed with it) */
+    if (index - 1 > r->applied && (rc = sc_store_apply_through(c->store, index - 1)) < 0)
+        return rc;
+    r->applied = index;
+    if (r->need_term_entry && r->term_entry == index)
+        r->need_term_entry = false;
+    return 0;
+}
+
+/* ---- receiving ---------------------------------------------------------------------------- */
+
+/* A follower: the leader's entries after its prev check; *ret_match the last index matching. */
+static bool s_follow_append(sc_coord_t *c, const sc_msg_append_t *a, int64_t *ret_match)
+{
+    sc_craft_t *r = c->raft;
+    int64_t prev = (int64_t)a->prev_index, cut = 0;
+    sc_dlog_entry_t *v = NULL;
+    bool ok = true;
+    int rc;
+
+    *ret_match = r->applied;
+    if (prev > r->last_index)
+        return false;
+    if (prev > 0) {
+        sc_dlog_entry_t *p = NULL;
+        size_t pn = 0;
+        rc = sc_store_entries(c->store, prev, 1, &p, &pn);
+        ok = rc >= 0 && pn == 1 && p[0].term == (int64_t)a->prev_term;
+        sc_dlog_entries_free(p, pn);
+        if (!ok)
+            return false;
+    }
+    if (a->n_entries && !(v = calloc(a->n_entries, sizeof(*v))))
+        return false;
+    for (size_t i = 0; ok && i < a->n_entries; i++) {
+        const sc_msg_entry_t *en = &a->entries[i];
+        v[i].index = (int64_t)en->index;
+        v[i].term = (int64_t)en->term;
+        v[i].data = en->data;
+        v[i].reason = en->reason ? en->reason : (char *)"";
+        v[i].wall_ms = en->wall_ms;
+        if (sc_dlog_kind_parse(en->kind, &v[i].kind) < 0) {
+            sc_log_err("leader's entry of an unknown kind: not stored", "index=%lld kind=%s",
+                       (long long)v[i].index, en->kind);
+            ok = false;
+        }
+    }
+    if (ok && (rc = sc_store_log_entries(c->store, v, a->n_entries, &cut)) < 0) {
+        sc_log_err("leader's entries not stored", "from=%lld rc=%s why=\"%s\"",
+                   (long long)(prev + 1), sc_errname(rc), sc_log_q(sc_store_errmsg(c->store)));
+        ok = false;
+    }
+    free(v);
+    if (!ok)
+        return false;
+    if (cut)
+        sc_log_notice("log: entries of a former leader replaced", "from=%lld", (long long)cut);
+    sc_coord_raft_log_end(c);
+    int64_t last_new = prev + (int64_t)a->n_entries;
+    int64_t commit = (int64_t)a->commit_index < last_new ? (int64_t)a->commit_index : last_new;
+    if (commit > r->commit)
+        r->commit = commit;
+    sc_coord_raft_set_log(c);
+    if (s_apply_committed(c) < 0)
+        return false;
+    *ret_match = last_new;
+    return true;
+}
+
+/* A peer message from member mi, on the channel set in r->chan_*. */
+static int s_on_peer(sc_coord_t *c, size_t mi, const sc_msg_t *msg)
+{
+    sc_craft_t *r = c->raft;
+    sc_elect_msg_t em = {.from = mi, .to = c->self, .term = (int64_t)msg->term};
+    sc_elect_outputs_t out;
+    int64_t now = s_now();
+    int rc;
+
+    switch (msg->type) {
+    case SC_MSG_VOTE_REQUEST:
+        em.type = msg->vote_request.pre_vote ? SC_ELECT_MSG_PRE_VOTE : SC_ELECT_MSG_VOTE;
+        em.last_index = (int64_t)msg->vote_request.last_log_index;
+        em.last_term = (int64_t)msg->vote_request.last_log_term;
+        em.transfer = msg->vote_request.transfer;
+        snprintf(em.digest, sizeof(em.digest), "%.16s", msg->vote_request.voters_digest);
+        break;
+    case SC_MSG_VOTE:
+        em.type = msg->vote.pre_vote ? SC_ELECT_MSG_PRE_VOTE_ANSWER : SC_ELECT_MSG_VOTE_ANSWER;
+        em.ok = msg->vote.granted;
+        snprintf(em.reason, sizeof(em.reason), "%s", msg->vote.reason ? msg->vote.reason : "");
+        break;
+    case SC_MSG_APPEND:
+        em.type = SC_ELECT_MSG_APPEND;
+        em.commit = (int64_t)msg->append.commit_index;
+        em.round = msg->append.round;
+        em.last_index = (int64_t)msg->append.prev_index + (int64_t)msg->append.n_entries;
+        em.last_term = msg->append.n_entries
+                           ? (int64_t)msg->append.entries[msg->append.n_entries - 1].term
+                           : (int64_t)msg->append.prev_term;
+        break;
+    case SC_MSG_APPEND_ACK:
+        em.type = SC_ELECT_MSG_APPEND_ANSWER;
+        em.ok = msg->append_ack.success;
+        em.match = (int64_t)msg->append_ack.match_index;
+        em.round = msg->append_ack.round;
+        break;
+    case SC_MSG_TIMEOUT_NOW: em.type = SC_ELECT_MSG_TIMEOUT_NOW; break;
+    default: return 0;
+    }
+    if (sc_elect_step(r->e, now, &em, &out) < 0)
+        return 0;
+    if ((rc = sc_coord_raft_outputs(c, &out)) < 0)
+        return rc;
+    if (msg->type == SC_MSG_APPEND && out.append_accepted) {
+        int64_t match = 0;
+        bool ok = s_follow_append(c, &msg->append, &match);
+        sc_elect_msg_t ans;
+        sc_elect_append_answer(r->e, &em, ok, match, &ans);
+        sc_elect_outputs_t one = {.n = 1};
+        one.out[0].kind = SC_ELECT_OUT_SEND;
+        one.out[0].msg = ans;
+        if ((rc = sc_coord_raft_outputs(c, &one)) < 0)
+            return rc;
+        if (msg->term > (uint64_t)c->term)
+            c->term = (int64_t)msg->term;
+    } else if (msg->type == SC_MSG_APPEND_ACK && c->role == SC_ROLE_LEADER &&
+               msg->term == (uint64_t)sc_elect_term(r->e)) {
+        int64_t mt = (int64_t)msg->append_ack.match_index;
+        if (msg->append_ack.success) {
+            if (mt > r->match[mi])
+                r->match[mi] = mt;
+            if (r->next[mi] < mt + 1)
+                r->next[mi] = mt + 1;
+            s_advance_commit(c);
+            if ((rc = s_apply_committed(c)) < 0)
+                return rc;
+            if (r->next[mi] <= r->last_index) /* more owed: at once */
+                s_send_append(c, mi, 0, false);
+        } else { /* not matching: back to what it has (Raft's next index decrement, fast) */
+            r->next[mi] = mt + 1 < r->next[mi] - 1 ? mt + 1 : r->next[mi] - 1;
+            if (r->next[mi] < 1)
+                r->next[mi] = 1;
+            s_send_append(c, mi, 0, false);
+        }
+    }
+    return 0;
+}
+
+static bool s_is_peer_type(sc_msg_type_t t)
+{
+    return t == SC_MSG_VOTE_REQUEST || t == SC_MSG_VOTE || t == SC_MSG_APPEND ||
+           t == SC_MSG_APPEND_ACK || t == SC_MSG_TIMEOUT_NOW;
+}
+
+bool sc_coord_raft_is_peer_msg(const sc_msg_t *msg)
+{
+    return msg && s_is_peer_type(msg->type);
+}
+
+int sc_coord_raft_on_router(sc_coord_t *c, size_t mi, const unsigned char *rid, size_t rid_len,
+                            const sc_msg_t *msg)
+{
+    sc_craft_t *r = c->raft;
+    int rc;
+
+    r->chan_dealer = -1;
+    r->chan_rid = rid;
+    r->chan_rid_len = rid_len;
+    rc = s_on_peer(c, mi, msg);
+    r->chan_rid = NULL;
+    return rc;
+}
+
+/* Every message waiting on our DEALERs (from the voter each is connected to). */
+static int s_drain_dealers(sc_coord_t *c)
+{
+    sc_craft_t *r = c->raft;
+    int rc = 0;
+
+    for (size_t k = 0; k < c->voters.n && rc >= 0; k++) {
+        for (int n = 0; r->dealer[k] && n < 10000 && rc >= 0; n++) {
+            zmq_msg_t zm;
+            sc_msg_t *msg = NULL;
+            char err[256];
+            size_t vi = c->voters.index[k];
+            zmq_msg_init(&zm);
+            if (zmq_msg_recv(&zm, r->dealer[k], ZMQ_DONTWAIT) < 0) {
+                zmq_msg_close(&zm);
+                break;
+            }
+            if (sc_msg_decode(zmq_msg_data(&zm), zmq_msg_size(&zm), &msg, err, sizeof(err)) < 0)
+                sc_log_warn("peer message refused", "from=%s why=\"%s\"", c->members[vi].name,
+                            sc_log_q(err));
+            else if (strcmp(msg->from, c->members[vi].name) != 0 || !s_is_peer_type(msg->type))
+                sc_log_warn("peer message refused", "connection=%s from=%s type=%s",
+                            c->members[vi].name, msg->from, sc_msg_type_name(msg->type));
+            else {
+                r->chan_dealer = (int)k;
+                rc = s_on_peer(c, vi, msg);
+                r->chan_dealer = -1;
+            }
+            sc_msg_destroy(&msg);
+            zmq_msg_close(&zm);
+        }
+    }
+    return rc;
+}
+
+int sc_coord_raft_drain(sc_coord_t *c)
+{
+    return s_drain_dealers(c);
+}
+
+size_t sc_coord_raft_pollitems(sc_coord_t *c, zmq_pollitem_t *items, size_t max)
+{
+    size_t n = 0;
+    for (size_t k = 0; c->raft && k < c->voters.n && n < max; k++)
+        if (c->raft->dealer[k])
+            items[n++] = (zmq_pollitem_t){.socket = c->raft->dealer[k], .events = ZMQ_POLLIN};
+    return n;
+}
+
+/* ---- time --------------------------------------------------------------------------------- */
+
+void sc_coord_raft_log_may_act(sc_coord_t *c)
+{
+    sc_craft_t *r = c->raft;
+    bool now = sc_coord_may_act(c);
+
+    if (now == r->may_act)
+        return;
+    r->may_act = now;
+    sc_log_notice("may act", "value=%s term=%lld commit=%lld", now ? "true" : "false",
+                  (long long)sc_elect_term(r->e), (long long)r->commit);
+}
+
+int sc_coord_raft_tick(sc_coord_t *c)
+{
+    sc_craft_t *r = c->raft;
+    sc_elect_outputs_t out;
+    int64_t now = s_now();
+    int rc;
+
+    if (now >= sc_elect_next_ms(r->e)) {
+        sc_elect_tick(r->e, now, &out);
+        if ((rc = sc_coord_raft_outputs(c, &out)) < 0)
+            return rc;
+    }
+    if (c->role == SC_ROLE_LEADER && r->need_term_entry && !r->in_gate) {
+        json_object *d = json_object_new_object();
+        json_object_object_add(d, "term", json_object_new_int64(sc_elect_term(r->e)));
+        rc = sc_coord_exec_decide(c, SC_DLOG_TERM, d, "won the election: the term's first entry");
+        if (rc == SC_E_STATE)
+            rc = 0;
+        if (rc < 0)
+            return rc;
+        if (!r->need_term_entry) {
+            c->last_leader_ms = 0; /* tell the agents at once */
+            c->dirty = true;
+            if ((rc = sc_coord_restart_take_lead(c)) < 0)
+                return rc;
+        }
+    }
+    if (c->role == SC_ROLE_LEADER) { /* non-voters: what they are owed, or a keepalive */
+        for (size_t i = 0; i < c->n_members; i++)
+            if (i != c->self && s_voter_slot(c, i) < 0 &&
+                ((r->next[i] <= r->last_index && now - r->sent_ms[i] >= c->o.heartbeat_ms) ||
+                 now - r->sent_ms[i] >= S_NONVOTER_KEEPALIVE_MS))
+                s_send_append(c, i, 0, false);
+    }
+    if (r->resolve && sc_coord_may_act(c)) {
+        r->resolve = false;
+        if ((rc = sc_coord_restart_resolve_intents(c)) < 0)
+            return rc;
+    }
+    sc_coord_raft_log_may_act(c);
+    return 0;
+}
