@@ -116,7 +116,7 @@ int sc_coord_raft_new(sc_coord_t *c, const sc_curve_keypair_t *kp, const sc_keyr
 
     if (!(r = c->raft = calloc(1, sizeof(*r))) || !(r->next = calloc(c->n_members, 8)) ||
         !(r->match = calloc(c->n_members, 8)) || !(r->sent_ms = calloc(c->n_members, 8)) ||
-        !(names = calloc(c->n_members, sizeof(*names)))) {
+        !(r->ack_ms = calloc(c->n_members, 8)) || !(names = calloc(c->n_members, sizeof(*names)))) {
         free(names);
         return -ENOMEM;
     }
@@ -205,6 +205,7 @@ void sc_coord_raft_destroy(sc_coord_t *c)
     free(r->next);
     free(r->match);
     free(r->sent_ms);
+    free(r->ack_ms);
     free(r);
     c->raft = NULL;
 }

@@ -212,6 +212,15 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
 
     if (!sc_coord_may_act(c))
         return 0;
+    {
+        const sc_event_t *evs[SC_DOC_MAX_EVENTS];
+        size_t k = 0;
+        for (size_t i = 0; i < a->n_events && k < SC_DOC_MAX_EVENTS; i++)
+            if (!sc_coord_rehearse_owns(c, in->events[a->events[i]].ev->id))
+                evs[k++] = in->events[a->events[i]].ev;
+        if (k && sc_coord_handover_before_approval(c, evs, k))
+            return 0; /* our successor approves */
+    }
     for (size_t i = 0; i < a->n_events && n < SC_DOC_MAX_EVENTS; i++) {
         const char *id = in->events[a->events[i]].ev->id;
         sc_cevstate_t *e = sc_coord_exec_ev_get(c, id);

@@ -21,6 +21,8 @@
  *   sc_coord_raft.c      the election (sc_elect) and the decision log's replication: peer
  *                        sockets, votes, appends, the commit wait before anything is acted on
  *   sc_coord_elect.c     the election's life: new, destroy, status, a newer term adopted
+ *   sc_coord_handover.c  leadership handed over: before approving our own VM's event, and
+ *                        back to the preferred member when nothing is in flight
  */
 #ifndef SC_COORD_INT_H
 #define SC_COORD_INT_H
@@ -261,6 +263,9 @@ struct sc_craft {
     int64_t *next;                 /* leader: per member, the next index to send */
     int64_t *match;                /* leader: per member, the last index known stored */
     int64_t *sent_ms;              /* leader: per member, the last append sent */
+    int64_t *ack_ms;               /* leader: per member, its last append_ack */
+    int64_t led_since_ms;          /* leader: when our term's first entry committed */
+    int64_t handover_ms;           /* leader: when we last started a handover (0: never) */
     int64_t last_index, last_term; /* our log's end */
     int64_t commit;                /* the commit index known */
     int64_t applied;               /* applied through */
@@ -285,6 +290,15 @@ int sc_coord_raft_log_end(sc_coord_t *c);
 int sc_coord_raft_gate(void *ud, int64_t index);
 /* Logs "may act" when sc_coord_may_act changed. */
 void sc_coord_raft_log_may_act(sc_coord_t *c);
+/* Before approving evs[n]: when one of them impacts our own VM, hands the lead to a voter
+ * outside them (sc_elect_transfer: TimeoutNow) and returns true: the successor approves, alive
+ * to see the event through. False (approve now): our VM is not in them, a Freeze shorter than
+ * the election timeout, or no voter outside them is caught up (said in the log). */
+bool sc_coord_handover_before_approval(sc_coord_t *c, const sc_event_t *const *evs, size_t n);
+/* Leader, no event in flight, leading for 10 s: the lead goes back to the preferred member
+ * (the first voter of --members) when it is caught up — by transfer, never by an election, so
+ * a member coming back does not flap the lead mid-drain (keepalived's nopreempt lesson). */
+void sc_coord_handover_prefer(sc_coord_t *c, int64_t now);
 
 /* The election from the store's hard state and log, DEALERs to the other voters (CURVE with
  * kp and ring, or plain when kp is NULL), and the store's commit gate. 0 or an error in err. */

@@ -27,10 +27,10 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#define S_GATE_MS 400               /* a decision waits at most this long for a majority */
-#define S_BATCH_ENTRIES 256         /* entries in one append, at most */
-#define S_BATCH_BYTES 262144        /* and about this many bytes of data */
-#define S_NONVOTER_KEEPALIVE_MS 500 /* a non-voter up to date hears the leader this often */
+#define S_GATE_MS 400                /* a decision waits at most this long for a majority */
+#define S_BATCH_ENTRIES 256          /* entries in one append, at most */
+#define S_BATCH_BYTES 262144         /* and about this many bytes of data */
+#define S_NONVOTER_KEEPALIVE_MS 1000 /* a non-voter up to date hears the leader this often */
 
 static int64_t s_now(void)
 {
@@ -494,6 +494,7 @@ static int s_on_peer(sc_coord_t *c, size_t mi, const sc_msg_t *msg)
     } else if (msg->type == SC_MSG_APPEND_ACK && c->role == SC_ROLE_LEADER &&
                msg->term == (uint64_t)sc_elect_term(r->e)) {
         int64_t mt = (int64_t)msg->append_ack.match_index;
+        r->ack_ms[mi] = now;
         if (msg->append_ack.success) {
             if (mt > r->match[mi])
                 r->match[mi] = mt;
@@ -623,6 +624,7 @@ int sc_coord_raft_tick(sc_coord_t *c)
         if (rc < 0)
             return rc;
         if (!r->need_term_entry) {
+            r->led_since_ms = now;
             c->last_leader_ms = 0; /* tell the agents at once */
             c->dirty = true;
             if ((rc = sc_coord_restart_take_lead(c)) < 0)
@@ -636,6 +638,8 @@ int sc_coord_raft_tick(sc_coord_t *c)
                  now - r->sent_ms[i] >= S_NONVOTER_KEEPALIVE_MS))
                 s_send_append(c, i, 0, false);
     }
+    if (c->role == SC_ROLE_LEADER)
+        sc_coord_handover_prefer(c, now);
     if (r->resolve && sc_coord_may_act(c)) {
         r->resolve = false;
         if ((rc = sc_coord_restart_resolve_intents(c)) < 0)
