@@ -1202,6 +1202,10 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
          * VMs go away (bringing one back into service just before is worse) */
         x->rollback =
             x->rollback && x->scheduled && x->cls != SC_CLASS_EVICT && x->cls != SC_CLASS_NO_DRAIN;
+        /* an approval made (or in flight) is irreversible while the event is listed: none of
+         * its VMs is recovered, its fault domain is not released (proto/README.md, Fencing) */
+        if (e->approval == SC_APPROVAL_INTENT || e->approval == SC_APPROVAL_APPROVED)
+            x->rollback = false;
         x->retry_ready = x->rollback && !x->in_flight && x->retry_ready;
     }
     for (size_t m = 0; m < in->n_members; m++)

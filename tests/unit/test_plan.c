@@ -472,6 +472,19 @@ static const row_t rows[] = {
      FD2,
      {{.id = "E1", .vms = "a0=prepared,a1=prepare_failed"}, {.id = "E2", .vms = "b0=none"}},
      .expect = "ALERT prepare_failed E1 a1; RECOVER a0 E1; RECOVER a1 E1"},
+    /* issue 11: an approval made (or in flight) is irreversible while the event is listed: a
+     * prepare that fails late (an interrupted report after the intent) rolls nothing back —
+     * no VM of it recovered, its fault domain not released to E2 */
+    {"hook_failed_after_approval_no_rollback",
+     FD2,
+     {{.id = "E1", .appr = SC_APPROVAL_INTENT, .vms = "a0=prepared,a1=prepare_failed"},
+      {.id = "E2", .vms = "b0=none"}},
+     .expect = ""},
+    {"hook_failed_after_approved_no_rollback",
+     FD2,
+     {{.id = "E1", .appr = SC_APPROVAL_APPROVED, .vms = "a0=prepared,a1=prepare_interrupted"},
+      {.id = "E2", .vms = "b0=none"}},
+     .expect = ""},
     {"hook_failed_event_forced_recovers",
      FD2,
      {{.id = "E1",
