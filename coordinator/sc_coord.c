@@ -19,6 +19,7 @@
 #include <zmq.h>
 
 #define S_PLAN_EVERY_MS 200 /* the planner runs at least this often */
+#define S_VIEW_EVERY_MS 250 /* and, for the view only, on a member that may not act */
 
 void sc_coord_opts_init(sc_coord_opts_t *o)
 {
@@ -351,10 +352,14 @@ static int s_plan_if_due(sc_coord_t *c, int64_t now)
 {
     int rc;
 
-    if (!sc_coord_may_act(c) || !(c->dirty || now - c->last_plan_ms >= S_PLAN_EVERY_MS))
+    bool act = sc_coord_may_act(c);
+
+    if (act ? !(c->dirty || now - c->last_plan_ms >= S_PLAN_EVERY_MS)
+            : now - c->last_plan_ms < S_VIEW_EVERY_MS)
         return 0;
     c->dirty = false;
-    rc = sc_coord_exec_plan_round(c);
+    c->last_plan_ms = now;
+    rc = sc_coord_exec_plan_round(c, act);
     return rc < 0 ? rc : 0;
 }
 

@@ -172,6 +172,45 @@ int sc_coord_exec_handle_changes(sc_coord_t *c, sc_registry_changes_t *ch)
     return rc;
 }
 
+/* A new leader's registry (the agents' reports it kept while it followed) against the state
+ * (what was decided): what the old leader never decided — events first seen, started, over
+ * while nobody led — is decided now, as the registry's changes would have been. */
+int sc_coord_exec_sync_registry(sc_coord_t *c)
+{
+    sc_registry_changes_t ch = {0};
+    sc_reg_change_t *items = calloc(sc_registry_count(c->reg) + 1, sizeof(*items));
+    size_t n = 0;
+
+    if (!items)
+        return -ENOMEM;
+    for (size_t i = 0; i < sc_registry_count(c->reg); i++) {
+        const sc_reg_event_t *re = sc_registry_event_at(c->reg, i);
+        const sc_cs_event_t *ce = sc_coord_exec_cs(c, re->ev.id);
+        sc_reg_change_t x = {.start_kind = re->start_kind};
+        bool started = re->start_kind != SC_START_NONE;
+
+        snprintf(x.id, sizeof(x.id), "%s", re->ev.id);
+        if (!ce && re->phase == SC_REG_ACTIVE)
+            x.kind = started ? SC_CHG_NEW_STARTED : SC_CHG_NEW;
+        else if (!ce)
+            continue; /* over before anyone decided it: nothing to drain or recover */
+        else if (ce->phase != SC_REG_ACTIVE)
+            continue;
+        else if (re->phase == SC_REG_ENDED || re->phase == SC_REG_CANCELLED)
+            x.kind = re->phase == SC_REG_ENDED ? SC_CHG_ENDED : SC_CHG_CANCELLED;
+        else if (started && ce->start_kind == SC_START_NONE)
+            x.kind = SC_CHG_STARTED;
+        else
+            continue;
+        items[n++] = x;
+    }
+    ch.items = items;
+    ch.n = n;
+    if (n)
+        sc_log_notice("new leader: decided what its predecessor had not", "changes=%zu", n);
+    return sc_coord_exec_handle_changes(c, &ch); /* releases ch */
+}
+
 /* ---- planning and acting ------------------------------------------------------------- */
 
 /* Raises an alert once per (kind, event, dedup, attempt): a decision (whose key the state
@@ -363,7 +402,7 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
 }
 
 /* Builds the planner's input, runs it, carries out its actions. */
-int sc_coord_exec_plan_round(sc_coord_t *c)
+int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
 {
     size_t nreg = sc_registry_count(c->reg), nvm_total = 0, nseen_total = 0, nres_total = 0;
     sc_plan_member_t *pm = calloc(c->n_members, sizeof(*pm));
@@ -486,10 +525,8 @@ int sc_coord_exec_plan_round(sc_coord_t *c)
         sc_log_err("planner refused its input", "rc=%s", sc_errname(rc));
         goto out;
     }
-    sc_coord_forecast_note(c, &in, &out);
     for (size_t i = 0; i < out.n_members && i < c->n_members; i++)
         c->members[i].state = out.member_state[i];
-    sc_coord_notify_plan(c, &in, &out); /* event_scheduled with the plan, before its orders */
     for (size_t i = 0; i < out.n_events; i++) {
         sc_cevstate_t *e = sc_coord_exec_ev_find(c, pe[i].ev->id);
         if (e) {
@@ -497,6 +534,14 @@ int sc_coord_exec_plan_round(sc_coord_t *c)
             e->waiting_for = out.waiting_for[i] ? strdup(out.waiting_for[i]) : NULL;
         }
     }
+    if (!act) { /* a follower's view: the states and words of the plan, nothing carried out */
+        for (size_t i = c->n_ev; i-- > 0;)
+            if (!sc_coord_exec_cs(c, c->ev[i]->id))
+                s_ev_remove(c, c->ev[i]); /* closed by the leader */
+        goto out;
+    }
+    sc_coord_forecast_note(c, &in, &out);
+    sc_coord_notify_plan(c, &in, &out); /* event_scheduled with the plan, before its orders */
     /* MEMBER_GONE changes the registry, which in[] borrows from: carry it out last. */
     for (size_t i = 0; i < out.n_actions && rc >= 0; i++)
         if (out.actions[i].kind != SC_ACT_MEMBER_GONE)

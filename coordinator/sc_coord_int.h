@@ -218,14 +218,19 @@ void sc_coord_exec_ev_free(sc_cevstate_t *e);
 int sc_coord_exec_decide(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data, const char *reason);
 /* Records what the registry changed (ch is released). 0 or a store error. */
 int sc_coord_exec_handle_changes(sc_coord_t *c, sc_registry_changes_t *ch);
+/* A new leader decides what the agents reported and nobody decided (events first seen,
+ * started, over while it followed). 0 or a store error. */
+int sc_coord_exec_sync_registry(sc_coord_t *c);
 /* Raises an alert once per (kind, event, dedup, attempt): a decision, a log line, a count.
  * event_id and member may be NULL; attempt: the drain attempt it is about, else 0. 0 or a
  * store error. */
 int sc_coord_exec_alert(sc_coord_t *c, sc_alert_t kind, const char *event_id, const char *member,
                         const char *dedup, const char *message, int attempt);
 /* Builds the planner's input, runs it, carries out its actions (orders, approvals, alerts,
- * members gone) and closes events that owe nothing. 0 or a fatal error. */
-int sc_coord_exec_plan_round(sc_coord_t *c);
+ * members gone) and closes events that owe nothing. With act false (a follower, or a leader
+ * that may not act), only what the plan says is kept (members' states, waiting for): the
+ * status and watch of every member show it. 0 or a fatal error. */
+int sc_coord_exec_plan_round(sc_coord_t *c, bool act);
 /* Delegated approvals unanswered for S_VIA_TIMEOUT_MS fail (retried by the next plan).
  * 0 or a store error. */
 int sc_coord_exec_expire_via(sc_coord_t *c, int64_t now);

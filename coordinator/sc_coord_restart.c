@@ -359,6 +359,8 @@ int sc_coord_restart_restore(sc_coord_t *c)
 int sc_coord_restart_take_lead(sc_coord_t *c)
 {
     int rc = s_record_members(c);
+    if (rc >= 0)
+        rc = sc_coord_exec_sync_registry(c);
     return rc < 0 ? rc : sc_coord_restart_resolve_intents(c);
 }
 

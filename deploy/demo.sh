@@ -69,9 +69,10 @@ s=[socket.socket() for _ in range('$N')]
 [x.bind((sys.argv[1],0)) for x in s]
 print(" ".join(str(x.getsockname()[1]) for x in s))' "$LO")"
 MEMBERS=""
-for ((i = 0; i < N; i++)); do MEMBERS+="${MEMBERS:+,}vm_$i=$LO:${ports[$i]}"; done
+# NAME=HOST:PORT/FD: imds-sim puts vm_i in fault domain i % FDS; the voters are spread over them
+for ((i = 0; i < N; i++)); do MEMBERS+="${MEMBERS:+,}vm_$i=$LO:${ports[$i]}/$((i % FDS))"; done
 
-say "$N agents (deploy/hooks/prepare and recover, 1 s each) and one coordinator (vm_0)"
+say "$N agents (deploy/hooks/prepare and recover, 1 s each) and $N coordinators, 3 of them voters"
 echo "(--insecure: plain-text ZeroMQ, acceptable only because everything is on loopback)"
 for ((i = 0; i < N; i++)); do
   mkdir -p "$DIR/vm_$i"
@@ -86,9 +87,16 @@ for ((i = 0; i < N; i++)); do
     --log-level warn 2>"$DIR/vm_$i/agent.log" &
   PIDS+=($!)
 done
-"$BIN/schedcoord-coordinator" --name vm_0 --imds-url "$B/vm_0" --members "$MEMBERS" \
-  --state-dir "$DIR/coord" --insecure --deadline-margin-s 5 --voters 1 2>"$DIR/coord.log" &
-PIDS+=($!)
+# vm_0's coordinator keeps $DIR/coord (the one this demo looks through), vm_i's $DIR/coord_i
+cdir() { [[ $1 == 0 ]] && echo "$DIR/coord" || echo "$DIR/coord_$1"; }
+coord_up() {
+  "$BIN/schedcoord-coordinator" --name "vm_$1" --imds-url "$B/vm_$1" --members "$MEMBERS" \
+    --state-dir "$(cdir "$1")" --insecure --deadline-margin-s 5 2>>"$(cdir "$1").log" &
+  CPID[$1]=$!
+  PIDS+=($!)
+}
+CPID=()
+for ((i = 0; i < N; i++)); do coord_up "$i"; done
 # every member alive with its fault domain: a status line "vm_i FD UD STATE yes"
 for _ in $(seq 150); do
   n=$(ctl status 2>/dev/null | grep -cE '^vm_[0-9]+ +[0-9]+ +[0-9]+ +[a-z]+ +yes' || true)
@@ -118,6 +126,49 @@ say "summary: what schedcoord did, and what Azure alone would have done"
 ctl history --json >"$DIR/history.json"
 python3 "$ROOT/deploy/demo-summary.py" --timeline "$DIR/timeline.jsonl" \
   --history "$DIR/history.json" --time-scale $SCALE
+
+say "kill the leader: kill -9 of its coordinator, as a VM lost at once"
+leader_of() {
+  "$BIN/schedcoordctl" --state-dir "$(cdir "$1")" status --json 2>/dev/null |
+    python3 -c 'import json, sys; print(json.load(sys.stdin).get("leader") or "")' 2>/dev/null
+}
+L=""
+for _ in $(seq 100); do
+  L=$(leader_of 0)
+  [[ -n $L ]] && [[ $(leader_of 1) == "$L" ]] && [[ $(leader_of 2) == "$L" ]] && break
+  sleep 0.1
+done
+[[ -n $L ]] || { echo "demo: no leader" >&2; exit 1; }
+li=${L#vm_}
+oi=$(((li + 1) % 3)) # another voter, to look through
+echo "the voters follow $L; killing its coordinator (its agent and its VM stay up)"
+t0=$(date +%s%N)
+kill -9 "${CPID[$li]}"
+wait "${CPID[$li]}" 2>/dev/null || true
+NL=""
+for _ in $(seq 100); do
+  NL=$(leader_of "$oi")
+  [[ -n $NL && $NL != "$L" ]] && break
+  NL=""
+  sleep 0.05
+done
+[[ -n $NL ]] || { echo "demo: no new leader after $L was killed" >&2; exit 1; }
+echo "$NL leads after $(((($(date +%s%N) - t0) / 1000000))) ms (an election timeout of 1 to 2 s and one round of votes)"
+E=$(curl -sS -f -d '{"EventType":"Reboot","Resources":["vm_5"],"NoticeSeconds":900,"DurationInSeconds":60}' \
+  "$B/control/events" | python3 -c 'import json, sys; print(json.load(sys.stdin)["EventId"])')
+echo "a Reboot of vm_5 ($E) comes in; $NL drains it and approves it:"
+for _ in $(seq 300); do
+  grep -q "\"kind\": *\"completed\".*$E\|$E.*\"kind\": *\"completed\"" "$DIR/timeline.jsonl" && break
+  sleep 0.1
+done
+"$BIN/schedcoordctl" --state-dir "$(cdir "$oi")" history --json | python3 -c '
+import json, sys
+for h in json.load(sys.stdin):
+    if sys.argv[1] in json.dumps(h["data"]) and h["kind"] in ("prepare_ordered", "approval_intent", "event_started", "recover_ordered"):
+        print("  term %d  %-16s %s" % (h["term"], h["kind"], h["reason"]))' "$E"
+coord_up "$li"
+for _ in $(seq 100); do [[ $(leader_of "$li") == "$NL" ]] && break; sleep 0.1; done
+echo "$L's coordinator started again: it follows $(leader_of "$li") (PreVote: a member back does not depose a healthy leader)"
 
 say "where to look next"
 if [[ ${SC_DEMO_KEEP:-} == 1 ]]; then
