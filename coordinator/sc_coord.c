@@ -170,11 +170,8 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
     /* Before the state: the TERM entry of our start is the first thing to tell. */
     if ((rc = sc_coord_notify_new(c, o->notify, err, errlen)) < 0)
         goto fail;
-    /* The state: the last snapshot and the log after it, applied as a follower would. */
-    if ((rc = sc_store_apply_pending(c->store)) < 0) {
-        snprintf(err, errlen, "store %s: %s", dbpath, sc_store_errmsg(c->store));
-        goto fail;
-    }
+    /* The state: the last snapshot and the log after it, up to the last entry applied (the
+     * entries after it are not known to be committed: a leader's commit index applies them). */
     if ((rc = sc_coord_restart_replay(c, err, errlen)) < 0)
         goto fail;
     /* Every coordinator starts a follower; the election (sc_coord_raft.c) makes one the

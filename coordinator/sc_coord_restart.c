@@ -104,6 +104,7 @@ int sc_coord_restart_replay(sc_coord_t *c, char *err, size_t errlen)
 {
     const char **names = calloc(c->n_members, sizeof(*names));
     size_t n = 0, skipped = 0;
+    bool stop = false;
     int64_t from;
     int rc;
 
@@ -126,6 +127,10 @@ int sc_coord_restart_replay(sc_coord_t *c, char *err, size_t errlen)
         }
         for (size_t i = 0; i < n && rc >= 0; i++) {
             char why[256];
+            if (!v[i].applied) { /* not known committed: applied once a leader says it is */
+                stop = true;
+                break;
+            }
             rc = sc_cstate_apply(c->cs, &v[i], NULL, why, sizeof(why));
             if (rc >= 0 && c->o.on_apply)
                 c->o.on_apply(c->o.on_apply_ud, &v[i], c->cs);
@@ -143,7 +148,7 @@ int sc_coord_restart_replay(sc_coord_t *c, char *err, size_t errlen)
             return rc;
         }
         from = sc_cstate_applied(c->cs) + 1;
-    } while (n == S_REPLAY_BATCH);
+    } while (n == S_REPLAY_BATCH && !stop);
     sc_log_info("state replayed", "snapshot=%lld applied=%lld events=%zu passed_over=%zu",
                 (long long)c->snapshot_at, (long long)sc_cstate_applied(c->cs),
                 sc_cstate_n_events(c->cs), skipped);
