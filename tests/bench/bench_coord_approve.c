@@ -257,8 +257,13 @@ int main(int argc, char **argv)
     o.insecure = true;
     o.dead_after_ms = 600000;
     o.policy.deadline_margin_s = 1;
+    o.voters = 1; /* the one coordinator elects itself (no peers to replicate to) */
     if (sc_coord_new(&o, &c, err, sizeof(err)) < 0) {
         fprintf(stderr, "coordinator: %s\n", err);
+        return 1;
+    }
+    if (!sc_coord_wait_lead(c, 5000)) {
+        fprintf(stderr, "coordinator: not elected\n");
         return 1;
     }
     pthread_create(&th, NULL, s_coord_thread, c);

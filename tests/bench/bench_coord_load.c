@@ -250,7 +250,7 @@ int main(int argc, char **argv)
             dup2(null, 1);
         execl(coord, coord, "--name", "vm_0", "--imds-url", url, "--members", members,
               "--state-dir", statedir, "--key", keyfile, "--keys", ringfile, "--log-level", "warn",
-              (char *)NULL);
+              "--voters", "1", (char *)NULL);
         _exit(127);
     }
 
