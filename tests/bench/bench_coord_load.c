@@ -10,7 +10,10 @@
  * second). After a warm-up (CURVE handshakes, hellos), the coordinator's CPU (every thread,
  * /proc/PID/task/TID/schedstat) and memory (VmRSS, RssAnon) are read over SECONDS.
  *
- *   build/bench/bench_coord_load [members=1000] [seconds=20] [bin dir, default: ../bin]
+ *   build/bench/bench_coord_load [members=1000] [seconds=20] [bin dir, default: ../bin] [voters]
+ * voters 1 (default): vm_0's coordinator alone, the only voter, leads. voters 3: vm_0, vm_1 and
+ * vm_2 each run a coordinator, they elect a leader, and every simulated agent reports to the
+ * three (as schedcoord-agent reports to the voters); the leader's and a voter's CPU are read.
  * Prints one line: members, heartbeats/s sent, leader messages/s received, coordinator CPU in
  * % of one core, VmRSS and RssAnon; then, the heartbeats going on, 21 Prometheus scrapes
  * (schedcoordctl metrics, as the socket-activated endpoint runs it): median wall time, median
@@ -43,7 +46,8 @@
 
 typedef struct agent {
     char name[32];        /* vm_i */
-    void *sock;           /* DEALER to the coordinator */
+    void *sock[3];        /* DEALER to each coordinator (voter) */
+    int nsock;            /* sockets used */
     uint64_t seq;         /* message sequence */
     uint64_t term;        /* newest term seen */
     int64_t next_hb;      /* monotonic ms of the next heartbeat */
@@ -59,7 +63,9 @@ static int s_send(agent_t *a, sc_msg_t *m)
     sc_msg_destroy(&m);
     if (rc < 0)
         return rc;
-    rc = zmq_send(a->sock, buf, len, ZMQ_DONTWAIT) < 0 ? -1 : 0;
+    for (int k = 0; k < a->nsock; k++)
+        if (zmq_send(a->sock[k], buf, len, ZMQ_DONTWAIT) < 0)
+            rc = -1;
     free(buf);
     return rc;
 }
@@ -111,11 +117,12 @@ static void s_drain(agent_t *ag, int n)
 {
     for (int i = 0; i < n; i++) {
         sc_msg_t *m;
-        while ((m = bench_recv(ag[i].sock, &ag[i].term))) {
-            if (m->type == SC_MSG_LEADER)
-                ag[i].leader++;
-            sc_msg_destroy(&m);
-        }
+        for (int k = 0; k < ag[i].nsock; k++)
+            while ((m = bench_recv(ag[i].sock[k], &ag[i].term))) {
+                if (m->type == SC_MSG_LEADER)
+                    ag[i].leader++;
+                sc_msg_destroy(&m);
+            }
     }
 }
 
@@ -143,8 +150,8 @@ static void s_run(agent_t *ag, int n, int64_t ms, unsigned long *hb)
 
 #define S_SCRAPES 21
 
-/* One scrape: schedcoordctl --state-dir DIR metrics > out. 0 when it exited 0. */
-static int s_scrape(const char *ctl, const char *statedir, const char *out)
+/* schedcoordctl --state-dir DIR CMD [--json] > out. 0 when it exited 0. */
+static int s_ctl(const char *ctl, const char *statedir, const char *cmd, const char *out)
 {
     int status;
     pid_t pid = fork();
@@ -153,7 +160,10 @@ static int s_scrape(const char *ctl, const char *statedir, const char *out)
         int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (fd < 0 || dup2(fd, 1) < 0)
             _exit(127);
-        execl(ctl, ctl, "--state-dir", statedir, "metrics", (char *)NULL);
+        if (strcmp(cmd, "metrics") == 0)
+            execl(ctl, ctl, "--state-dir", statedir, cmd, (char *)NULL);
+        else
+            execl(ctl, ctl, "--state-dir", statedir, cmd, "--json", (char *)NULL);
         _exit(127);
     }
     if (pid < 0 || waitpid(pid, &status, 0) < 0)
@@ -179,22 +189,24 @@ int main(int argc, char **argv)
     int secs = argc > 2 ? atoi(argv[2]) : 20;
     char bindir[PATH_MAX], self[PATH_MAX], dir[] = "/tmp/sc_bench_load_XXXXXX";
     char sim[PATH_MAX + 16], coord[PATH_MAX + 32], ctl[PATH_MAX + 32], tl[64], url[128], err[256];
-    char keyfile[64], ringfile[64], statedir[64], endpoint[64];
+    char keyfile[3][64], ringfile[64], statedirs[3][64], endpoint[3][64], *statedir;
+    int voters = argc > 4 ? atoi(argv[4]) : 1, ports[3];
+    pid_t cpids[3] = {0, 0, 0};
     sc_curve_keypair_t *kp;
     agent_t *ag;
     char *members;
     size_t mlen;
     FILE *ring;
-    pid_t sim_pid, coord_pid;
+    pid_t sim_pid, coord_pid, voter_pid = 0;
     void *zctx;
-    int port, status;
+    int status;
     unsigned long hb = 0, leader0 = 0, leader1 = 0, answered = 0;
     int64_t t0, t1, c0, c1;
     long rss, anon;
 
-    if (n < 2 || n > 4000 || secs < 1 || !mkdtemp(dir)) {
-        fprintf(stderr,
-                "usage: bench_coord_load [members=1000 (2..4000)] [seconds=20] [bin dir]\n");
+    if (n < 4 || n > 4000 || secs < 1 || (voters != 1 && voters != 3) || !mkdtemp(dir)) {
+        fprintf(stderr, "usage: bench_coord_load [members=1000 (4..4000)] [seconds=20] [bin dir] "
+                        "[voters 1|3]\n");
         return 2;
     }
     if (argc > 3) {
@@ -208,10 +220,13 @@ int main(int argc, char **argv)
     snprintf(coord, sizeof(coord), "%s/schedcoord-coordinator", bindir);
     snprintf(ctl, sizeof(ctl), "%s/schedcoordctl", bindir);
     snprintf(tl, sizeof(tl), "%s/timeline", dir);
-    snprintf(keyfile, sizeof(keyfile), "%s/vm_0.key", dir);
     snprintf(ringfile, sizeof(ringfile), "%s/keyring", dir);
-    snprintf(statedir, sizeof(statedir), "%s/state", dir);
-    mkdir(statedir, 0700);
+    for (int v = 0; v < voters; v++) {
+        snprintf(keyfile[v], sizeof(keyfile[v]), "%s/vm_%d.key", dir, v);
+        snprintf(statedirs[v], sizeof(statedirs[v]), "%s/state%d", dir, v);
+        mkdir(statedirs[v], 0700);
+    }
+    statedir = statedirs[0];
 
     /* keys of every member, the keyring, the coordinator's key pair file */
     kp = calloc((size_t)n, sizeof(*kp));
@@ -220,9 +235,12 @@ int main(int argc, char **argv)
     members = malloc(mlen);
     if (!kp || !ag || !members || !(ring = fopen(ringfile, "w")))
         return 1;
-    if ((port = sc_test_free_port()) < 0)
-        return 1;
-    snprintf(endpoint, sizeof(endpoint), "tcp://127.0.0.1:%d", port);
+    for (int v = 0; v < voters; v++) {
+        if ((ports[v] = sc_test_free_port()) < 0)
+            return 1;
+        snprintf(endpoint[v], sizeof(endpoint[v]), "tcp://127.0.0.1:%d", ports[v]);
+    }
+
     members[0] = '\0';
     for (int i = 0, off = 0; i < n; i++) {
         if (sc_curve_keygen(&kp[i]) < 0) {
@@ -230,47 +248,78 @@ int main(int argc, char **argv)
             return 1;
         }
         fprintf(ring, "vm_%d %s\n", i, kp[i].public_z85);
-        /* only vm_0 runs a coordinator; the others' endpoints are never connected to */
+        /* only the voters run a coordinator; the others' endpoints are never connected to */
         off += snprintf(members + off, mlen - (size_t)off, "%svm_%d=127.0.0.1:%d", i ? "," : "", i,
-                        i == 0 ? port : 9);
+                        i < voters ? ports[i] : 9);
     }
     fclose(ring);
-    if (sc_curve_keypair_save(keyfile, &kp[0], err, sizeof(err)) < 0) {
-        fprintf(stderr, "bench_coord_load: %s\n", err);
-        return 1;
-    }
+    for (int v = 0; v < voters; v++)
+        if (sc_curve_keypair_save(keyfile[v], &kp[v], err, sizeof(err)) < 0) {
+            fprintf(stderr, "bench_coord_load: %s\n", err);
+            return 1;
+        }
 
     if ((sim_pid = bench_sim_start(sim, tl, url, sizeof(url))) < 0) {
         fprintf(stderr, "bench_coord_load: cannot start %s\n", sim);
         return 1;
     }
-    if ((coord_pid = fork()) == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        if (null >= 0)
-            dup2(null, 1);
-        execl(coord, coord, "--name", "vm_0", "--imds-url", url, "--members", members,
-              "--state-dir", statedir, "--key", keyfile, "--keys", ringfile, "--log-level", "warn",
-              "--voters", "1", (char *)NULL);
-        _exit(127);
-    }
+    for (int v = 0; v < voters; v++)
+        if ((cpids[v] = fork()) == 0) {
+            int null = open("/dev/null", O_WRONLY);
+            char name[16], nv[8];
+            if (null >= 0)
+                dup2(null, 1);
+            snprintf(name, sizeof(name), "vm_%d", v);
+            snprintf(nv, sizeof(nv), "%d", voters);
+            execl(coord, coord, "--name", name, "--imds-url", url, "--members", members,
+                  "--state-dir", statedirs[v], "--key", keyfile[v], "--keys", ringfile,
+                  "--log-level", "warn", "--voters", nv, (char *)NULL);
+            _exit(127);
+        }
+    coord_pid = cpids[0];
 
     /* the agents */
     zctx = zmq_ctx_new();
+    zmq_ctx_set(zctx, ZMQ_MAX_SOCKETS, voters * n + 64);
     for (int i = 1; i < n; i++) {
         agent_t *a = &ag[i - 1];
         snprintf(a->name, sizeof(a->name), "vm_%d", i);
-        a->sock = zmq_socket(zctx, ZMQ_DEALER);
-        if (!a->sock || zmq_setsockopt(a->sock, ZMQ_LINGER, &(int){0}, sizeof(int)) < 0 ||
-            sc_curve_client_setup(a->sock, &kp[i], kp[0].public_z85) < 0 ||
-            zmq_connect(a->sock, endpoint) < 0) {
-            fprintf(stderr, "bench_coord_load: socket %d: %s\n", i, zmq_strerror(errno));
-            return 1;
+        for (int v = 0; v < voters; v++) {
+            void *sk = a->sock[a->nsock++] = zmq_socket(zctx, ZMQ_DEALER);
+            if (!sk || zmq_setsockopt(sk, ZMQ_LINGER, &(int){0}, sizeof(int)) < 0 ||
+                sc_curve_client_setup(sk, &kp[i], kp[v].public_z85) < 0 ||
+                zmq_connect(sk, endpoint[v]) < 0) {
+                fprintf(stderr, "bench_coord_load: socket %d: %s\n", i, zmq_strerror(errno));
+                return 1;
+            }
         }
         a->next_hb = sc_mono_ms() + 1000 + (int64_t)i * 1000 / n;
         s_hello(a, i);
     }
-    /* warm-up: handshakes, hellos, documents, a few rounds of heartbeats */
+    /* warm-up: handshakes, hellos, documents, a few rounds of heartbeats, the election */
     s_run(ag, n - 1, 8000, &hb);
+    if (voters > 1) { /* which one leads: its CPU is the leader's, another's a voter's */
+        int leader = -1;
+        for (int v = 0; v < voters && leader < 0; v++) {
+            char out[PATH_MAX], buf[8192] = "";
+            FILE *f;
+            snprintf(out, sizeof(out), "%s/status%d.json", dir, v);
+            if (s_ctl(ctl, statedirs[v], "status", out) == 0 && (f = fopen(out, "r"))) {
+                size_t l = fread(buf, 1, sizeof(buf) - 1, f);
+                buf[l] = '\0';
+                fclose(f);
+                if (strstr(buf, "\"role\": \"leader\"") || strstr(buf, "\"role\":\"leader\""))
+                    leader = v;
+            }
+        }
+        if (leader < 0) {
+            fprintf(stderr, "bench_coord_load: no leader among the %d voters\n", voters);
+            return 1;
+        }
+        coord_pid = cpids[leader];
+        voter_pid = cpids[(leader + 1) % voters];
+        statedir = statedirs[leader];
+    }
     for (int i = 0; i < n - 1; i++)
         leader0 += ag[i].leader;
     hb = 0;
@@ -280,8 +329,10 @@ int main(int argc, char **argv)
         ag[i].next_hb = sc_mono_ms() + (int64_t)i * 1000 / n;
     t0 = sc_mono_ms();
     c0 = bench_cpu_ns(coord_pid);
+    int64_t v0 = voter_pid ? bench_cpu_ns(voter_pid) : 0;
     s_run(ag, n - 1, (int64_t)secs * 1000, &hb);
     c1 = bench_cpu_ns(coord_pid);
+    int64_t v1 = voter_pid ? bench_cpu_ns(voter_pid) : 0;
     t1 = sc_mono_ms();
     rss = bench_status_kib(coord_pid, "VmRSS");
     anon = bench_status_kib(coord_pid, "RssAnon");
@@ -301,7 +352,7 @@ int main(int argc, char **argv)
         snprintf(out, sizeof(out), "%s/metrics.txt", dir);
         k0 = bench_cpu_ns(coord_pid);
         w0 = bench_mono_us();
-        if (s_scrape(ctl, statedir, out) == 0) {
+        if (s_ctl(ctl, statedir, "metrics", out) == 0) {
             scrapes_ok++;
             if (stat(out, &st) == 0)
                 scrape_bytes = (long)st.st_size;
@@ -313,25 +364,30 @@ int main(int argc, char **argv)
         s_run(ag, n - 1, 200, &hb);
     }
 
-    kill(coord_pid, SIGTERM);
-    waitpid(coord_pid, &status, 0);
+    for (int v = 0; v < voters; v++) {
+        kill(cpids[v], SIGTERM);
+        waitpid(cpids[v], &status, 0);
+    }
     kill(sim_pid, SIGTERM);
     waitpid(sim_pid, NULL, 0);
     for (int i = 0; i < n - 1; i++)
-        zmq_close(ag[i].sock);
+        for (int k = 0; k < ag[i].nsock; k++)
+            zmq_close(ag[i].sock[k]);
     zmq_ctx_term(zctx);
     if (c0 < 0 || c1 < 0) {
         fprintf(stderr, "bench_coord_load: the coordinator died (see its stderr above)\n");
         return 1;
     }
-    printf("members=%d seconds=%.1f heartbeats_per_s=%.0f leader_msgs_per_s=%.0f "
-           "coordinator_cpu=%.2f%%_of_one_core rss_kib=%ld rss_anon_kib=%ld "
+    printf("members=%d voters=%d seconds=%.1f heartbeats_per_s=%.0f leader_msgs_per_s=%.0f "
+           "coordinator_cpu=%.2f%%_of_one_core voter_cpu=%.2f%%_of_one_core rss_kib=%ld "
+           "rss_anon_kib=%ld "
            "members_answered=%lu/%d scrape_ms_median=%.1f scrape_coordinator_cpu_ms_median=%.1f "
            "metrics_bytes=%ld scrapes_ok=%d/%d\n",
-           n, (double)(t1 - t0) / 1000, (double)hb_window * 1000 / (double)(t1 - t0),
+           n, voters, (double)(t1 - t0) / 1000, (double)hb_window * 1000 / (double)(t1 - t0),
            (double)(leader1 - leader0) * 1000 / (double)(t1 - t0),
-           (double)(c1 - c0) / 1e6 / (double)(t1 - t0) * 100, rss, anon, answered, n - 1,
-           s_median(scrape_ms, S_SCRAPES), s_median(scrape_cpu_ms, S_SCRAPES), scrape_bytes,
+           (double)(c1 - c0) / 1e6 / (double)(t1 - t0) * 100,
+           voter_pid ? (double)(v1 - v0) / 1e6 / (double)(t1 - t0) * 100 : 0.0, rss, anon, answered,
+           n - 1, s_median(scrape_ms, S_SCRAPES), s_median(scrape_cpu_ms, S_SCRAPES), scrape_bytes,
            scrapes_ok, S_SCRAPES);
     free(members);
     free(kp);
