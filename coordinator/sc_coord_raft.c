@@ -27,10 +27,13 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#define S_GATE_MS 400                /* a decision waits at most this long for a majority */
-#define S_BATCH_ENTRIES 256          /* entries in one append, at most */
-#define S_BATCH_BYTES 262144         /* and about this many bytes of data */
-#define S_NONVOTER_KEEPALIVE_MS 1000 /* a non-voter up to date hears the leader this often */
+#define S_GATE_MS 400           /* a decision waits at most this long for a majority */
+#define S_BATCH_ENTRIES 256     /* entries in one append, at most */
+#define S_BATCH_BYTES 262144    /* and about this many bytes of data */
+#define S_NONVOTER_EVERY_MS 500 /* a non-voter gets what it is owed at most this often */
+#define S_NONVOTER_KEEPALIVE_MS                                                                    \
+    5000 /* and hears the leader this often when up to date: at                                    \
+            1,000 members these are the leader's messages */
 
 static int64_t s_now(void)
 {
@@ -104,7 +107,9 @@ static void s_send_append(sc_coord_t *c, size_t to, int64_t round, bool answer)
         return;
     if (next > r->last_index + 1)
         next = r->last_index + 1;
-    if (next > 1) {
+    if (next - 1 == r->last_index) { /* up to date (the usual case): no read */
+        prev_term = r->last_term;
+    } else if (next > 1) {
         sc_dlog_entry_t *p = NULL;
         size_t pn = 0;
         if (sc_store_entries(c->store, next - 1, 1, &p, &pn) < 0 || pn != 1) {
@@ -632,11 +637,17 @@ int sc_coord_raft_tick(sc_coord_t *c)
         }
     }
     if (c->role == SC_ROLE_LEADER) { /* non-voters: what they are owed, or a keepalive */
-        for (size_t i = 0; i < c->n_members; i++)
-            if (i != c->self && s_voter_slot(c, i) < 0 &&
-                ((r->next[i] <= r->last_index && now - r->sent_ms[i] >= c->o.heartbeat_ms) ||
-                 now - r->sent_ms[i] >= S_NONVOTER_KEEPALIVE_MS))
-                s_send_append(c, i, 0, false);
+        for (size_t i = 0; i < c->n_members; i++) {
+            bool heard = r->ack_ms[i] > 0; /* else a probe, no entries: is it there at all? */
+            if (i == c->self || s_voter_slot(c, i) >= 0 ||
+                !((heard && r->next[i] <= r->last_index &&
+                   now - r->sent_ms[i] >= S_NONVOTER_EVERY_MS) ||
+                  now - r->sent_ms[i] >= S_NONVOTER_KEEPALIVE_MS))
+                continue;
+            if (!heard)
+                r->next[i] = r->last_index + 1;
+            s_send_append(c, i, 0, false);
+        }
     }
     if (c->role == SC_ROLE_LEADER)
         sc_coord_handover_prefer(c, now);

@@ -11,7 +11,8 @@
  * /proc/PID/task/TID/schedstat) and memory (VmRSS, RssAnon) are read over SECONDS.
  *
  *   build/bench/bench_coord_load [members=1000] [seconds=20] [bin dir, default: ../bin] [voters]
- * voters 1 (default): vm_0's coordinator alone, the only voter, leads. voters 3: vm_0, vm_1 and
+ * voters 1 (default): vm_0's coordinator alone, the only voter, leads (0: the same with a build
+ * from before the election, which has no --voters). voters 3: vm_0, vm_1 and
  * vm_2 each run a coordinator, they elect a leader, and every simulated agent reports to the
  * three (as schedcoord-agent reports to the voters); the leader's and a voter's CPU are read.
  * Prints one line: members, heartbeats/s sent, leader messages/s received, coordinator CPU in
@@ -26,6 +27,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +193,7 @@ int main(int argc, char **argv)
     char sim[PATH_MAX + 16], coord[PATH_MAX + 32], ctl[PATH_MAX + 32], tl[64], url[128], err[256];
     char keyfile[3][64], ringfile[64], statedirs[3][64], endpoint[3][64], *statedir;
     int voters = argc > 4 ? atoi(argv[4]) : 1, ports[3];
+    bool old = voters == 0; /* a build from before the election (no --voters): one coordinator */
     pid_t cpids[3] = {0, 0, 0};
     sc_curve_keypair_t *kp;
     agent_t *ag;
@@ -204,6 +207,8 @@ int main(int argc, char **argv)
     int64_t t0, t1, c0, c1;
     long rss, anon;
 
+    if (old)
+        voters = 1;
     if (n < 4 || n > 4000 || secs < 1 || (voters != 1 && voters != 3) || !mkdtemp(dir)) {
         fprintf(stderr, "usage: bench_coord_load [members=1000 (4..4000)] [seconds=20] [bin dir] "
                         "[voters 1|3]\n");
@@ -273,7 +278,7 @@ int main(int argc, char **argv)
             snprintf(nv, sizeof(nv), "%d", voters);
             execl(coord, coord, "--name", name, "--imds-url", url, "--members", members,
                   "--state-dir", statedirs[v], "--key", keyfile[v], "--keys", ringfile,
-                  "--log-level", "warn", "--voters", nv, (char *)NULL);
+                  "--log-level", "warn", old ? NULL : "--voters", nv, (char *)NULL);
             _exit(127);
         }
     coord_pid = cpids[0];
