@@ -601,7 +601,9 @@ void sc_coord_raft_log_may_act(sc_coord_t *c)
     sc_craft_t *r = c->raft;
     bool now = sc_coord_may_act(c);
 
-    if (now == r->may_act)
+    /* inside a commit wait the decision waited for is not applied yet: not a change of the
+     * permission to act, which is said once the wait is over */
+    if (now == r->may_act || r->in_gate)
         return;
     r->may_act = now;
     sc_log_notice("may act", "value=%s term=%lld commit=%lld", now ? "true" : "false",

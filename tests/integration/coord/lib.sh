@@ -297,3 +297,47 @@ agent_start() {
         >>"$TMP/agent_$1.out" 2>>"$TMP/agent_$1.err" &
     AGENT_PIDS[$1]=$!
 }
+
+# ---- several coordinators (the election) ----------------------------------------------------
+# coords_start N [ARGS...]: coordinators of vm_1 .. vm_{N-1} beside coord_start's vm_0 (which
+# the caller starts, e.g. VOTERS=3 coord_start), each in $TMP/coord_i, logging to
+# $TMP/coord_i.err; their pids in CPIDS (killed on exit).
+coords_start() {
+    local n=$1 i
+    shift
+    for ((i = 1; i < n; i++)); do coord_i_start "$i" "$@"; done
+}
+# coord_i_start I [ARGS...]: (re)starts vm_I's coordinator (I >= 1)
+coord_i_start() {
+    local i=$1
+    shift
+    # shellcheck disable=SC2046 # sec_args prints separate words
+    "$SC_BIN/schedcoord-coordinator" --name "vm_$i" --imds-url "$B/vm_$i" --members "$MEMBERS" \
+        --state-dir "$TMP/coord_$i" $(sec_args "vm_$i") --deadline-margin-s 1 "$@" \
+        >>"$TMP/coord_$i.out" 2>>"$TMP/coord_$i.err" &
+    CPIDS[i]=$!
+    PIDS+=("$!")
+}
+coord_dir() { [ "$1" = vm_0 ] && echo "$TMP/coord" || echo "$TMP/coord_${1#vm_}"; }
+coord_err() { [ "$1" = vm_0 ] && echo "$TMP/coord.err" || echo "$TMP/coord_${1#vm_}.err"; }
+coord_pid() { [ "$1" = vm_0 ] && echo "$COORD_PID" || echo "${CPIDS[${1#vm_}]}"; }
+cst() { "$SC_BIN/schedcoordctl" --state-dir "$(coord_dir "$1")" status --json 2>/dev/null; }
+# leader N: the one member that leads and may act, followed by the N coordinators
+# (vm_0 .. vm_{N-1}) that answer; fails while there is none or they disagree
+leader() {
+    local n=$1 i l who="" seen=0
+    for ((i = 0; i < n; i++)); do
+        l=$(cst "vm_$i" | jq -r 'if .role == "leader" and (.may_act | not) then "" elif .role == "leader" then .self else .leader // "" end') || continue
+        [ -n "$l" ] || return 1
+        [ -z "$who" ] || [ "$who" = "$l" ] || return 1
+        who=$l
+        seen=$((seen + 1))
+    done
+    [ "$seen" -ge 2 ] && echo "$who"
+}
+# one_leader: no two coordinators may act at once (their "may act" log lines; a coordinator
+# killed at a time written in $TMP/killed as "vm_i UNIX_S" stopped acting then)
+one_leader() {
+    python3 "$SC_SRC/tests/integration/coord/one_leader.py" --killed "$TMP/killed" "$TMP"/coord*.err ||
+        fail "two coordinators acting at once"
+}
