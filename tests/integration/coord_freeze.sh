@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A frozen leader (issue 11; an Azure Freeze, here SIGSTOP) for 3 s, longer than the election
+# timeout, mid-drain: the voters elect another leader meanwhile. Woken (SIGCONT), the old
+# leader sees its loop stalled (TILT) and acts on nothing — no order, no approval, no
+# delegation in its log after it woke — until it has confirmed its lead with a quorum round,
+# which it cannot: it steps down and follows. The rollout ends with every rule kept (check.py)
+# and never two coordinators that may act at once (one_leader.py; the frozen one's acting ends
+# when it was stopped).
+. "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
+
+sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
+HOOK_SLEEP=2 set_start 6
+VOTERS=3 coord_start
+coords_start 3
+wait_for 30 leader 3 >/dev/null || fail "no leader: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
+L=$(leader 3)
+T=$(cst "$L" | jq .term)
+curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":30000,"DurationInSeconds":30}' \
+    "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
+wait_for 30 grep -q "^start prepare" "$HOOKLOG" || fail "no prepare started: $(cat "$HOOKLOG")"
+P=$(coord_pid "$L")
+kill -STOP "$P"
+echo "$L $(date +%s.%N)" >>"$TMP/killed" # it cannot act while stopped
+new_leader() { local l; l=$(leader 3) && [ "$l" != "$L" ]; }
+wait_for 15 new_leader || { kill -CONT "$P"; fail "no new leader while $L is frozen"; }
+sleep 1.5 # frozen well past the election timeout
+woke=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
+kill -CONT "$P"
+N=$(leader 3)
+ok "$L (term $T) frozen 3 s mid-drain; $N leads meanwhile"
+follows() { [ "$(cst "$L" | jq -r '.role + " " + (.leader // "")')" = "voter $N" ]; }
+wait_for 15 follows || fail "$L woken does not follow $N: $(cst "$L" | jq -c '{role, leader, term, may_act}')"
+acted=$(awk -v w="$woke" '$1 >= w' "$(coord_err "$L")" | grep -E 'msg="(prepare ordered|recover ordered|approved|approval delegated)"' || true)
+[ -z "$acted" ] || fail "$L acted after it woke: $acted"
+awk -v w="$woke" '$1 >= w' "$(coord_err "$L")" | grep -q 'msg="stalled: acting again once a quorum confirms the lead"' ||
+    fail "$L did not see its stall: $(awk -v w="$woke" '$1 >= w' "$(coord_err "$L")" | head -5)"
+ok "$L woke, saw the stall, acted on nothing and follows $N"
+wait_for 120 completed_ge 3 || fail "rollout not complete: $(cst "$N" | jq -c '.events')"
+wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
+check 3 --events 3 --all-approved
+one_leader
+ok "the rollout went on under $N: every rule kept, one coordinator acting at a time"
+for p in "${CPIDS[@]}"; do sc_stop coordinator "$p"; done
+coord_stop
