@@ -21,6 +21,7 @@
 #include "sc_log.h"
 #include "sc_net.h"
 #include "sc_time.h"
+#include "sc_voters.h"
 
 #define S_QUEUE_MAX 64       /* hook jobs waiting */
 #define S_NOTED_MAX 64       /* events remembered as "already logged" by the safety net */
@@ -84,6 +85,7 @@ struct sc_agent {
     int64_t imds_good_ms;         /* monotonic ms of the last valid IMDS document, 0 none */
     bool imds_failing;            /* the latest poll gave no valid document */
     char leader[SC_NAME_MAX + 1]; /* leader of max_term ("" unknown) */
+    uint64_t fence_index;         /* newest commit index of max_term's leader (the fence) */
     char members_hash[SC_MEMBERS_DIGEST_LEN + 1]; /* sc_members_digest of our --members */
     char drift_hash[SC_MSG_HASH_MAX + 1];         /* the leader's differing members_hash, logged */
     bool standalone;                              /* safety net armed (logged on change) */
@@ -791,9 +793,21 @@ static void s_handover(sc_agent_t *self, int member)
 /* ---------------------------------------------------------------- messages */
 
 /* Term rule for orders and approve_via: refuse older terms, adopt newer ones. */
+/* The fence of a leader's message: (term, index), index its commit index (0: not said). */
+static uint64_t s_index_of(const sc_msg_t *msg)
+{
+    return msg->type == SC_MSG_ORDER         ? msg->order.index
+           : msg->type == SC_MSG_APPROVE_VIA ? msg->approve_via.index
+           : msg->type == SC_MSG_LEADER      ? msg->leader.index
+                                             : 0;
+}
+
+/* Whether a leader's message (order, approve_via, leader) may be believed: of the newest term
+ * seen, from the member that won it (the first to claim it), and not older in (term, index)
+ * than the newest seen. Else refused with a nack saying why. */
 static bool s_term_ok(sc_agent_t *self, size_t member, const sc_msg_t *msg)
 {
-    uint64_t max = sc_agent_state_max_term(self->state);
+    uint64_t max = sc_agent_state_max_term(self->state), idx = s_index_of(msg);
     char why[400];
 
     if (msg->term < max) {
@@ -801,6 +815,11 @@ static bool s_term_ok(sc_agent_t *self, size_t member, const sc_msg_t *msg)
     } else if (msg->term == max && self->leader[0] && strcmp(self->leader, msg->from) != 0) {
         snprintf(why, sizeof(why), "%s is not the leader of term %" PRIu64 " (%s is)", msg->from,
                  msg->term, self->leader);
+        self->stats.other_claimants++;
+    } else if (msg->term == max && idx && idx < self->fence_index) {
+        snprintf(why, sizeof(why),
+                 "stale fence: (%" PRIu64 ", %" PRIu64 ") older than (%" PRIu64 ", %" PRIu64 ")",
+                 msg->term, idx, max, self->fence_index);
     } else {
         if (msg->term > max) {
             if (sc_agent_state_raise_term(self->state, msg->term) != 0) {
@@ -808,7 +827,12 @@ static bool s_term_ok(sc_agent_t *self, size_t member, const sc_msg_t *msg)
                 return false;
             }
             snprintf(self->leader, sizeof(self->leader), "%s", msg->from);
+            self->fence_index = 0;
+        } else if (!self->leader[0]) { /* the first to claim the term we know (a restart) */
+            snprintf(self->leader, sizeof(self->leader), "%s", msg->from);
         }
+        if (idx > self->fence_index)
+            self->fence_index = idx;
         return true;
     }
     self->stats.stale_orders++;
@@ -933,20 +957,18 @@ static void s_on_approve_via(sc_agent_t *self, size_t member, sc_msg_t *msg)
 static void s_on_leader(sc_agent_t *self, size_t member, sc_msg_t *msg)
 {
     uint64_t max = sc_agent_state_max_term(self->state);
+    char old[SC_NAME_MAX + 1];
 
-    if (msg->term < max) {
-        self->stats.stale_orders++;
-        sc_log_warn("leader message from an old term ignored",
-                    "from=%s term=%" PRIu64 " max_term=%" PRIu64, msg->from, msg->term, max);
+    snprintf(old, sizeof(old), "%s", self->leader);
+    if (strcmp(msg->leader.leader, msg->from) != 0) { /* a leader speaks for itself only */
+        self->stats.other_claimants++;
+        sc_log_warn("leader message naming another member ignored", "from=%s leader=%s", msg->from,
+                    msg->leader.leader);
         return;
     }
-    if (msg->term > max) {
-        if (sc_agent_state_raise_term(self->state, msg->term) != 0) {
-            sc_log_err("cannot persist the new term", "term=%" PRIu64, msg->term);
-            return;
-        }
-    }
-    if (msg->term > max || strcmp(self->leader, msg->leader.leader) != 0)
+    if (!s_term_ok(self, member, msg)) /* older term, another's term, older fence */
+        return;
+    if (msg->term > max || strcmp(old, msg->leader.leader) != 0)
         sc_log_notice("leader", "leader=%s term=%" PRIu64 " lease_ms=%" PRId64, msg->leader.leader,
                       msg->term, msg->leader.lease_ms);
     snprintf(self->leader, sizeof(self->leader), "%s", msg->leader.leader);
@@ -1235,6 +1257,7 @@ int sc_agent_new(const sc_agent_opts_t *opts, sc_agent_t **ret_agent, char *err,
     const sc_agent_settings_t *s;
     sc_agent_t *self;
     sc_member_spec_t *members = NULL;
+    sc_voters_t voters;
     sc_imds_opts_t io;
     size_t n = 0;
     int interrupted = 0;
@@ -1265,15 +1288,22 @@ int sc_agent_new(const sc_agent_opts_t *opts, sc_agent_t **ret_agent, char *err,
     self->send_data = opts->send_data;
     self->prepare_hook = strdup(s->prepare_hook);
     self->recover_hook = strdup(s->recover_hook);
-    self->conns = calloc(n, sizeof(*self->conns));
-    self->items = calloc(2 * n + 1, sizeof(*self->items));
+    /* Only the coordinators' voters: the leader is one of them. Connections and heartbeats
+     * are O(voters), not O(members). */
+    if ((rc = sc_voters_of_members(members, n, (int)s->voters, &voters)) < 0) {
+        snprintf(err, errlen, "--members: voters not chosen: %s", sc_strerror(rc));
+        rc = SC_E_CONFIG;
+        goto fail;
+    }
+    self->conns = calloc(voters.n, sizeof(*self->conns));
+    self->items = calloc(2 * voters.n + 1, sizeof(*self->items));
     if (!self->prepare_hook || !self->recover_hook || !self->conns || !self->items) {
         rc = -ENOMEM;
         goto fail;
     }
-    self->n_conns = n;
-    for (size_t i = 0; i < n; i++)
-        self->conns[i].m = members[i];
+    self->n_conns = voters.n;
+    for (size_t k = 0; k < voters.n; k++)
+        self->conns[k].m = members[voters.index[k]];
     sc_members_digest(members, n, self->members_hash);
     free(members);
     members = NULL;

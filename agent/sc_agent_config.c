@@ -51,6 +51,11 @@ static const sc_cfg_key_t s_keys[] = {
      86400, false},
     {"heartbeat-interval", SC_CFG_SECONDS, S_OFF(heartbeat_interval), "1",
      "seconds between heartbeats to each coordinator", 0, 3600, false},
+    {"voters", SC_CFG_INT, S_OFF(voters), "0",
+     "the coordinators' voters, the only ones this agent reports to (the leader is one): 1, 3, "
+     "5 or 7, chosen from --members as the coordinators choose them (0: 3, or 5 when the "
+     "members span 5 fault domains); give both programs the same value",
+     0, 7, false},
     {"insecure", SC_CFG_BOOL, S_OFF(insecure), "false",
      "plain-text ZeroMQ without CURVE (single-machine demo only)", 0, 0, false},
     {"key", SC_CFG_STRING, S_OFF(key), NULL, "this VM's CURVE key pair file (schedcoordctl keygen)",
@@ -125,6 +130,9 @@ int sc_agent_settings_parse(sc_agent_settings_t *s, int argc, char **argv, FILE 
     if (s->poll_interval < 0.05)
         return sc_errf(err, errlen, SC_E_CONFIG,
                        "--poll-interval: %s must be at least 0.05 seconds", "");
+    if (s->voters != 0 && s->voters != 1 && s->voters != 3 && s->voters != 5 && s->voters != 7)
+        return sc_errf(err, errlen, SC_E_CONFIG,
+                       "--voters %ld: expected 1, 3, 5 or 7 (0: the default)", s->voters);
     if (s->heartbeat_interval < 0.05)
         return sc_errf(err, errlen, SC_E_CONFIG,
                        "--heartbeat-interval: %s must be at least 0.05 seconds", "");

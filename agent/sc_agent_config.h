@@ -32,6 +32,8 @@ typedef struct sc_agent_settings {
     double freeze_threshold_s; /* Freeze shorter than this: no drain (the policy's key) */
     double safety_margin;      /* seconds added to hook-timeout for the safety net */
     double heartbeat_interval; /* seconds between two heartbeats */
+    long voters;               /* --voters: the coordinators' election voters we report to (0:
+                                  the default choice; 1, 3, 5, 7), as the coordinators' */
     bool insecure;             /* plain-text ZeroMQ (no CURVE) */
     char *key;                 /* this VM's key pair file */
     char *keys;                /* keyring file: NAME PUBLIC per member */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# What the size of the member list costs an agent today: one agent polling once a second,
+# What the size of the member list costs an agent: one agent polling once a second,
 # with --members listing N members whose endpoints have no coordinator (the agent keeps a
-# DEALER and a monitor per member and reconnects to each with backoff up to 5 s). Prints CPU
+# DEALER and a monitor per voter of the election, 3 by default, and reconnects to each with
+# backoff up to 5 s). Prints CPU
 # per second (every thread, /proc/PID/task/*/schedstat), RSS and open descriptors, per N.
 #   tests/bench/agent_members.sh [BUILD_DIR=build-bench] [SECONDS=10] [N...=3 100 1000]
 set -euo pipefail

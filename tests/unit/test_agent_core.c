@@ -571,6 +571,83 @@ SC_TEST(orders)
     sc_agent_settings_free(&s);
 }
 
+/* Issue 11, fencing: a leader's order, approve_via and leader message carry (term, commit
+ * index); an agent refuses one older than the newest it saw, and one of a term from any member
+ * but the one that won it (the first to claim it). And it reports to the voters only. */
+static sc_msg_t *s_fenced(const char *from, uint64_t term, uint64_t idx, uint64_t seq,
+                          const char *ev)
+{
+    sc_msg_t *m = s_order(term, seq, SC_MSG_PHASE_PREPARE, ev);
+    if (m) {
+        snprintf(m->from, sizeof(m->from), "%s", from);
+        m->order.index = idx;
+    }
+    return m;
+}
+
+static int s_send_on(sc_agent_t *a, size_t conn, sc_msg_t *m)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = sc_msg_encode(m, &buf, &len);
+
+    if (rc == 0)
+        rc = sc_agent_receive(a, conn, buf, len);
+    free(buf);
+    sc_msg_destroy(&m);
+    return rc;
+}
+
+SC_TEST(fencing)
+{
+    static const char *const extra[] = {
+        "--members", "coord=127.0.0.1:1,other=127.0.0.1:2,third=127.0.0.1:3,vm_0=127.0.0.1:4",
+        "--standalone-after", "3600", NULL};
+    sc_agent_settings_t s;
+    sc_agent_opts_t o = {0};
+    sc_agent_t *a = NULL;
+    sc_agent_stats_t stats;
+    sc_msg_t *m = NULL;
+    char desc[256];
+
+    s_agent_start("fencing", "echo \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID\" >> \"$RUNS\"\n", NULL,
+                  extra, &s, &o, &a);
+    SC_REQUIRE(a);
+    sc_agent_describe(a, desc, sizeof(desc));
+    SC_CHECK(strstr(desc, "0/3 coordinators") != NULL); /* the 3 voters of 4 members */
+
+    SC_CHECK_INT(s_send_on(a, 0, s_fenced("coord", 5, 10, 1, "ev-a")), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_runs_logged(), 1);
+    /* an older commit index of the same leader and term: refused, not run */
+    SC_CHECK_INT(s_send_on(a, 0, s_fenced("coord", 5, 7, 2, "ev-b")), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_runs_logged(), 1);
+    SC_CHECK_INT(s_count(SC_MSG_NACK, -1), 1);
+    SC_CHECK(strstr(s_sent[s_n_sent - 1].detail, "stale fence: (5, 7) older than (5, 10)") != NULL);
+    /* the same term claimed by another member: refused, counted */
+    SC_CHECK_INT(s_send_on(a, 1, s_fenced("other", 5, 12, 1, "ev-c")), 0);
+    SC_REQUIRE(sc_msg_new(SC_MSG_LEADER, "other", 5, 2, &m) == 0);
+    snprintf(m->leader.leader, sizeof(m->leader.leader), "other");
+    m->leader.lease_ms = 1000;
+    SC_CHECK_INT(s_send_on(a, 1, m), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_runs_logged(), 1);
+    sc_agent_get_stats(a, &stats);
+    SC_CHECK_INT(stats.other_claimants, 2);
+    /* the index it had is an equal fence: a re-sent order is fine */
+    SC_CHECK_INT(s_send_on(a, 0, s_fenced("coord", 5, 10, 3, "ev-d")), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_runs_logged(), 2);
+    /* a newer term: its winner is believed from any index */
+    SC_CHECK_INT(s_send_on(a, 1, s_fenced("other", 6, 3, 3, "ev-e")), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_runs_logged(), 3);
+    SC_CHECK_INT(sc_agent_max_term(a), 6);
+    sc_agent_destroy(&a);
+    sc_agent_settings_free(&s);
+}
+
 /* A recover runs after every impact, prepared or not: SCHEDCOORD_PREPARED and the stdin's
  * "prepared" say whether a prepare hook ran for that event and attempt on this VM, whatever its
  * outcome; a prepare hook gets neither. Once a recover ran, that attempt's prepare never runs. */
@@ -1045,6 +1122,7 @@ int main(void)
     SC_RUN(state_survives_reopen);
     SC_RUN(state_schema_1_migrates);
     SC_RUN(orders);
+    SC_RUN(fencing);
     SC_RUN(recover_unprepared);
     SC_RUN(rehearsal_order_tells_the_hook);
     SC_RUN(malformed_events);
