@@ -805,15 +805,15 @@ static uint64_t s_index_of(const sc_msg_t *msg)
 /* Whether a leader's message (order, approve_via, leader) may be believed: of the newest term
  * seen, from the member that won it (the first to claim it), and not older in (term, index)
  * than the newest seen. Else refused with a nack saying why. */
-static bool s_term_ok(sc_agent_t *self, size_t member, const sc_msg_t *msg)
+static bool s_term_ok_as(sc_agent_t *self, size_t member, const sc_msg_t *msg, const char *who)
 {
     uint64_t max = sc_agent_state_max_term(self->state), idx = s_index_of(msg);
     char why[400];
 
     if (msg->term < max) {
         snprintf(why, sizeof(why), "stale term %" PRIu64 " < %" PRIu64, msg->term, max);
-    } else if (msg->term == max && self->leader[0] && strcmp(self->leader, msg->from) != 0) {
-        snprintf(why, sizeof(why), "%s is not the leader of term %" PRIu64 " (%s is)", msg->from,
+    } else if (msg->term == max && self->leader[0] && strcmp(self->leader, who) != 0) {
+        snprintf(why, sizeof(why), "%s is not the leader of term %" PRIu64 " (%s is)", who,
                  msg->term, self->leader);
         self->stats.other_claimants++;
     } else if (msg->term == max && idx && idx < self->fence_index) {
@@ -826,10 +826,10 @@ static bool s_term_ok(sc_agent_t *self, size_t member, const sc_msg_t *msg)
                 sc_log_err("cannot persist the new term", "term=%" PRIu64, msg->term);
                 return false;
             }
-            snprintf(self->leader, sizeof(self->leader), "%s", msg->from);
+            snprintf(self->leader, sizeof(self->leader), "%s", who);
             self->fence_index = 0;
         } else if (!self->leader[0]) { /* the first to claim the term we know (a restart) */
-            snprintf(self->leader, sizeof(self->leader), "%s", msg->from);
+            snprintf(self->leader, sizeof(self->leader), "%s", who);
         }
         if (idx > self->fence_index)
             self->fence_index = idx;
@@ -840,6 +840,12 @@ static bool s_term_ok(sc_agent_t *self, size_t member, const sc_msg_t *msg)
                 sc_msg_type_name(msg->type), msg->from, msg->seq, sc_log_q(why));
     s_send_nack(self, (int)member, msg->seq, why);
     return false;
+}
+
+/* An order or approve_via: its sender claims the term. */
+static bool s_term_ok(sc_agent_t *self, size_t member, const sc_msg_t *msg)
+{
+    return s_term_ok_as(self, member, msg, msg->from);
 }
 
 static void s_leader_alive(sc_agent_t *self, size_t member)
@@ -960,13 +966,8 @@ static void s_on_leader(sc_agent_t *self, size_t member, sc_msg_t *msg)
     char old[SC_NAME_MAX + 1];
 
     snprintf(old, sizeof(old), "%s", self->leader);
-    if (strcmp(msg->leader.leader, msg->from) != 0) { /* a leader speaks for itself only */
-        self->stats.other_claimants++;
-        sc_log_warn("leader message naming another member ignored", "from=%s leader=%s", msg->from,
-                    msg->leader.leader);
-        return;
-    }
-    if (!s_term_ok(self, member, msg)) /* older term, another's term, older fence */
+    /* the member it names claims the term: older term, another's term, older fence refused */
+    if (!s_term_ok_as(self, member, msg, msg->leader.leader))
         return;
     if (msg->term > max || strcmp(old, msg->leader.leader) != 0)
         sc_log_notice("leader", "leader=%s term=%" PRIu64 " lease_ms=%" PRId64, msg->leader.leader,

@@ -82,7 +82,7 @@ ok "READY=1 once ready (the coordinator answers status, the agents' state is ope
 wait_for 15 status_has "$CN" "$C" "leader, term 1; 0 events in flight; 2/2 members alive" ||
     fail "the coordinator's STATUS never said it leads with both members alive"
 for a in "$A0" "$A1"; do
-    wait_for 15 status_has "$AN" "$a" "leader vm_0 (term 1), 1/2 coordinators connected; IMDS ok; no hook running" ||
+    wait_for 15 status_has "$AN" "$a" "leader vm_0 (term 1), 1/1 coordinators connected; IMDS ok; no hook running" ||
         fail "agent $a's STATUS never said it follows vm_0 with IMDS ok"
 done
 prepare_hold 0
