@@ -55,25 +55,14 @@ bool sc_coord_raft_may_act(const sc_coord_t *c)
            sc_elect_may_act(r->e, sc_mono_ms());
 }
 
-/* A term newer than ours heard from an agent (it knows a leader we never heard of: our store
- * was lost or we were cut off): Raft's rule, adopted before anything else; a leader steps
- * down and campaigns past it. */
-int sc_coord_raft_adopt_term(sc_coord_t *c, int64_t seen, const char *from)
+/* The election module from hard (c->raft->e), with the daemon's settings. */
+static int s_elect_new(sc_coord_t *c, const sc_elect_hard_state_t *hard, char *err, size_t errlen)
 {
-    sc_craft_t *r = c->raft;
     sc_elect_config_t cfg;
-    sc_elect_hard_state_t hard = {.term = seen, .voted_for = SC_ELECT_NONE};
-    const char **names;
-    char err[256];
+    const char **names = calloc(c->n_members, sizeof(*names));
     int rc;
 
-    if (seen <= sc_elect_term(r->e))
-        return 0;
-    if ((rc = sc_store_set_hard_state(c->store, seen, "")) < 0)
-        return rc;
-    sc_log_notice("newer term heard from an agent: adopted", "term=%lld from=%s", (long long)seen,
-                  from);
-    if (!(names = calloc(c->n_members, sizeof(*names))))
+    if (!names)
         return -ENOMEM;
     for (size_t i = 0; i < c->n_members; i++)
         names[i] = c->members[i].name;
@@ -84,11 +73,30 @@ int sc_coord_raft_adopt_term(sc_coord_t *c, int64_t seen, const char *from)
     cfg.voters = &c->voters;
     cfg.election_ms = c->o.election_ms;
     cfg.heartbeat_ms = c->o.heartbeat_ms;
-    cfg.seed = (uint64_t)getpid() ^ (uint64_t)sc_wall_ms();
-    sc_elect_destroy(&r->e);
-    rc = sc_elect_new(&cfg, &hard, sc_mono_ms(), &r->e, err, sizeof(err));
+    cfg.seed = (uint64_t)getpid() ^ (uint64_t)sc_wall_ms(); /* the timeouts differ by member */
+    rc = sc_elect_new(&cfg, hard, sc_mono_ms(), &c->raft->e, err, errlen);
     free(names);
-    if (rc < 0) {
+    return rc;
+}
+
+/* A term newer than ours heard from an agent (it knows a leader we never heard of: our store
+ * was lost or we were cut off): Raft's rule, adopted before anything else; a leader steps
+ * down and campaigns past it. */
+int sc_coord_raft_adopt_term(sc_coord_t *c, int64_t seen, const char *from)
+{
+    sc_craft_t *r = c->raft;
+    sc_elect_hard_state_t hard = {.term = seen, .voted_for = SC_ELECT_NONE};
+    char err[256];
+    int rc;
+
+    if (seen <= sc_elect_term(r->e))
+        return 0;
+    if ((rc = sc_store_set_hard_state(c->store, seen, "")) < 0)
+        return rc;
+    sc_log_notice("newer term heard from an agent: adopted", "term=%lld from=%s", (long long)seen,
+                  from);
+    sc_elect_destroy(&r->e);
+    if ((rc = s_elect_new(c, &hard, err, sizeof(err))) < 0) {
         sc_log_err("election not restarted", "why=\"%s\"", sc_log_q(err));
         return rc;
     }
@@ -108,43 +116,25 @@ int sc_coord_raft_new(sc_coord_t *c, const sc_curve_keypair_t *kp, const sc_keyr
                       char *err, size_t errlen)
 {
     sc_craft_t *r;
-    sc_elect_config_t cfg;
     sc_elect_hard_state_t hard = {0, SC_ELECT_NONE};
     char voted[SC_NAME_MAX + 1] = "";
-    const char **names = NULL;
     int rc;
 
     if (!(r = c->raft = calloc(1, sizeof(*r))) || !(r->next = calloc(c->n_members, 8)) ||
         !(r->match = calloc(c->n_members, 8)) || !(r->sent_ms = calloc(c->n_members, 8)) ||
-        !(r->ack_ms = calloc(c->n_members, 8)) || !(names = calloc(c->n_members, sizeof(*names)))) {
-        free(names);
+        !(r->ack_ms = calloc(c->n_members, 8)))
         return -ENOMEM;
-    }
     r->chan_dealer = -1;
-    for (size_t i = 0; i < c->n_members; i++)
-        names[i] = c->members[i].name;
     if ((rc = sc_store_hard_state(c->store, &hard.term, voted, sizeof(voted))) < 0 ||
         (rc = sc_coord_raft_log_end(c)) < 0 ||
-        (rc = sc_store_applied_index(c->store, &r->applied)) < 0) {
-        free(names);
+        (rc = sc_store_applied_index(c->store, &r->applied)) < 0)
         return sc_errf(err, errlen, rc, "store: %s", sc_store_errmsg(c->store));
-    }
     if (hard.term < c->term) /* a store from before the election: its TERM entries' term */
         hard.term = c->term;
     if (voted[0] && (hard.voted_for = sc_coord_members_find(c, voted)) == SC_PLAN_NONE)
         hard.voted_for = SC_ELECT_NONE;
     r->commit = r->applied;
-    sc_elect_config_default(&cfg);
-    cfg.self = c->self;
-    cfg.n_members = c->n_members;
-    cfg.names = names;
-    cfg.voters = &c->voters;
-    cfg.election_ms = c->o.election_ms;
-    cfg.heartbeat_ms = c->o.heartbeat_ms;
-    cfg.seed = (uint64_t)getpid() ^ (uint64_t)sc_wall_ms();
-    rc = sc_elect_new(&cfg, &hard, sc_mono_ms(), &r->e, err, errlen);
-    free(names);
-    if (rc < 0)
+    if ((rc = s_elect_new(c, &hard, err, errlen)) < 0)
         return rc == -EINVAL ? SC_E_CONFIG : rc;
     c->term = hard.term;
     sc_coord_raft_set_log(c);

@@ -21,16 +21,7 @@ python3 "$SC_SRC/tests/integration/coord/one_leader.py" --killed "$TMP/synthetic
     "$TMP/synthetic/coord.err" "$TMP/synthetic/coord_1.err" >/dev/null || fail "the one-leader checker: a killed leader's interval"
 ok "the one-leader checker finds an overlap, and ends a killed coordinator's interval at its kill"
 
-sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
-HOOK_SLEEP=2 set_start 6
-VOTERS=3 coord_start
-coords_start 3
-wait_for 30 leader 3 >/dev/null || fail "no leader: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
-L=$(leader 3)
-T=$(cst "$L" | jq .term)
-curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":30000,"DurationInSeconds":30}' \
-    "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
-wait_for 30 grep -q "^start prepare" "$HOOKLOG" || fail "no prepare started: $(cat "$HOOKLOG")"
+election_rollout
 kill -9 "$(coord_pid "$L")"
 echo "$L $(date +%s.%N)" >>"$TMP/killed"
 ok "killed $L (term $T) while the first fault domain drains"
@@ -41,10 +32,7 @@ ok "$N leads term $(cst "$N" | jq .term)"
 if [ "$L" = vm_0 ]; then VOTERS=3 COORD_WAIT=0 coord_start; else coord_i_start "${L#vm_}" --voters 3; fi
 follows() { [ "$(cst "$L" | jq -r '.role + " " + (.leader // "")')" = "voter $N" ]; }
 wait_for 15 follows || fail "$L restarted does not follow $N: $(cst "$L" | jq -c '{role, leader, term}')"
-wait_for 120 completed_ge 3 || fail "rollout not complete: $(cst "$N" | jq -c '.events')"
-wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
-check 3 --events 3 --all-approved
-one_leader
+election_rollout_end "$N"
 ok "the rollout went on under $N: every rule kept; $L, back, follows"
 for p in "${CPIDS[@]}"; do sc_stop coordinator "$p"; done
 coord_stop

@@ -8,16 +8,7 @@
 # when it was stopped).
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 
-sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
-HOOK_SLEEP=2 set_start 6
-VOTERS=3 coord_start
-coords_start 3
-wait_for 30 leader 3 >/dev/null || fail "no leader: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
-L=$(leader 3)
-T=$(cst "$L" | jq .term)
-curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":30000,"DurationInSeconds":30}' \
-    "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
-wait_for 30 grep -q "^start prepare" "$HOOKLOG" || fail "no prepare started: $(cat "$HOOKLOG")"
+election_rollout
 P=$(coord_pid "$L")
 kill -STOP "$P"
 echo "$L $(date +%s.%N)" >>"$TMP/killed" # it cannot act while stopped
@@ -35,10 +26,7 @@ acted=$(awk -v w="$woke" '$1 >= w' "$(coord_err "$L")" | grep -E 'msg="(prepare 
 awk -v w="$woke" '$1 >= w' "$(coord_err "$L")" | grep -q 'msg="stalled: acting again once a quorum confirms the lead"' ||
     fail "$L did not see its stall: $(awk -v w="$woke" '$1 >= w' "$(coord_err "$L")" | head -5)"
 ok "$L woke, saw the stall, acted on nothing and follows $N"
-wait_for 120 completed_ge 3 || fail "rollout not complete: $(cst "$N" | jq -c '.events')"
-wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
-check 3 --events 3 --all-approved
-one_leader
+election_rollout_end "$N"
 ok "the rollout went on under $N: every rule kept, one coordinator acting at a time"
 for p in "${CPIDS[@]}"; do sc_stop coordinator "$p"; done
 coord_stop

@@ -341,3 +341,26 @@ one_leader() {
     python3 "$SC_SRC/tests/integration/coord/one_leader.py" --killed "$TMP/killed" "$TMP"/coord*.err ||
         fail "two coordinators acting at once"
 }
+# election_rollout: six VMs in three fault domains, hooks of 2 s, three coordinators (three
+# voters) electing L (its term T); a Reboot rollout started, and returns once the first
+# prepare hook has started: the moment the fault tests strike the leader
+election_rollout() {
+    sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
+    HOOK_SLEEP=2 set_start 6
+    VOTERS=3 coord_start
+    coords_start 3
+    wait_for 30 leader 3 >/dev/null ||
+        fail "no leader: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
+    L=$(leader 3)
+    T=$(cst "$L" | jq .term)
+    curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":30000,"DurationInSeconds":30}' \
+        "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
+    wait_for 30 grep -q "^start prepare" "$HOOKLOG" || fail "no prepare started: $(cat "$HOOKLOG")"
+}
+# election_rollout_end N: the rollout over under leader N, every rule kept, one acting leader
+election_rollout_end() {
+    wait_for 120 completed_ge 3 || fail "rollout not complete: $(cst "$1" | jq -c '.events')"
+    wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
+    check 3 --events 3 --all-approved
+    one_leader
+}
