@@ -96,9 +96,11 @@ int sc_members_parse(const char *text, sc_member_spec_t **ret_members, size_t *r
                 memcpy(fd_s, slash + 1, fl);
                 fd_s[fl] = '\0';
                 errno = 0;
-                fd = fd_s[0] >= '0' && fd_s[0] <= '9' ? strtol(fd_s, &pe, 10) : -1;
-                if (errno || *pe)
-                    fd = -1;
+                if (fd_s[0] >= '0' && fd_s[0] <= '9') { /* digits only: no sign, no space */
+                    fd = strtol(fd_s, &pe, 10);
+                    if (errno || *pe)
+                        fd = -1;
+                }
             }
             if (fd < 0 || fd > SC_MSG_DOMAIN_MAX) {
                 snprintf(err, errlen,

@@ -215,6 +215,8 @@ SC_TEST(members)
     SC_CHECK_INT(sc_members_parse("a=h:1/", &m, &n, err, sizeof(err)), SC_E_CONFIG);
     SC_CHECK_INT(sc_members_parse("a=h:1/-1", &m, &n, err, sizeof(err)), SC_E_CONFIG);
     SC_CHECK_INT(sc_members_parse("a=h:1/x", &m, &n, err, sizeof(err)), SC_E_CONFIG);
+    SC_CHECK_INT(sc_members_parse("a=h:1/=,b=h:2", &m, &n, err, sizeof(err)),
+                 SC_E_CONFIG); /* fuzz */
     SC_CHECK_INT(sc_members_parse("a=h:/1", &m, &n, err, sizeof(err)), SC_E_CONFIG);
     SC_CHECK_INT(sc_members_parse("a=h:1,a=h:2", &m, &n, err, sizeof(err)), SC_E_CONFIG);
     SC_CHECK(strstr(err, "twice") != NULL);
