@@ -1173,18 +1173,9 @@ static int s_sockets_open(sc_agent_t *self, const sc_agent_settings_t *s, char *
         zmq_setsockopt(c->sock, ZMQ_RCVHWM, &hwm, sizeof(hwm));
         zmq_setsockopt(c->sock, ZMQ_RECONNECT_IVL, &ivl, sizeof(ivl));
         zmq_setsockopt(c->sock, ZMQ_RECONNECT_IVL_MAX, &ivl_max, sizeof(ivl_max));
-        if (s->insecure) {
-            rc = sc_sock_insecure_setup(c->sock);
-        } else {
-            const char *pub = sc_keyring_find_name(ring, c->m.name);
-            if (!pub) {
-                snprintf(err, errlen, "--keys: member %s of --members has no key in %s", c->m.name,
-                         s->keys);
-                rc = SC_E_CONFIG;
-                goto out;
-            }
-            rc = sc_curve_client_setup(c->sock, &kp, pub);
-        }
+        if ((rc = sc_curve_peer_setup(c->sock, s->insecure ? NULL : &kp, ring, c->m.name, err,
+                                      errlen)) == SC_E_CONFIG)
+            goto out;
         if (rc) {
             snprintf(err, errlen, "socket setup for %s: %s", c->m.name, sc_strerror(rc));
             goto out;

@@ -33,7 +33,8 @@
     X(SC_E_DB, "database error")                                                                   \
     X(SC_E_CONFIG, "bad configuration")                                                            \
     X(SC_E_NOT_FOUND, "not found")                                                                 \
-    X(SC_E_STATE, "not allowed in the current state")
+    X(SC_E_STATE, "not allowed in the current state")                                              \
+    X(SC_E_NOT_COMMITTED, "decision not stored by a majority of the voters (not acted on)")
 
 enum {
     SC_E_BASE_ = -100000,

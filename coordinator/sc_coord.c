@@ -40,7 +40,8 @@ void sc_coord_opts_init(sc_coord_opts_t *o)
 
 bool sc_coord_is_leader(const sc_coord_t *c)
 {
-    return c && c->role == SC_ROLE_LEADER;
+    /* the election's word, nothing kept beside it */
+    return c && c->raft && c->raft->e && sc_elect_state(c->raft->e) == SC_ELECT_LEADER;
 }
 
 bool sc_coord_leads(const sc_coord_t *c)
@@ -114,7 +115,6 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
         return -ENOMEM;
     c->o = *o;
     c->ctl_fd = -1;
-    c->role = SC_ROLE_FOLLOWER;
     c->started_wall_ms = sc_wall_ms();
     if (!(c->name = strdup(o->name)) || !(c->state_dir = strdup(o->state_dir))) {
         rc = -ENOMEM;
@@ -400,12 +400,11 @@ static void s_stall_check(sc_coord_t *c, int64_t waited_ms)
     }
 }
 
-/* A decision not committed (SC_E_STATE: no majority in time, or no longer the leader) is not
- * acted on and not fatal: it stays in the log, the election sorts it out. */
-static int s_nonfatal(sc_coord_t *c, int rc)
+/* A decision not committed (no majority in time, or no longer the leader) is not acted on and
+ * not fatal: it stays in the log, the election sorts it out. */
+static int s_nonfatal(int rc)
 {
-    (void)c;
-    return rc == SC_E_STATE ? 0 : rc;
+    return rc == SC_E_NOT_COMMITTED ? 0 : rc;
 }
 
 int sc_coord_step(sc_coord_t *c, int timeout_ms)
@@ -420,19 +419,19 @@ int sc_coord_step(sc_coord_t *c, int timeout_ms)
         return rc;
     s_stall_check(c, timeout_ms);
     if ((rc = sc_coord_raft_drain(c)) < 0 ||
-        (rc = s_nonfatal(c, sc_coord_dispatch_drain_router(c))) < 0)
+        (rc = s_nonfatal(sc_coord_dispatch_drain_router(c))) < 0)
         return rc;
-    if ((rc = s_nonfatal(c, sc_coord_raft_tick(c))) < 0)
+    if ((rc = s_nonfatal(sc_coord_raft_tick(c))) < 0)
         return rc;
     sc_coord_restart_snapshot(c, c->o.snapshot_every);
     if (ctl)
         s_serve_control(c);
-    if ((rc = s_nonfatal(c, s_timers(c))) < 0)
+    if ((rc = s_nonfatal(s_timers(c))) < 0)
         return rc;
     now = sc_mono_ms();
     if (c->in_grace)
         sc_coord_members_grace_check(c, now);
-    return s_nonfatal(c, s_plan_if_due(c, now));
+    return s_nonfatal(s_plan_if_due(c, now));
 }
 
 int sc_coord_run(sc_coord_t *c, volatile sig_atomic_t *stop)

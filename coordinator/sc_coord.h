@@ -39,12 +39,6 @@
 
 typedef struct sc_coord sc_coord_t;
 
-typedef enum {
-    SC_ROLE_FOLLOWER, /* not leading: never orders, never approves */
-    SC_ROLE_LEADER,   /* leads term `term` */
-    SC_ROLE_MAX
-} sc_coord_role_t;
-
 typedef struct sc_coord_opts {
     const char *name;       /* our member name (must be in members) */
     const char *imds_url;   /* our own IMDS base URL (approvals) */

@@ -340,9 +340,7 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
     if (msg->term > (uint64_t)c->term &&
         (rc = sc_coord_members_adopt_term(c, msg->term, m->name)) < 0)
         goto out;
-    /* One transaction per batch only with one voter: with more, each decision is committed by
-     * the voters on its own (sc_coord_raft.c), and one not committed must not undo others. */
-    if (!*txn && c->voters.n <= 1 &&
+    if (!*txn && sc_coord_raft_can_batch(c) &&
         !(m->alive && (msg->type == SC_MSG_NACK ||
                        (msg->type == SC_MSG_HEARTBEAT &&
                         sc_coord_members_is_blind(c, &msg->heartbeat) == m->blind)))) {

@@ -33,14 +33,19 @@ int64_t sc_coord_raft_waited_ms(sc_coord_t *c)
 int sc_coord_raft_next_ms(const sc_coord_t *c)
 {
     int64_t d = sc_elect_next_ms(c->raft->e) - sc_mono_ms();
-    if (c->role == SC_ROLE_LEADER && c->o.heartbeat_ms < d)
+    if (sc_coord_is_leader(c) && c->o.heartbeat_ms < d)
         d = c->o.heartbeat_ms;
     return d < 0 ? 0 : d > 1000 ? 1000 : (int)d;
 }
 
+bool sc_coord_raft_can_batch(const sc_coord_t *c)
+{
+    return c->voters.n <= 1;
+}
+
 bool sc_coord_raft_leads(const sc_coord_t *c)
 {
-    return c->raft && c->role == SC_ROLE_LEADER && !c->raft->need_term_entry && c->raft->term_entry;
+    return sc_coord_is_leader(c) && !c->raft->need_term_entry && c->raft->term_entry;
 }
 
 int64_t sc_coord_raft_commit(const sc_coord_t *c)
@@ -95,17 +100,14 @@ int sc_coord_raft_adopt_term(sc_coord_t *c, int64_t seen, const char *from)
         return rc;
     sc_log_notice("newer term heard from an agent: adopted", "term=%lld from=%s", (long long)seen,
                   from);
+    if (sc_coord_is_leader(c))
+        sc_coord_raft_stepped_down(c);
     sc_elect_destroy(&r->e);
     if ((rc = s_elect_new(c, &hard, err, sizeof(err))) < 0) {
         sc_log_err("election not restarted", "why=\"%s\"", sc_log_q(err));
         return rc;
     }
     c->term = seen;
-    if (c->role == SC_ROLE_LEADER) {
-        c->role = SC_ROLE_FOLLOWER;
-        r->need_term_entry = false;
-        r->resolve = true;
-    }
     sc_coord_raft_set_log(c);
     return 0;
 }
@@ -126,7 +128,7 @@ int sc_coord_raft_new(sc_coord_t *c, const sc_curve_keypair_t *kp, const sc_keyr
         return -ENOMEM;
     r->chan_dealer = -1;
     if ((rc = sc_store_hard_state(c->store, &hard.term, voted, sizeof(voted))) < 0 ||
-        (rc = sc_coord_raft_log_end(c)) < 0 ||
+        (rc = sc_store_last_entry(c->store, &r->last_index, &r->last_term)) < 0 ||
         (rc = sc_store_applied_index(c->store, &r->applied)) < 0)
         return sc_errf(err, errlen, rc, "store: %s", sc_store_errmsg(c->store));
     if (hard.term < c->term) /* a store from before the election: its TERM entries' term */
@@ -156,14 +158,9 @@ int sc_coord_raft_new(sc_coord_t *c, const sc_curve_keypair_t *kp, const sc_keyr
         zmq_setsockopt(s, ZMQ_IMMEDIATE, &one, sizeof(one));
         zmq_setsockopt(s, ZMQ_RECONNECT_IVL, &ivl, sizeof(ivl));
         zmq_setsockopt(s, ZMQ_RECONNECT_IVL_MAX, &ivl_max, sizeof(ivl_max));
-        if (kp) {
-            const char *pub = sc_keyring_find_name(ring, c->members[vi].name);
-            if (!pub)
-                return sc_errf(err, errlen, SC_E_CONFIG, "--keys: voter %s has no key",
-                               c->members[vi].name);
-            rc = sc_curve_client_setup(s, kp, pub);
-        } else
-            rc = sc_sock_insecure_setup(s);
+        if ((rc = sc_curve_peer_setup(s, kp, ring, c->members[vi].name, err, errlen)) ==
+            SC_E_CONFIG)
+            return rc;
         if (rc < 0 || zmq_connect(s, c->members[vi].endpoint) < 0)
             return sc_errf(err, errlen, rc < 0 ? rc : -zmq_errno(), "peer socket to %s (%s)",
                            c->members[vi].name, c->members[vi].endpoint);

@@ -82,7 +82,7 @@ int sc_coord_exec_decide(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data, 
     if (sc_coord_is_leader(c) &&
         (rc = sc_store_decide_json(c->store, c->term, kind, data, reason, sc_wall_ms(), NULL)) <
             0 &&
-        rc != SC_E_STATE) /* SC_E_STATE: not committed (sc_coord_raft.c said why) */
+        rc != SC_E_NOT_COMMITTED) /* sc_coord_raft.c said why */
         sc_log_err("decision not recorded", "kind=%s rc=%s why=\"%s\"", sc_dlog_kind_name(kind),
                    sc_errname(rc), sc_log_q(sc_store_errmsg(c->store)));
     json_object_put(data);

@@ -88,11 +88,10 @@ typedef struct sc_coord_rh sc_coord_rh_t; /* sc_coord_rehearse.c's */
 typedef struct sc_craft sc_craft_t;       /* sc_coord_raft.c's */
 
 struct sc_coord {
-    sc_coord_opts_t o;    /* options (strings borrowed from the caller... copied below) */
-    char *name;           /* our member name */
-    char *state_dir;      /* state directory */
-    char ctl_path[4096];  /* control socket path */
-    sc_coord_role_t role; /* leader / follower */
+    sc_coord_opts_t o;   /* options (strings borrowed from the caller... copied below) */
+    char *name;          /* our member name */
+    char *state_dir;     /* state directory */
+    char ctl_path[4096]; /* control socket path */
     char members_hash[SC_MEMBERS_DIGEST_LEN + 1]; /* sc_members_digest of --members */
     int64_t term;                                 /* our term */
     uint64_t seq;                                 /* our message sequence */
@@ -271,6 +270,7 @@ struct sc_craft {
     int64_t *ack_ms;               /* leader: per member, its last append_ack */
     int64_t led_since_ms;          /* leader: when our term's first entry committed */
     int64_t handover_ms;           /* leader: when we last started a handover (0: never) */
+    int64_t nonvoters_ms;          /* leader: the last pass over the non-voters */
     int64_t last_index, last_term; /* our log's end */
     int64_t commit;                /* the commit index known */
     int64_t applied;               /* applied through */
@@ -289,10 +289,14 @@ struct sc_craft {
 int sc_coord_raft_outputs(sc_coord_t *c, const sc_elect_outputs_t *out);
 /* Tells the election the log's end and commit index. */
 void sc_coord_raft_set_log(sc_coord_t *c);
-/* Reads the log's end from the store. */
-int sc_coord_raft_log_end(sc_coord_t *c);
 /* The store's commit gate (sc_store_on_commit): waits until a majority stored index. */
 int sc_coord_raft_gate(void *ud, int64_t index);
+/* Whether several decisions may share one SQLite transaction (one fsync): only when this member
+ * alone is the majority (one voter). With more, each decision is committed by the voters on its
+ * own (the commit gate), and one not committed must not undo the others by a rollback. */
+bool sc_coord_raft_can_batch(const sc_coord_t *c);
+/* What stepping down from the lead leaves to do: no term entry due, intents to resolve. */
+void sc_coord_raft_stepped_down(sc_coord_t *c);
 /* Logs "may act" when sc_coord_may_act changed. */
 void sc_coord_raft_log_may_act(sc_coord_t *c);
 /* Before approving evs[n]: when one of them impacts our own VM, hands the lead to a voter

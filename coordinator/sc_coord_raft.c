@@ -99,7 +99,7 @@ static void s_send_append(sc_coord_t *c, size_t to, int64_t round, bool answer)
 {
     sc_craft_t *r = c->raft;
     sc_dlog_entry_t *v = NULL;
-    size_t n = 0, bytes = 0;
+    size_t n = 0, bytes = 0, skip = 0;
     int64_t next = r->next[to] < 1 ? 1 : r->next[to], prev_term = 0;
     sc_msg_t *m = s_new_msg(c, SC_MSG_APPEND, sc_elect_term(r->e));
 
@@ -109,25 +109,25 @@ static void s_send_append(sc_coord_t *c, size_t to, int64_t round, bool answer)
         next = r->last_index + 1;
     if (next - 1 == r->last_index) { /* up to date (the usual case): no read */
         prev_term = r->last_term;
-    } else if (next > 1) {
-        sc_dlog_entry_t *p = NULL;
-        size_t pn = 0;
-        if (sc_store_entries(c->store, next - 1, 1, &p, &pn) < 0 || pn != 1) {
-            sc_dlog_entries_free(p, pn);
+    } else { /* one read: the entry before next (its term), then the ones owed */
+        int64_t from = next > 1 ? next - 1 : 1;
+        if (sc_store_entries(c->store, from, S_BATCH_ENTRIES + 1, &v, &n) < 0 || n == 0 ||
+            v[0].index != from) {
+            sc_dlog_entries_free(v, n);
             sc_msg_destroy(&m);
             return;
         }
-        prev_term = p[0].term;
-        sc_dlog_entries_free(p, pn);
+        if (next > 1) {
+            prev_term = v[0].term;
+            skip = 1;
+        }
     }
-    if (next <= r->last_index && sc_store_entries(c->store, next, S_BATCH_ENTRIES, &v, &n) < 0)
-        n = 0;
     snprintf(m->append.leader, sizeof(m->append.leader), "%s", c->name);
     m->append.prev_index = (uint64_t)(next - 1);
     m->append.prev_term = (uint64_t)prev_term;
     m->append.commit_index = (uint64_t)r->commit;
     m->append.round = round;
-    for (size_t i = 0; i < n && bytes < S_BATCH_BYTES; i++) {
+    for (size_t i = skip; i < n && bytes < S_BATCH_BYTES; i++) {
         sc_msg_entry_t *en;
         if (sc_msg_add_entry(m, (uint64_t)v[i].term, (uint64_t)v[i].index,
                              sc_dlog_kind_name(v[i].kind), v[i].data) < 0)
@@ -152,7 +152,6 @@ static void s_became_leader(sc_coord_t *c)
 {
     sc_craft_t *r = c->raft;
 
-    c->role = SC_ROLE_LEADER;
     for (size_t i = 0; i < c->n_members; i++) {
         r->next[i] = r->last_index + 1;
         r->match[i] = 0;
@@ -166,6 +165,12 @@ static void s_became_leader(sc_coord_t *c)
     c->stalled = false;
     c->grace_until_ms = s_now() + c->o.start_grace_ms;
     c->last_leader_ms = 0;
+}
+
+void sc_coord_raft_stepped_down(sc_coord_t *c)
+{
+    c->raft->need_term_entry = false;
+    c->raft->resolve = true; /* intents it made may be left without a POST */
 }
 
 /* Carries out the outputs in order; a PERSIST that fails stops the rest and restarts the
@@ -242,11 +247,8 @@ int sc_coord_raft_outputs(sc_coord_t *c, const sc_elect_outputs_t *out)
                 c->term = o->term;
             if (o->new_state == SC_ELECT_LEADER && o->old_state != SC_ELECT_LEADER)
                 s_became_leader(c);
-            else if (o->new_state != SC_ELECT_LEADER && c->role == SC_ROLE_LEADER) {
-                c->role = SC_ROLE_FOLLOWER;
-                r->need_term_entry = false;
-                r->resolve = true;
-            }
+            else if (o->new_state != SC_ELECT_LEADER && o->old_state == SC_ELECT_LEADER)
+                sc_coord_raft_stepped_down(c);
             break;
         }
         case SC_ELECT_OUT_MAY_ACT:
@@ -280,7 +282,7 @@ static int s_apply_committed(sc_coord_t *c)
 
     if (r->in_gate || r->applied >= r->commit)
         return 0;
-    if ((rc = sc_store_apply_through(c->store, r->commit)) < 0) {
+    if ((rc = sc_store_apply_through(c->store, r->applied + 1, r->commit)) < 0) {
         sc_log_err("committed entries not applied", "commit=%lld rc=%s why=\"%s\"",
                    (long long)r->commit, sc_errname(rc), sc_log_q(sc_store_errmsg(c->store)));
         return rc;
@@ -313,12 +315,6 @@ static void s_advance_commit(sc_coord_t *c)
     }
 }
 
-int sc_coord_raft_log_end(sc_coord_t *c)
-{
-    sc_craft_t *r = c->raft;
-    return sc_store_last_entry(c->store, &r->last_index, &r->last_term);
-}
-
 static int s_drain_dealers(sc_coord_t *c);
 
 /* The store's gate: decision index is durable in our log; wait until a majority has it. */
@@ -329,24 +325,23 @@ int sc_coord_raft_gate(void *ud, int64_t index)
     int64_t start = s_now(), now = start;
     int rc = 0;
 
-    if (c->role != SC_ROLE_LEADER)
-        return SC_E_STATE;
-    if ((rc = sc_coord_raft_log_end(c)) < 0)
-        return rc;
+    if (!sc_coord_is_leader(c))
+        return SC_E_NOT_COMMITTED;
+    r->last_index = index; /* the entry just appended, of our term: the log's end */
+    r->last_term = sc_elect_term(r->e);
     if (r->need_term_entry && !r->term_entry)
         r->term_entry = index; /* the first entry of our term (its TERM entry) */
-    sc_coord_raft_set_log(c);
-    if (c->voters.n <= 1) {
+    if (c->voters.n <= 1)
         r->commit = index;
-        sc_coord_raft_set_log(c);
-    } else {
+    sc_coord_raft_set_log(c);
+    if (c->voters.n > 1) {
         for (size_t k = 0; k < c->voters.n; k++)
             if (c->voters.index[k] != c->self)
                 s_send_append(c, c->voters.index[k], 0, false);
         s_advance_commit(c);
     }
     r->in_gate = true;
-    while (r->commit < index && c->role == SC_ROLE_LEADER && now - start < S_GATE_MS) {
+    while (r->commit < index && sc_coord_is_leader(c) && now - start < S_GATE_MS) {
         zmq_pollitem_t it[SC_VOTERS_MAX];
         int n = 0;
         for (size_t k = 0; k < c->voters.n; k++)
@@ -369,10 +364,10 @@ int sc_coord_raft_gate(void *ud, int64_t index)
                     "waited_ms=%lld",
                     (long long)index, (long long)r->commit, sc_elect_role(r->e),
                     (long long)(now - start));
-        return SC_E_STATE;
+        return SC_E_NOT_COMMITTED;
     }
     /* the entries before it first (a former follower's, committed with it) */
-    if (index - 1 > r->applied && (rc = sc_store_apply_through(c->store, index - 1)) < 0)
+    if ((rc = sc_store_apply_through(c->store, r->applied + 1, index - 1)) < 0)
         return rc;
     r->applied = index;
     if (r->need_term_entry && r->term_entry == index)
@@ -394,7 +389,10 @@ static bool s_follow_append(sc_coord_t *c, const sc_msg_append_t *a, int64_t *re
     *ret_match = r->applied;
     if (prev > r->last_index)
         return false;
-    if (prev > 0) {
+    if (prev == r->last_index) { /* appended at our end (the usual case): no read */
+        if (prev > 0 && (int64_t)a->prev_term != r->last_term)
+            return false;
+    } else if (prev > 0) {
         sc_dlog_entry_t *p = NULL;
         size_t pn = 0;
         rc = sc_store_entries(c->store, prev, 1, &p, &pn);
@@ -428,8 +426,11 @@ static bool s_follow_append(sc_coord_t *c, const sc_msg_append_t *a, int64_t *re
         return false;
     if (cut)
         sc_log_notice("log: entries of a former leader replaced", "from=%lld", (long long)cut);
-    sc_coord_raft_log_end(c);
     int64_t last_new = prev + (int64_t)a->n_entries;
+    if (a->n_entries && (cut || last_new > r->last_index)) { /* the log's end: no read */
+        r->last_index = last_new;
+        r->last_term = (int64_t)a->entries[a->n_entries - 1].term;
+    }
     int64_t commit = (int64_t)a->commit_index < last_new ? (int64_t)a->commit_index : last_new;
     if (commit > r->commit)
         r->commit = commit;
@@ -496,7 +497,7 @@ static int s_on_peer(sc_coord_t *c, size_t mi, const sc_msg_t *msg)
             return rc;
         if (msg->term > (uint64_t)c->term)
             c->term = (int64_t)msg->term;
-    } else if (msg->type == SC_MSG_APPEND_ACK && c->role == SC_ROLE_LEADER &&
+    } else if (msg->type == SC_MSG_APPEND_ACK && sc_coord_is_leader(c) &&
                msg->term == (uint64_t)sc_elect_term(r->e)) {
         int64_t mt = (int64_t)msg->append_ack.match_index;
         r->ack_ms[mi] = now;
@@ -622,11 +623,11 @@ int sc_coord_raft_tick(sc_coord_t *c)
         if ((rc = sc_coord_raft_outputs(c, &out)) < 0)
             return rc;
     }
-    if (c->role == SC_ROLE_LEADER && r->need_term_entry && !r->in_gate) {
+    if (sc_coord_is_leader(c) && r->need_term_entry && !r->in_gate) {
         json_object *d = json_object_new_object();
         json_object_object_add(d, "term", json_object_new_int64(sc_elect_term(r->e)));
         rc = sc_coord_exec_decide(c, SC_DLOG_TERM, d, "won the election: the term's first entry");
-        if (rc == SC_E_STATE)
+        if (rc == SC_E_NOT_COMMITTED)
             rc = 0;
         if (rc < 0)
             return rc;
@@ -638,7 +639,10 @@ int sc_coord_raft_tick(sc_coord_t *c)
                 return rc;
         }
     }
-    if (c->role == SC_ROLE_LEADER) { /* non-voters: what they are owed, or a keepalive */
+    if (sc_coord_is_leader(c) && now - r->nonvoters_ms >= c->o.heartbeat_ms) {
+        /* non-voters: what they are owed, or a keepalive (a pass over the members: once a
+         * heartbeat, not on every message the loop handles) */
+        r->nonvoters_ms = now;
         for (size_t i = 0; i < c->n_members; i++) {
             bool heard = r->ack_ms[i] > 0; /* else a probe, no entries: is it there at all? */
             if (i == c->self || s_voter_slot(c, i) >= 0 ||
@@ -651,7 +655,7 @@ int sc_coord_raft_tick(sc_coord_t *c)
             s_send_append(c, i, 0, false);
         }
     }
-    if (c->role == SC_ROLE_LEADER)
+    if (sc_coord_is_leader(c))
         sc_coord_handover_prefer(c, now);
     if (r->resolve && sc_coord_may_act(c)) {
         r->resolve = false;

@@ -276,9 +276,8 @@ static int s_rebuild_registry(sc_coord_t *c, int64_t wall, int64_t now, char ***
  * the memory still held). */
 static int s_record_members(sc_coord_t *c)
 {
-    /* One transaction (one fsync, not one per member: 1,000 members took seconds) when the
-     * leader alone is the majority; with more voters each entry is committed on its own. */
-    bool txn = c->voters.n <= 1 && sc_store_begin(c->store) == 0;
+    /* one transaction (one fsync, not one per member: 1,000 members took seconds) when it can */
+    bool txn = sc_coord_raft_can_batch(c) && sc_store_begin(c->store) == 0;
     int rc = 0;
 
     for (size_t i = 0; i < c->n_members && rc >= 0; i++) {

@@ -511,31 +511,51 @@ static int s_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const 
     return 0;
 }
 
-int sc_store_append_entry(sc_store_t *store, const sc_dlog_entry_t *e)
+/* Opens a transaction unless the caller has one; *own says which. 0 or an SC_E_* code. */
+static int s_txn_begin(sc_store_t *store, bool *own)
 {
-    json_object *d;
-    bool own_txn;
+    *own = !sc_db_in_transaction(store->db);
+    return *own ? sc_db_begin(store->db) : 0;
+}
+
+/* Ends the transaction s_txn_begin opened (own): commit when rc >= 0, else rollback. The
+ * outcome, 0 or an error. */
+static int s_txn_end(sc_store_t *store, bool own, int rc)
+{
+    if (own && (rc < 0 || (rc = sc_db_commit(store->db)) < 0))
+        sc_db_rollback(store->db);
+    return rc < 0 ? rc : 0;
+}
+
+/* Entry e, in the log already (append: appended first), applied to the tables and told to the
+ * observer, in one transaction (or the caller's). */
+static int s_apply_entry(sc_store_t *store, const sc_dlog_entry_t *e, bool append)
+{
+    json_object *d = e->data ? json_tokener_parse(e->data) : NULL;
+    bool own;
     int rc;
 
-    if (!store || !e || !e->data || !(d = json_tokener_parse(e->data)))
+    if (!d)
         return -EINVAL;
-    own_txn = !sc_db_in_transaction(store->db);
-    if (own_txn && (rc = sc_db_begin(store->db)) < 0) {
+    if ((rc = s_txn_begin(store, &own)) < 0) {
         json_object_put(d);
         return rc;
     }
-    rc = sc_dlog_append_entry(store->db, e);
+    if (append)
+        rc = sc_dlog_append_entry(store->db, e);
     if (rc >= 0)
         rc = s_apply_parsed(store, e, d);
     if (rc >= 0 && store->on_decide)
         rc = store->on_decide(store->on_decide_ud, e, d);
     json_object_put(d);
-    if (own_txn) {
-        if (rc >= 0 && (rc = sc_db_commit(store->db)) >= 0)
-            return 0;
-        sc_db_rollback(store->db);
-    }
-    return rc < 0 ? rc : 0;
+    return s_txn_end(store, own, rc);
+}
+
+int sc_store_append_entry(sc_store_t *store, const sc_dlog_entry_t *e)
+{
+    if (!store || !e)
+        return -EINVAL;
+    return s_apply_entry(store, e, true);
 }
 
 int sc_store_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const char *data,
@@ -953,21 +973,19 @@ void sc_store_on_commit(sc_store_t *store, sc_store_commit_fn fn, void *ud)
 int sc_store_log_entries(sc_store_t *store, const sc_dlog_entry_t *v, size_t n,
                          int64_t *ret_truncated)
 {
-    int64_t last = 0, last_term = 0, cut = 0;
-    bool own_txn;
-    int rc = 0;
+    int64_t cut = 0;
+    bool own;
+    int rc;
 
     if (!store || (n && !v))
         return -EINVAL;
-    own_txn = !sc_db_in_transaction(store->db);
-    if (own_txn && (rc = sc_db_begin(store->db)) < 0)
+    if ((rc = s_txn_begin(store, &own)) < 0)
         return rc;
     for (size_t i = 0; rc >= 0 && i < n; i++) {
         int64_t t = 0;
         if ((rc = sc_db_query_int64(store->db, &t,
-                                    "SELECT coalesce(max(term), -1) FROM dlog "
-                                    "WHERE idx = ?",
-                                    "l", v[i].index)) < 0)
+                                    "SELECT coalesce(max(term), -1) FROM dlog WHERE idx = ?", "l",
+                                    v[i].index)) < 0)
             break;
         if (t == v[i].term)
             continue; /* have it (Raft's log matching: the same entry and all before it) */
@@ -980,51 +998,32 @@ int sc_store_log_entries(sc_store_t *store, const sc_dlog_entry_t *v, size_t n,
         }
         rc = sc_dlog_append_entry(store->db, &v[i]);
     }
-    (void)last;
-    (void)last_term;
-    if (own_txn) {
-        if (rc >= 0 && (rc = sc_db_commit(store->db)) >= 0)
-            rc = 0;
-        else
-            sc_db_rollback(store->db);
-    }
-    if (rc >= 0 && ret_truncated)
+    if ((rc = s_txn_end(store, own, rc)) >= 0 && ret_truncated)
         *ret_truncated = cut;
-    return rc < 0 ? rc : 0;
+    return rc;
 }
 
-int sc_store_apply_through(sc_store_t *store, int64_t index)
+int sc_store_apply_through(sc_store_t *store, int64_t from, int64_t index)
 {
     sc_dlog_entry_t *v = NULL;
     size_t n = 0;
-    int rc;
+    int rc = 0;
 
-    if (!store)
+    if (!store || from < 1)
         return -EINVAL;
-    rc = sc_dlog_read(store->db, 1, SC_DLOG_READ_MAX, true, &v, &n);
-    for (size_t i = 0; rc >= 0 && i < n && v[i].index <= index; i++) {
-        json_object *d = json_tokener_parse(v[i].data);
-        bool own_txn = !sc_db_in_transaction(store->db);
-        if (!d) {
-            rc = -EINVAL;
+    if (index < from)
+        return 0;
+    /* from the first not applied on (the caller knows it): not a scan of the whole log */
+    for (int64_t done = from - 1; rc >= 0 && done < index; from = done + 1) {
+        rc = sc_dlog_read(store->db, from, (size_t)(index - from + 1), true, &v, &n);
+        for (size_t i = 0; rc >= 0 && i < n && v[i].index <= index; i++)
+            if ((rc = s_apply_entry(store, &v[i], false)) >= 0)
+                done = v[i].index;
+        sc_dlog_entries_free(v, n);
+        v = NULL;
+        if (done < from) /* nothing (left) to apply up to index */
             break;
-        }
-        if (own_txn && (rc = sc_db_begin(store->db)) < 0) {
-            json_object_put(d);
-            break;
-        }
-        rc = s_apply_parsed(store, &v[i], d);
-        if (rc >= 0 && store->on_decide)
-            rc = store->on_decide(store->on_decide_ud, &v[i], d);
-        json_object_put(d);
-        if (own_txn) {
-            if (rc >= 0 && (rc = sc_db_commit(store->db)) >= 0)
-                rc = 0;
-            else
-                sc_db_rollback(store->db);
-        }
     }
-    sc_dlog_entries_free(v, n);
     return rc < 0 ? rc : 0;
 }
 

@@ -639,6 +639,20 @@ int sc_sock_insecure_setup(void *sock)
     return 0;
 }
 
+int sc_curve_peer_setup(void *sock, const sc_curve_keypair_t *kp, const sc_keyring_t *ring,
+                        const char *peer, char *err, size_t errlen)
+{
+    const char *pub;
+
+    if (!kp)
+        return sc_sock_insecure_setup(sock);
+    if (!(pub = sc_keyring_find_name(ring, peer))) {
+        snprintf(err, errlen, "--keys: member %s has no key in the keyring", peer);
+        return SC_E_CONFIG;
+    }
+    return sc_curve_client_setup(sock, kp, pub);
+}
+
 int sc_curve_server_setup(void *sock, const sc_curve_keypair_t *kp, const sc_zap_t *zap)
 {
     int one = 1, rc;

@@ -122,5 +122,11 @@ int sc_curve_server_setup(void *sock, const sc_curve_keypair_t *kp, const sc_zap
 int sc_curve_client_setup(void *sock, const sc_curve_keypair_t *kp, const char *server_public_z85);
 /* Plain text (--insecure): only ZMQ_MAXMSGSIZE. 0 or -errno. */
 int sc_sock_insecure_setup(void *sock);
+/* A client socket to member peer's coordinator: sc_sock_insecure_setup when kp is NULL, else
+ * sc_curve_client_setup with peer's public key from ring. 0; SC_E_CONFIG ("--keys: member X has
+ * no key in the keyring", in err) or the setup's error. The agent and the coordinators' DEALERs
+ * to the voters use it. */
+int sc_curve_peer_setup(void *sock, const sc_curve_keypair_t *kp, const sc_keyring_t *ring,
+                        const char *peer, char *err, size_t errlen);
 
 #endif
