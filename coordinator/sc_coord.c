@@ -368,27 +368,32 @@ static int s_plan_if_due(sc_coord_t *c, int64_t now)
  * agents gone standalone), so it acts on nothing until every member reported again, or the
  * start grace passed: the grace of a start, entered again. (With an election, confirming the
  * lead with a quorum round comes first.) */
-static void s_stall_check(sc_coord_t *c, int64_t waited_ms)
+bool sc_coord_stall_check(sc_coord_t *c, int64_t waited_ms)
 {
     int64_t mono = sc_mono_ms(), wall = sc_wall_ms();
     int64_t dm = mono - c->step_mono_ms, dw = wall - c->step_wall_ms, lim = SC_ELECT_STALL_MS;
     bool tilt, stalled;
 
-    waited_ms += sc_coord_raft_waited_ms(c); /* commit waits inside the step */
     tilt = c->step_mono_ms && (dm - waited_ms > lim || dw - dm > lim || dm - dw > lim);
     stalled = c->step_mono_ms && (dm - waited_ms > c->o.stall_ms || dw - dm > c->o.stall_ms ||
                                   dm - dw > c->o.stall_ms);
     c->step_mono_ms = mono;
     c->step_wall_ms = wall;
-    /* The lease is not trusted across a stall of SC_ELECT_STALL_MS: a quorum round first. */
+    /* The lease is not trusted across a stall of SC_ELECT_STALL_MS: a quorum round first. A
+     * member that is not the leader says so too (its view may be as stale; nothing to confirm):
+     * where in its loop the stop fell decides whether it learnt of a new term first. */
     if (tilt && sc_coord_is_leader(c)) {
         sc_log_warn("stalled: acting again once a quorum confirms the lead",
                     "monotonic_ms=%lld wall_ms=%lld limit_ms=%lld", (long long)dm, (long long)dw,
                     (long long)lim);
         sc_coord_raft_stall(c);
+    } else if (tilt) {
+        sc_log_warn("stalled: not leading, nothing to confirm",
+                    "monotonic_ms=%lld wall_ms=%lld limit_ms=%lld role=%s", (long long)dm,
+                    (long long)dw, (long long)lim, sc_coord_role(c));
     }
     if (!stalled || !sc_coord_is_leader(c))
-        return;
+        return tilt;
     sc_log_warn("stalled: acting again once every member reported",
                 "monotonic_ms=%lld wall_ms=%lld limit_ms=%lld grace_ms=%lld", (long long)dm,
                 (long long)dw, (long long)c->o.stall_ms, (long long)c->o.start_grace_ms);
@@ -398,6 +403,7 @@ static void s_stall_check(sc_coord_t *c, int64_t waited_ms)
         c->members[i].have_doc = false; /* a fresh document from each */
         c->members[i].doc_req_ms = 0;
     }
+    return tilt;
 }
 
 /* A decision not committed (no majority in time, or no longer the leader) is not acted on and
@@ -414,10 +420,10 @@ int sc_coord_step(sc_coord_t *c, int timeout_ms)
     int rc;
 
     /* before and after the poll: a stop inside it shows after it, before anything is done */
-    s_stall_check(c, 0);
+    sc_coord_stall_check(c, 0);
     if ((rc = s_poll(c, timeout_ms, &ctl)) < 0)
         return rc;
-    s_stall_check(c, timeout_ms);
+    sc_coord_stall_check(c, timeout_ms);
     if ((rc = sc_coord_raft_drain(c)) < 0 ||
         (rc = s_nonfatal(sc_coord_dispatch_drain_router(c))) < 0)
         return rc;

@@ -22,12 +22,9 @@ void sc_coord_raft_stall(sc_coord_t *c)
     sc_coord_raft_outputs(c, &out);
 }
 
-int64_t sc_coord_raft_waited_ms(sc_coord_t *c)
+const char *sc_coord_role(const sc_coord_t *c)
 {
-    int64_t w = c->raft ? c->raft->waited_ms : 0;
-    if (c->raft)
-        c->raft->waited_ms = 0;
-    return w;
+    return c->raft ? sc_elect_role(c->raft->e) : "leader";
 }
 
 int sc_coord_raft_next_ms(const sc_coord_t *c)

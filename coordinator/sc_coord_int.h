@@ -282,7 +282,6 @@ struct sc_craft {
     int chan_dealer;               /* the message being handled came on dealer k (-1) */
     const unsigned char *chan_rid; /* ... or on the ROUTER from this routing id */
     size_t chan_rid_len;           /* its length */
-    int64_t waited_ms;             /* time spent waiting in s_gate (the stall check) */
 };
 
 /* Carries out the election's outputs in order (a PERSIST that fails stops them). */
@@ -330,8 +329,12 @@ size_t sc_coord_raft_pollitems(sc_coord_t *c, zmq_pollitem_t *items, size_t max)
 int sc_coord_raft_tick(sc_coord_t *c);
 /* The loop stalled (TILT): the leader stops acting until a quorum round confirms it. */
 void sc_coord_raft_stall(sc_coord_t *c);
-/* Time spent waiting for commits since the last call (the stall check discounts it). */
-int64_t sc_coord_raft_waited_ms(sc_coord_t *c);
+/* The election's role name ("leader", "voter", ...) for logs. */
+const char *sc_coord_role(const sc_coord_t *c);
+/* TILT: true when the loop stood still since the last check (waited_ms: what the wait between
+ * them may take); a leader then acts on nothing until a quorum confirms its lead. Called around
+ * the loop's poll and after each wait inside a commit gate. */
+bool sc_coord_stall_check(sc_coord_t *c, int64_t waited_ms);
 /* How long the loop may sleep before the election's next timer. */
 int sc_coord_raft_next_ms(const sc_coord_t *c);
 /* The election's part of may-act: our term's first entry committed, everything in our log

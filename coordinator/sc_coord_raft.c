@@ -323,6 +323,7 @@ int sc_coord_raft_gate(void *ud, int64_t index)
     sc_coord_t *c = ud;
     sc_craft_t *r = c->raft;
     int64_t start = s_now(), now = start;
+    bool stalled = false;
     int rc = 0;
 
     if (!sc_coord_is_leader(c))
@@ -343,27 +344,30 @@ int sc_coord_raft_gate(void *ud, int64_t index)
     r->in_gate = true;
     while (r->commit < index && sc_coord_is_leader(c) && now - start < S_GATE_MS) {
         zmq_pollitem_t it[SC_VOTERS_MAX];
+        long wait = (long)(S_GATE_MS - (now - start));
         int n = 0;
         for (size_t k = 0; k < c->voters.n; k++)
             if (r->dealer[k])
                 it[n++] = (zmq_pollitem_t){.socket = r->dealer[k], .events = ZMQ_POLLIN};
-        if (zmq_poll(it, n, (long)(S_GATE_MS - (now - start))) < 0 && zmq_errno() != EINTR)
+        if (zmq_poll(it, n, wait) < 0 && zmq_errno() != EINTR)
             break;
+        /* stopped inside the wait: the answers read now may be older than a new term's
+         * leader; nothing decided in this wait is acted on (TILT) */
+        if (sc_coord_stall_check(c, wait))
+            stalled = true;
         if ((rc = s_drain_dealers(c)) < 0)
             break;
         now = s_now();
     }
     r->in_gate = false;
-    r->waited_ms += now - start;
     if (rc < 0)
         return rc;
-    if (r->commit < index) {
+    if (r->commit < index || stalled) {
         r->resolve = true;
         sc_log_warn("decision not committed: not acted on",
-                    "index=%lld commit=%lld role=%s "
-                    "waited_ms=%lld",
-                    (long long)index, (long long)r->commit, sc_elect_role(r->e),
-                    (long long)(now - start));
+                    "index=%lld commit=%lld role=%s waited_ms=%lld stalled=%s", (long long)index,
+                    (long long)r->commit, sc_elect_role(r->e), (long long)(now - start),
+                    stalled ? "true" : "false");
         return SC_E_NOT_COMMITTED;
     }
     /* the entries before it first (a former follower's, committed with it) */
