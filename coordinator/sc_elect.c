@@ -388,6 +388,9 @@ static void s_fire(sc_elect_t *e, sc_elect_outputs_t *out, sc_elect_event_t ev, 
         return;
     s_enter(e, out, next, ev);
     s_role(e, out, old, peer, reason);
+    if (old == next && next == SC_ELECT_PRE_CANDIDATE) /* no role change to say: say the retry */
+        s_notice(out, SC_ELECT_NONE, "pre-vote for term %" PRId64 " asked again: %s", e->term + 1,
+                 reason);
     if (next == SC_ELECT_LEADER) {
         s_heartbeat(e, out); /* assert the lead at once */
     } else if (next == SC_ELECT_PRE_CANDIDATE && !e->cfg.pre_vote) {

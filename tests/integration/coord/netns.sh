@@ -1,0 +1,144 @@
+# Partitions for the election's fault tests (issue 11). Sourced after coord/lib.sh, whose
+# helpers it keeps (cst, leader, one_leader, check, hooks_settled...) and whose daemon starters
+# it replaces by the same daemons run inside network namespaces.
+#
+# Each VM i is a network namespace with two links:
+#   eth0  10.213.X.(10+i) on the bridge scI$$, where imds-sim listens (10.213.X.1): every VM
+#         reaches its IMDS whatever the partition, as on Azure (IMDS is on the host);
+#   eth1  10.214.X.(10+i) on the bridge scA$$ (the VMs' network): the members' endpoints.
+# ns_partition VM... moves those VMs' eth1 onto a second bridge, scB$$: each side then talks
+# to its own side only (established TCP connections stay open; their packets are lost, as in a
+# real partition); ns_heal moves them back. Everything is deleted on exit, even on failure.
+# Needs root and iproute2; skipped (77) otherwise.
+
+if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
+    echo "SKIP: needs root and iproute2 (ip netns)"
+    exit 77
+fi
+
+NS_X=$((20 + $$ % 200)) # 10.213.X.0/24 and 10.214.X.0/24: one pair of subnets per run
+NS_BRI="scI$$"
+NS_BRA="scA$$"
+NS_BRB="scB$$"
+NS=()
+NS_N=0
+
+sc_on_exit() {
+    sc_kill "${AGENT_PIDS[@]}" "$COORD_PID" "${CPIDS[@]}"
+    local ns
+    for ns in "${NS[@]}"; do
+        # anything still inside would keep the namespace (and its veths) alive
+        ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+        ip netns del "$ns" 2>/dev/null || true
+    done
+    ip link del "$NS_BRI" 2>/dev/null || true
+    ip link del "$NS_BRA" 2>/dev/null || true
+    ip link del "$NS_BRB" 2>/dev/null || true
+}
+
+# ns_setup N: N VMs' namespaces and the three bridges; sets MEMBERS (with each VM's fault
+# domain, i % FDS; FDS default 3) and makes their CURVE keys (plain text is for one machine)
+ns_setup() {
+    local n=$1 fds=${FDS:-3} i br
+    NS_N=$n
+    for br in "$NS_BRI" "$NS_BRA" "$NS_BRB"; do
+        ip link add "$br" type bridge || { echo "SKIP: cannot create a bridge"; exit 77; }
+        ip link set "$br" up
+    done
+    ip addr add "10.213.$NS_X.1/24" dev "$NS_BRI"
+    MEMBERS=""
+    for ((i = 0; i < n; i++)); do
+        NS[i]="sc$$v$i"
+        ip netns add "${NS[$i]}" || { echo "SKIP: cannot create a network namespace"; exit 77; }
+        ip link add "sci$$x$i" type veth peer name "scj$$x$i"
+        ip link add "sca$$x$i" type veth peer name "scb$$x$i"
+        ip link set "sci$$x$i" master "$NS_BRI" up
+        ip link set "sca$$x$i" master "$NS_BRA" up
+        ip link set "scj$$x$i" netns "${NS[$i]}"
+        ip link set "scb$$x$i" netns "${NS[$i]}"
+        ip -n "${NS[$i]}" link set "scj$$x$i" name eth0
+        ip -n "${NS[$i]}" link set "scb$$x$i" name eth1
+        ip -n "${NS[$i]}" addr add "10.213.$NS_X.$((10 + i))/24" dev eth0
+        ip -n "${NS[$i]}" addr add "10.214.$NS_X.$((10 + i))/24" dev eth1
+        ip -n "${NS[$i]}" link set eth0 up
+        ip -n "${NS[$i]}" link set eth1 up
+        ip -n "${NS[$i]}" link set lo up
+        MEMBERS+="${MEMBERS:+,}vm_$i=10.214.$NS_X.$((10 + i)):7700/$((i % fds))"
+    done
+    keys_make "$n"
+}
+
+# sim_start ARGS...: imds-sim on the IMDS bridge -> PORT, B; every VM reaches it
+sim_start() {
+    "$SC_BIN/imds-sim" --listen "10.213.$NS_X.1:0" --timeline "$TL" "$@" >"$TMP/sim.out" 2>>"$TMP/sim.err" &
+    SIM_PID=$!
+    PIDS+=("$SIM_PID")
+    sim_up() { grep -q '^listening on ' "$TMP/sim.out"; }
+    wait_for 10 sim_up || fail "imds-sim did not start: $(tail -3 "$TMP/sim.err")"
+    PORT=$(sed -n 's/^listening on [0-9.]*:\([0-9]*\)$/\1/p' "$TMP/sim.out" | head -1)
+    B="http://10.213.$NS_X.1:$PORT"
+    local i
+    for ((i = 0; i < NS_N; i++)); do
+        wait_for 5 ip netns exec "${NS[$i]}" curl -sf -o /dev/null "$B/control/state" ||
+            fail "vm_$i cannot reach imds-sim"
+    done
+}
+
+# agent_start I: vm_I's agent in its namespace (as lib.sh's, hooks $TMP/agent_I/hook)
+agent_start() {
+    mkdir -p "$TMP/agent_$1"
+    [ -x "$TMP/agent_$1/hook" ] || write_hook "$1" "${HOOK_SLEEP:-0.3}"
+    # ip netns exec execs the daemon in place: $! is the daemon
+    # shellcheck disable=SC2046 # sec_args prints separate words
+    ip netns exec "${NS[$1]}" "$SC_BIN/schedcoord-agent" --name "vm_$1" --imds-url "$B/vm_$1" \
+        --members "$MEMBERS" --state-dir "$TMP/agent_$1" --prepare-hook "$TMP/agent_$1/hook" \
+        --recover-hook "$TMP/agent_$1/hook" $(sec_args "vm_$1") --poll-interval "${POLL:-0.5}" \
+        --standalone-after 600 --hook-timeout 30 --log-level warn \
+        >>"$TMP/agent_$1.out" 2>>"$TMP/agent_$1.err" &
+    AGENT_PIDS[$1]=$!
+}
+
+# coord_i_start I [ARGS...]: vm_I's coordinator in its namespace (vm_0's in $TMP/coord, as
+# lib.sh's coord_start; the others' in $TMP/coord_I)
+coord_i_start() {
+    local i=$1 dir err
+    shift
+    dir=$(coord_dir "vm_$i")
+    err=$(coord_err "vm_$i")
+    # shellcheck disable=SC2046 # sec_args prints separate words
+    ip netns exec "${NS[$i]}" "$SC_BIN/schedcoord-coordinator" --name "vm_$i" --imds-url "$B/vm_$i" \
+        --members "$MEMBERS" --state-dir "$dir" $(sec_args "vm_$i") --deadline-margin-s 1 "$@" \
+        >>"${err%.err}.out" 2>>"$err" &
+    if [ "$i" = 0 ]; then COORD_PID=$!; else CPIDS[i]=$!; fi
+}
+
+# ns_start: every VM's agent and coordinator (ARGS to the coordinators)
+ns_start() {
+    local i
+    for ((i = 0; i < NS_N; i++)); do
+        agent_start "$i"
+        coord_i_start "$i" "$@"
+    done
+}
+
+# ns_partition VM_INDEX...: those VMs on one side, the others on the other
+ns_partition() {
+    local i
+    for i in "$@"; do ip link set "sca$$x$i" master "$NS_BRB"; done
+    echo "$(date -u +%H:%M:%S.%3N) partition: {$*} apart" >>"$TMP/netns.log"
+}
+# ns_heal: every VM back on one network
+ns_heal() {
+    local i
+    for ((i = 0; i < NS_N; i++)); do ip link set "sca$$x$i" master "$NS_BRA"; done
+    echo "$(date -u +%H:%M:%S.%3N) healed" >>"$TMP/netns.log"
+}
+# ns_can I J: vm_I reaches vm_J's coordinator port over the VMs' network
+ns_can() {
+    ip netns exec "${NS[$1]}" timeout 1 bash -c "exec 3<>/dev/tcp/10.214.$NS_X.$((10 + $2))/7700" 2>/dev/null
+}
+
+# role_of VM: its coordinator's role and the leader it names ("voter vm_1", "leader vm_0")
+role_of() { cst "$1" | jq -r '.role + " " + (if .role == "leader" then .self else .leader // "" end)'; }
+# leading VM: VM leads and may act
+leading() { [ "$(cst "$1" | jq -r '.role + " " + (.may_act | tostring)')" = "leader true" ]; }
