@@ -271,9 +271,9 @@ static int s_rebuild_registry(sc_coord_t *c, int64_t wall, int64_t now, char ***
     return 0;
 }
 
-/* The leader records members' endpoints not recorded yet (or changed) — the endpoint only: a
- * member gone stays gone (once this entry said "healthy" and the store forgot a gone member
- * the memory still held). */
+/* The leader records members' endpoints not recorded yet (or changed), and the domains their
+ * agents reported to it while it followed — not their health: a member gone stays gone (once
+ * this entry said "healthy" and the store forgot a gone member the memory still held). */
 static int s_record_members(sc_coord_t *c)
 {
     /* one transaction (one fsync, not one per member: 1,000 members took seconds) when it can */
@@ -282,14 +282,28 @@ static int s_record_members(sc_coord_t *c)
 
     for (size_t i = 0; i < c->n_members && rc >= 0; i++) {
         const sc_cs_member_t *cm = sc_cstate_member(c->cs, i);
+        const sc_cmember_t *m = &c->members[i];
         json_object *d;
 
-        if (strcmp(cm->endpoint, c->members[i].endpoint) == 0)
-            continue;
-        d = json_object_new_object();
-        json_object_object_add(d, "name", json_object_new_string(c->members[i].name));
-        json_object_object_add(d, "endpoint", json_object_new_string(c->members[i].endpoint));
-        rc = sc_coord_exec_decide(c, SC_DLOG_MEMBER, d, "member of the cluster list");
+        if (strcmp(cm->endpoint, m->endpoint) != 0) {
+            d = json_object_new_object();
+            json_object_object_add(d, "name", json_object_new_string(m->name));
+            json_object_object_add(d, "endpoint", json_object_new_string(m->endpoint));
+            rc = sc_coord_exec_decide(c, SC_DLOG_MEMBER, d, "member of the cluster list");
+        }
+        /* Domains an agent reported while we followed (its hello came before anyone led, or
+         * to us only): the plan counts the domains decided, and an unknown one as a domain of
+         * its own, so undecided they would make every event "too wide". */
+        if (rc >= 0 && m->fault_domain >= 0 &&
+            (cm->fault_domain != m->fault_domain || cm->update_domain != m->update_domain)) {
+            sc_log_info("member hello", "member=%s fault_domain=%d update_domain=%d why=\"%s\"",
+                        m->name, m->fault_domain, m->update_domain, "heard while following");
+            d = json_object_new_object();
+            json_object_object_add(d, "name", json_object_new_string(m->name));
+            json_object_object_add(d, "fault_domain", json_object_new_int(m->fault_domain));
+            json_object_object_add(d, "update_domain", json_object_new_int(m->update_domain));
+            rc = sc_coord_exec_decide(c, SC_DLOG_MEMBER, d, "hello: fault and update domain");
+        }
     }
     if (txn && (rc < 0 || (rc = sc_store_commit(c->store)) < 0))
         sc_store_rollback(c->store);

@@ -363,4 +363,7 @@ election_rollout_end() {
     wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
     check 3 --events 3 --all-approved
     one_leader
+    # each event is one fault domain's: a leader that knows every member's domain (reported
+    # to it while it followed, before the election) never finds one "too wide"
+    ! grep -h 'alert=too_wide' "$TMP"/coord*.err || fail "a leader did not know the members' fault domains"
 }
