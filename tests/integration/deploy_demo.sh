@@ -59,7 +59,8 @@ for e, typ, vms, notice, nb, drain, approved, down, rec in ev:
     d0, d1 = (num(x) for x in down.split(".."))
     assert abs(d0 - a) < 0.5 and d0 < d1 <= d0 + 3, f"{e}: down {down}, approved {a}"
     assert d1 < num(rec) < d1 + 10, f"{e}: recovered {rec} after down {down}"
-assert num(by_vms["vm_4 (FD 1)"][3]) == num(by_vms["vm_0 vm_3 (FD 0)"][3]) == 0.0
+# both made at the start (one after the other: a busy machine may part them by a tenth)
+assert num(by_vms["vm_0 vm_3 (FD 0)"][3]) == 0.0 and 0.0 <= num(by_vms["vm_4 (FD 1)"][3]) <= 0.5, ev
 # fault domains one at a time: FD 0 recovered before FD 1 went down, FD 1 before FD 2
 order = ["vm_0 vm_3 (FD 0)", "vm_4 (FD 1)", "vm_1 vm_4 (FD 1)", "vm_2 vm_5 (FD 2)"]
 assert num(by_vms[order[0]][8]) <= num(by_vms[order[1]][7].split("..")[0]) + 0.2
