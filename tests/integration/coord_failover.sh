@@ -25,9 +25,8 @@ election_rollout
 kill -9 "$(coord_pid "$L")"
 echo "$L $(date +%s.%N)" >>"$TMP/killed"
 ok "killed $L (term $T) while the first fault domain drains"
-new_leader() { local l; l=$(leader 3) && [ "$l" != "$L" ] && [ "$(cst "$l" | jq .term)" -gt "$T" ]; }
+new_leader() { local l; l=$(leader 3) && [ "$l" != "$L" ] && [ "$(cst "$l" | jq .term)" -gt "$T" ] && N=$l; }
 wait_for 15 new_leader || fail "no new leader: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
-N=$(leader 3)
 ok "$N leads term $(cst "$N" | jq .term)"
 if [ "$L" = vm_0 ]; then VOTERS=3 COORD_WAIT=0 coord_start; else coord_i_start "${L#vm_}" --voters 3; fi
 follows() { [ "$(cst "$L" | jq -r '.role + " " + (.leader // "")')" = "voter $N" ]; }

@@ -14,11 +14,10 @@ election_rollout
 P=$(coord_pid "$L")
 kill -STOP "$P"
 echo "$L $(date +%s.%N)" >>"$TMP/killed" # it cannot act while stopped
-new_leader() { local l; l=$(leader 3) && [ "$l" != "$L" ]; }
+new_leader() { local l; l=$(leader 3) && [ "$l" != "$L" ] && N=$l; }
 wait_for 15 new_leader || { kill -CONT "$P"; fail "no new leader while $L is frozen"; }
 woke=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
 kill -CONT "$P"
-N=$(leader 3)
 ok "$L (term $T) frozen mid-drain until $N leads"
 follows() { [ "$(cst "$L" | jq -r '.role + " " + (.leader // "")')" = "voter $N" ]; }
 wait_for 15 follows || fail "$L woken does not follow $N: $(cst "$L" | jq -c '{role, leader, term, may_act}')"

@@ -11,8 +11,8 @@ sim_start --vms 3 --fault-domains 3 --time-scale 100 --complete-after 100
 set_start 3
 VOTERS=3 coord_start
 coords_start 3
-wait_for 30 leader 3 >/dev/null || fail "no leader: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
-L=$(leader 3)
+leader_wait 30 3 || fail "no leader: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
+L=$LEADER
 ok "three coordinators elected $L"
 
 E=$(new_event "{\"EventType\":\"Reboot\",\"Resources\":[\"$L\"],\"NoticeSeconds\":30000,\"DurationInSeconds\":30}")
@@ -25,7 +25,8 @@ by=$(jq -r --arg e "$E" 'select(.kind == "post" and .status == 200 and (.events 
 from=$(grep -l "msg=\"handover\" to=$by .*$E" "$TMP"/coord*.err) ||
     fail "no handover to $by for $E: $(grep -h handover "$TMP"/coord*.err)"
 [ "$from" = "$(coord_err "$L")" ] || fail "the handover came from $from, not from $L"
-N=$(leader 3) || fail "no single leader after the handover"
+leader_wait 10 3 || fail "no single leader after the handover"
+N=$LEADER
 [ "$N" = "$by" ] || fail "the approver $by does not lead (the leader is $N)"
 one_leader
 ok "$L handed the lead to $by before its own VM's Reboot; $by drained and approved it (one POST)"

@@ -16,9 +16,9 @@ ns_setup 6
 sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
 for i in 0 1 2 3 4 5; do mkdir -p "$TMP/agent_$i" && write_hook "$i" 2; done
 ns_start --dead-after 60
-wait_for 40 leader 3 >/dev/null ||
+leader_wait 40 3 ||
     fail "no leader: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
-L=$(leader 3)
+L=$LEADER
 T=$(cst "$L" | jq .term)
 l=${L#vm_}
 other=$(( (l + 3) % 6 )) # a non-voter (vm_3, 4 or 5), in the leader's fault domain

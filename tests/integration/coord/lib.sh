@@ -335,6 +335,13 @@ leader() {
     done
     [ "$seen" -ge 2 ] && echo "$who"
 }
+# leader_wait SECONDS N: waits until leader N names one leader, which it puts in LEADER (a
+# second call of leader could fail: a leader's lease may lapse a moment on a busy machine)
+leader_wait() {
+    local n=$2
+    s_leader_set() { LEADER=$(leader "$n"); }
+    wait_for "$1" s_leader_set
+}
 # one_leader: no two coordinators may act at once (their "may act" log lines; a coordinator
 # killed at a time written in $TMP/killed as "vm_i UNIX_S" stopped acting then)
 one_leader() {
@@ -349,9 +356,9 @@ election_rollout() {
     HOOK_SLEEP=2 set_start 6
     VOTERS=3 coord_start
     coords_start 3
-    wait_for 30 leader 3 >/dev/null ||
+    leader_wait 30 3 ||
         fail "no leader: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
-    L=$(leader 3)
+    L=$LEADER
     T=$(cst "$L" | jq .term)
     curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":30000,"DurationInSeconds":30}' \
         "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
