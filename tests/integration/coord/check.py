@@ -15,7 +15,8 @@ attempt 2, 3... Properties (DESIGN.md safety rules):
      or Azure impacts them together) while nothing of another event is busy: the planner's
      too_wide case, where such an event goes alone;
   4. every prepared VM recovered in the same attempt: after its event completed, or — a
-     rollback — before the event started and before any approval of it;
+     rollback — before the event started and before any approval of it; a VM the platform
+     deleted since (evicted by another event) is excused;
   5. (--all-approved) every event started because we approved it, not at NotBefore.
 A rehearsal's events (schedcoordctl rehearse) are not the simulator's: their hooks' windows
 count in 3 and their VMs must recover (4), and any POST naming one is a POST for an unknown
@@ -64,6 +65,7 @@ def main():
     tl = [json.loads(l) for l in open(a.timeline) if l.strip()]
     state = json.load(open(a.state))
     events = {e["EventId"]: e for e in state["events"]}
+    deleted = {v["name"] for v in state.get("vms", []) if v.get("deleted")}
     strangers = set(filter(None, a.strangers.split(",")))
     resources = {i: [vm for vm in e.get("Resources", []) if vm not in strangers]
                  for i, e in events.items()}
@@ -275,6 +277,8 @@ def main():
         if evict(ev) and ev in completed:
             if r:
                 bad.append(f"{vm} recovered after {events[ev].get('EventType')} {ev}: it is gone")
+        elif (not r or r[1] is None) and vm in deleted:
+            pass  # the platform deleted it (a later eviction) before it could be recovered
         elif not r or r[1] is None:
             bad.append(f"{vm} prepared for {ev} (attempt {k}) but never recovered")
         elif over is not None and r[0] < over and not rollback:

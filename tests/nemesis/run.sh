@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Many randomized fault runs (issue 11): tests/nemesis/run.sh [--from S] [--count N]
+#     [--duration SECONDS] [--regressions] [--record] [--out DIR]
+#
+# Runs seed.sh for seeds S .. S+N-1 (default 1 .. 10), one after the other (each needs most of
+# this machine: 18 daemons under the sanitizers), each for SECONDS of faults (default 60), and
+# with --regressions first every seed kept in tests/nemesis/regressions/. Each seed's files go
+# to DIR/seed-S (default a new temporary directory; kept only for failed seeds). Prints one
+# line per seed, then the totals; exits 1 when any seed had a violation. --record writes a
+# failed seed to tests/nemesis/regressions/seed-S (with the first lines of what it found), to
+# be committed with the fix: the suite runs every seed kept there (tests/CMakeLists.txt).
+# Needs root (network namespaces) and a build: SC_BIN (default build/bin).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+from=1 count=10 duration=60 regress=0 record=0 out=""
+while [ $# -gt 0 ]; do
+    case $1 in
+    --from) from=$2; shift ;;
+    --count) count=$2; shift ;;
+    --duration) duration=$2; shift ;;
+    --regressions) regress=1 ;;
+    --record) record=1 ;;
+    --out) out=$2; shift ;;
+    *) echo "usage: $0 [--from S] [--count N] [--duration SECONDS] [--regressions] [--record] [--out DIR]" >&2; exit 2 ;;
+    esac
+    shift
+done
+out=${out:-$(mktemp -d /tmp/nemesis.XXXXXX)}
+export SC_BIN=${SC_BIN:-$src/build/bin} SC_SRC=$src
+seeds=()
+if [ "$regress" = 1 ]; then
+    for f in "$here"/regressions/seed-*; do [ -e "$f" ] && seeds+=("${f##*/seed-}"); done
+fi
+for ((s = from; s < from + count; s++)); do seeds+=("$s"); done
+bad=0 runs=0 events=0
+for s in "${seeds[@]}"; do
+    runs=$((runs + 1))
+    log="$out/seed-$s.log"
+    SC_TMP="$out/seed-$s" bash "$here/seed.sh" "$s" "$duration" >"$log" 2>&1
+    rc=$?
+    line=$(grep '^nemesis seed' "$log" | tail -1)
+    echo "${line:-nemesis seed $s: no result (exit $rc, see $log)}"
+    events=$((events + $(sed -n 's/.*violations, \([0-9]*\) events completed.*/\1/p' <<<"$line" || echo 0)))
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
+        bad=$((bad + 1))
+        grep '^VIOLATION' "$log" | head -5 | sed 's/^/    /'
+        if [ "$record" = 1 ]; then
+            { echo "# found $(date -u +%Y-%m-%d) by tests/nemesis/run.sh --duration $duration"; grep '^VIOLATION' "$log" | head -5; } \
+                >"$here/regressions/seed-$s"
+        fi
+    else
+        rm -rf "$out/seed-$s"
+    fi
+done
+echo "nemesis: $runs seeds of $duration s, $bad with violations, $events events completed; logs in $out"
+[ "$bad" -eq 0 ]
