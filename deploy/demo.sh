@@ -113,7 +113,7 @@ curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":900,"DurationInSeconds":60
 echo
 curl -sS -f -o /dev/null -d '{"EventType":"Redeploy","Resources":["vm_4"],"NoticeSeconds":900}' \
   "$B/control/events"
-for _ in $(seq 100); do ctl events 2>/dev/null | grep -q '^(no events)' || break; sleep 0.1; done
+for _ in $(seq 100); do ctl events 2>/dev/null | grep '^(no events)' >/dev/null || break; sleep 0.1; done
 
 say "live view: schedcoordctl watch (until nothing is in flight)"
 timeout --foreground 150 "$BIN/schedcoordctl" --state-dir "$DIR/coord" watch --interval 0.5 --until-idle=2 ||

@@ -102,7 +102,7 @@ compute=$(curl -fsS --retry 10 --retry-connrefused --max-time 10 -H Metadata:tru
     bad "imds: no compute metadata at $IMDS"
 NAME=$(jq -r '.name // empty' <<<"$compute")
 [ -n "$NAME" ] || bad "imds: the compute metadata has no name"
-printf '%s\n' "${M[@]}" | grep -q "^$NAME=" || bad "members: this VM ($NAME) is not one of them"
+printf '%s\n' "${M[@]}" | grep "^$NAME=" >/dev/null || bad "members: this VM ($NAME) is not one of them"
 
 if [ -n "$KEY_B64" ]; then
     KEY=$(printf '%s' "$KEY_B64" | base64 -d 2>/dev/null) || bad "key: not base64"

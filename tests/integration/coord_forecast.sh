@@ -17,7 +17,7 @@ ctl rehearse --vms vm_3 --json >"$TMP/report.json" 2>"$TMP/rehearse.err" ||
     fail "rehearse: $(cat "$TMP/rehearse.err") $(cat "$TMP/report.json")"
 jq -e '.vms[0].name == "vm_3" and .vms[0].prepare_s > 11 and .vms[0].ok
     and ([.verdicts[] | select(.event_type == "Preempt")][0]
-         | .fits and .notice_s == 30 and (.text | test("vm_3.s prepare took 11 s; fits 30 s")))' \
+         | .fits and .notice_s == 30 and (.text | test("vm_3.s prepare took 1[12] s; fits 30 s")))' \
     "$TMP/report.json" >/dev/null || fail "report: $(cat "$TMP/report.json")"
 ctl plan --json | jq -e '.history.vm_3.prepare | .count == 1 and .p95_s > 11' >/dev/null ||
     fail "history: $(ctl plan)"
@@ -50,7 +50,7 @@ grep -qx "schedcoord_forecast_fits{event_id=\"$P\",type=\"Preempt\"} 0" "$TMP/me
     grep -q "^schedcoord_forecast_slack_seconds{event_id=\"$P\"} -" "$TMP/metrics.txt" &&
     grep -qx 'schedcoord_alerts_total{alert="forecast_late"} 1' "$TMP/metrics.txt" ||
     fail "metrics: $(grep -E 'forecast|alerts_total' "$TMP/metrics.txt")"
-ctl plan | grep -q "^$P .*Preempt .*evict .*DOES NOT FIT" || fail "plan text: $(ctl plan)"
+ctl plan | grep "^$P .*Preempt .*evict .*DOES NOT FIT" >/dev/null || fail "plan text: $(ctl plan)"
 ok "metrics and plan agree: does not fit, vm_3 at risk"
 
 # the forecast decides nothing: vm_3 is drained at once, as any Preempt

@@ -23,7 +23,7 @@ follows() { [ "$(cst "$L" | jq -r '.role + " " + (.leader // "")')" = "voter $N"
 wait_for 15 follows || fail "$L woken does not follow $N: $(cst "$L" | jq -c '{role, leader, term, may_act}')"
 acted=$(awk -v w="$woke" '$1 >= w' "$(coord_err "$L")" | grep -E 'msg="(prepare ordered|recover ordered|approved|approval delegated)"' || true)
 [ -z "$acted" ] || fail "$L acted after it woke: $acted"
-awk -v w="$woke" '$1 >= w' "$(coord_err "$L")" | grep -q 'msg="stalled: ' ||
+awk -v w="$woke" '$1 >= w' "$(coord_err "$L")" | grep 'msg="stalled: ' >/dev/null ||
     fail "$L did not see its stall: $(awk -v w="$woke" '$1 >= w' "$(coord_err "$L")" | head -5)"
 ok "$L woke, saw the stall, acted on nothing and follows $N"
 election_rollout_end "$N"

@@ -21,7 +21,7 @@ wait_for 20 all_members_seen 6 || fail "members not all seen"
 # alerted KIND EVENT VM ATTEMPT: an alert KIND about VM in EVENT, for that drain attempt
 alerted() {
     hist ".kind == \"alert\" and .data.alert == \"$1\" and .data.event_id == \"$2\" and .data.member == \"$3\"" |
-        jq -r .data.message | grep -q "attempt $4 of 2"
+        jq -r .data.message | grep "attempt $4 of 2" >/dev/null
 }
 # rolled_back EVENT ATTEMPT: vm_1's and vm_4's recover hooks of that attempt ended
 rolled_back() { [ -n "$(hook_at end recover vm_1 "$1" "$2")" ] && [ -n "$(hook_at end recover vm_4 "$1" "$2")" ]; }
@@ -72,7 +72,7 @@ wait_for 10 rolled_back "$G" 2 || fail "G's attempt 2 not rolled back: $(grep " 
 [ -z "$(started_how "$G")" ] || fail "G started ($(started_how "$G")) before its last rollback ended"
 alerted drain_retry "$G" vm_4 2 || fail "no drain_retry alert for G"
 hist ".kind == \"alert\" and .data.alert == \"prepare_failed\" and .data.event_id == \"$G\" and .data.member == \"vm_4\"" |
-    jq -r .data.message | grep -q "no attempt left" || fail "the last prepare_failed does not say no attempt is left"
+    jq -r .data.message | grep "no attempt left" >/dev/null || fail "the last prepare_failed does not say no attempt is left"
 ok "G failed twice: both attempts rolled back, no attempt left"
 
 # the fault domain is free while G waits for NotBefore: H (FD 2) drains and is approved
@@ -101,6 +101,6 @@ done
 wait_for 10 ev_closed "$G" || fail "G not closed: $(ctl events)"
 wait_for 10 hooks_idle || fail "hooks did not settle: $(cat "$HOOKLOG")"
 check 3 --events 4
-hist '.kind == "approval_intent"' | jq -r '.data.event_ids[]' | grep -qx "$G" && fail "G was approved"
+hist '.kind == "approval_intent"' | jq -r '.data.event_ids[]' | grep -x "$G" >/dev/null && fail "G was approved"
 ok "G left to Azure (NotBefore), no POST; recovered again after it ended; the cluster went on"
 coord_stop

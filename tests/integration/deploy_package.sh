@@ -81,7 +81,7 @@ if sc_verify_units "$UNITS" "$PREFIX" "$BINDIR" $UNIT_FILES; then
         sc_verify_units "$w" "$PREFIX" "$BINDIR" schedcoord-agent.service
     done
     ok "systemd-analyze verify: the agent's unit with each example drop-in: $(cd "$DOC/examples/systemd" && echo *.conf)"
-    if systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
+    if systemd-analyze security --help 2>/dev/null | grep -- --offline >/dev/null; then
         cp "$UNITS/schedcoord-metrics@.service" "$TMP/schedcoord-metrics@1.service"
         for u in schedcoord-agent.service:25 schedcoord-coordinator.service:20 "$TMP/schedcoord-metrics@1.service:15"; do
             f=${u%:*}

@@ -97,7 +97,7 @@ for body in '{"EventType":"Nap","Resources":["vm_0"]}' '{"EventType":"Reboot"}' 
     eq "$(echo "$r" | tail -1)" 400 "control $body"
     echo "$r" | head -1 | jq -e '.error | length > 10' >/dev/null || fail "control error text for $body"
 done
-curl -s -d '{"EventType":"Reboot","Resources":["vm_77"]}' "$B/control/events" | grep -q vm_77 || fail "error names the VM"
+curl -s -d '{"EventType":"Reboot","Resources":["vm_77"]}' "$B/control/events" | grep vm_77 >/dev/null || fail "error names the VM"
 for ep in events maintenance faults; do # an unknown field is named, on every control POST
     r=$(curl -s -w '\n%{http_code}' -d '{"Colour":"red"}' "$B/control/$ep")
     eq "$(echo "$r" | tail -1)" 400 "unknown field on /control/$ep"
