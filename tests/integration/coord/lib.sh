@@ -121,6 +121,8 @@ keys_make() {
 }
 
 # set_start N: MEMBERS for N VMs (vm_0 .. vm_{N-1}, on the test's own SC_LO), hooks, N agents
+# (but none for the VMs whose numbers LATE lists, e.g. LATE=5: members that join later, when
+# the test calls agent_start)
 set_start() {
     local n=$1 i ports
     read -r -a ports <<<"$(free_ports "$n" "$SC_LO")"
@@ -131,7 +133,7 @@ set_start() {
     for ((i = 0; i < n; i++)); do
         mkdir -p "$TMP/agent_$i"
         write_hook "$i" "${HOOK_SLEEP:-0.3}"
-        agent_start "$i"
+        [[ " ${LATE:-} " == *" $i "* ]] || agent_start "$i"
     done
 }
 
@@ -164,12 +166,14 @@ all_members_seen() {
 # field counts: a "completed" elsewhere on a line is no completion)
 completed_ge() { [ "$(grep -c '"kind": *"completed"' "$TL" 2>/dev/null || true)" -ge "$1" ]; }
 
-hooks_settled() { # every start has its end, and every prepared VM recovered in the same drain
-    # attempt (write_hook's 6th field; a rollback's recover is its attempt's, the recover after
-    # the event another's); a VM impacted without a prepare recovers too: more recovers than
+hooks_settled() { # [GONE_VM...]: every start has its end, and every prepared VM recovered in
+    # the same drain attempt (write_hook's 6th field; a rollback's recover is its attempt's, the
+    # recover after the event another's), but the VMs named (gone: a Terminate or Preempt
+    # deleted them); a VM impacted without a prepare recovers too: more recovers than
     # prepares is fine
-    awk '$1 == "start" { s++ } $1 == "end" { e++ }
-         $1 == "end" && $2 == "prepare" { p[$3 " " $4 " " $6] = 1; np++ }
+    awk -v gone=" $* " '$1 == "start" { s++ } $1 == "end" { e++ }
+         $1 == "end" && $2 == "prepare" && !index(gone, " " $3 " ") { p[$3 " " $4 " " $6] = 1 }
+         $1 == "end" && $2 == "prepare" { np++ }
          $1 == "end" && $2 == "recover" { r[$3 " " $4 " " $6] = 1 }
          END { for (k in p) if (!(k in r)) exit 1; exit !(s == e && np > 0) }' "$HOOKLOG"
 }
@@ -348,12 +352,16 @@ one_leader() {
     python3 "$SC_SRC/tests/integration/coord/one_leader.py" --killed "$TMP/killed" "$TMP"/coord*.err ||
         fail "two coordinators acting at once"
 }
-# election_rollout: six VMs in three fault domains, hooks of 2 s, three coordinators (three
-# voters) electing L (its term T); a Reboot rollout started, and returns once the first
-# prepare hook has started: the moment the fault tests strike the leader
+# election_rollout [PREPARE_LAST]: six VMs in three fault domains (imds-sim also given the
+# array SIM_ARGS, if set), hooks of 2 s (a prepare runs PREPARE_LAST, e.g. a gate, before its
+# end), three coordinators (three voters) electing L (its term T); a Reboot rollout started,
+# and returns once the first prepare hook has started: the moment the fault tests strike the
+# leader
 election_rollout() {
-    sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
+    local i
+    sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100 "${SIM_ARGS[@]}"
     HOOK_SLEEP=2 set_start 6
+    for ((i = 0; i < 6; i++)); do [ -z "${1:-}" ] || write_hook "$i" 2 none "$1"; done
     VOTERS=3 coord_start
     coords_start 3
     leader_wait 30 3 ||
@@ -374,3 +382,48 @@ election_rollout_end() {
     # to it while it followed, before the election) never finds one "too wide"
     ! grep -h 'alert=too_wide' "$TMP"/coord*.err || fail "a leader did not know the members' fault domains"
 }
+
+# ---- VMs whose impact kills their daemons (imds-sim --on-impact) -----------------------------
+# platform_cmd: prints the --on-impact command for sim_start (the platform's hand on the VMs).
+# When an impact on a VM begins, the daemons vm_mortal registered for that VM are killed with
+# kill -9, as its reboot or deletion would kill them (a coordinator's kill is written to
+# $TMP/killed for one_leader), and "killed VM TYPE EVENT" goes to $TMP/platform.log. A
+# registration is used once: the test starts the VM's daemons again when it wants (after the
+# impact's end, impact_over) and registers them again if they are to die again.
+platform_cmd() {
+    cat >"$TMP/platform.sh" <<'PLATFORM'
+#!/bin/sh
+# imds-sim --on-impact: start|end VM EventType EventId
+dir=$(dirname "$0")
+[ "$1" = start ] && [ -e "$dir/mortal.$2" ] || exit 0
+while read -r what pid; do
+    kill -9 "$pid" || continue
+    [ "$what" != coord ] || echo "$2 $(date +%s.%N)" >>"$dir/killed"
+done <"$dir/mortal.$2"
+rm -f "$dir/mortal.$2"
+echo "killed $2 $3 $4" >>"$dir/platform.log"
+PLATFORM
+    chmod +x "$TMP/platform.sh"
+    : >>"$TMP/platform.log"
+    echo "$TMP/platform.sh"
+}
+# vm_mortal I: vm_I's agent and coordinator (those running) die when an impact on vm_I begins
+vm_mortal() {
+    local f="$TMP/mortal.vm_$1" c
+    c=$([ "$1" = 0 ] && echo "$COORD_PID" || echo "${CPIDS[$1]:-}")
+    { [ -z "${AGENT_PIDS[$1]:-}" ] || echo "agent ${AGENT_PIDS[$1]}"; [ -z "$c" ] || echo "coord $c"; } >"$f.new"
+    mv "$f.new" "$f"
+}
+# vm_killed I: the platform killed vm_I's daemons (platform.log)
+vm_killed() { grep -q "^killed vm_$1 " "$TMP/platform.log"; }
+# vm_reap I: after vm_killed, reaps vm_I's killed daemons; none of vm_I runs any more
+vm_reap() {
+    local c
+    c=$([ "$1" = 0 ] && echo "$COORD_PID" || echo "${CPIDS[$1]:-}")
+    wait "${AGENT_PIDS[$1]}" 2>/dev/null || true
+    [ -z "$c" ] || wait "$c" 2>/dev/null || true
+    AGENT_PIDS[$1]=""
+    if [ "$1" = 0 ]; then COORD_PID=""; else CPIDS[$1]=""; fi
+}
+# impact_over VM: the simulator ended an impact on VM (its timeline's impact_end)
+impact_over() { [ "$(tl_count ".kind == \"impact_end\" and .vm == \"$1\"")" -ge 1 ]; }
