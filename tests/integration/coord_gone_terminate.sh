@@ -18,8 +18,8 @@ set_start 6
 VOTERS=3 coord_start
 coords_start 3
 coord_i_start 5 --voters 3
-wait_for 30 leader 3 >/dev/null || fail "no leader: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
-L=$(leader 3)
+leader_wait 30 3 || fail "no leader: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
+L=$LEADER
 seen() { L=$(leader 3) && [ "$(cst "$L" | jq '[.members[] | select(.alive and .fault_domain >= 0)] | length')" -eq 6 ]; }
 wait_for 20 seen || fail "members not all seen by $L: $(cst "$L" | jq -c '[.members[] | {name, alive, fault_domain}]')"
 follows() { L=$(leader 3) && [ "$(cst vm_5 | jq -r '.role + " " + (.leader // "")')" = "follower $L" ]; }
@@ -55,7 +55,8 @@ fd2=$(jq -c 'select(.kind == "created" and .fault_domain == 2 and .event_type ==
 [ "$fd2" = '["vm_2"]' ] || fail "fault domain 2's Reboot: resources $fd2"
 ok "a Reboot rollout over the remaining VMs completed under the rules (fault domain 2: vm_2 alone)"
 
-N=$(leader 3) || fail "no single leader after the rollout"
+leader_wait 10 3 || fail "no single leader after the rollout"
+N=$LEADER
 [ "$(cst "$N" | jq -r '.members[] | select(.name == "vm_5") | .state')" = gone ] || fail "vm_5 is not gone any more"
 orders=$("$SC_BIN/schedcoordctl" --state-dir "$(coord_dir "$N")" history --json |
     jq -c --arg x "$X" '[.[] | select((.kind | test("ordered")) and (.data.vms | index("vm_5")) and .data.event_id != $x)]')

@@ -32,7 +32,8 @@ follows() {
     l=$(leader 3) && [ "$(cst vm_5 | jq -r '.role + " " + (.leader // "")')" = "follower $l" ]
 }
 wait_for 15 follows || fail "vm_5's coordinator does not follow: $(cst vm_5 | jq -c '{role, leader, term}')"
-c=$(cst "$(leader 3)" | jq .commit_index)
+leader_wait 10 3 || fail "no single leader"
+c=$(cst "$LEADER" | jq .commit_index)
 caught_up() { [ "$(cst vm_5 | jq .commit_index)" -ge "$c" ]; }
 wait_for 15 caught_up || fail "vm_5's commit index $(cst vm_5 | jq .commit_index) does not reach the leader's $c"
 ok "vm_5's coordinator follows $(leader 3) as a non-voter, its commit index caught up ($c)"
@@ -42,7 +43,8 @@ election_rollout_end "$N"
 E=$(jq -r 'select(.kind == "created" and .fault_domain == 2) | .event' "$TL")
 [ -n "$(first_hook end prepare vm_5 "$E")" ] && [ -n "$(first_hook end recover vm_5 "$E")" ] ||
     fail "vm_5 not drained and recovered for its event $E: $(grep " vm_5 " "$HOOKLOG")"
-N=$(leader 3) || fail "no single leader after the rollout"
+leader_wait 10 3 || fail "no single leader after the rollout"
+N=$LEADER
 story() { "$SC_BIN/schedcoordctl" --state-dir "$(coord_dir "$1")" history --json | jq -c '[.[] | [.index, .term, .kind, .reason]]'; }
 same_story() { N=$(leader 3) && [ "$(story "$N")" = "$(story vm_5)" ]; }
 wait_for 15 same_story ||

@@ -42,9 +42,8 @@ ended() { local n; n=$(leader 3) && cst "$n" | jq -e --arg e "$E" '[.events[] | 
 wait_for 30 ended || fail "$E never ended for the coordinators: $(cst "$(leader 3)" | jq -c --arg e "$E" '.events[] | select(.EventId == $e)')"
 agent_start "$i"
 if [ "$L" = vm_0 ]; then VOTERS=3 COORD_WAIT=0 coord_start; else coord_i_start "$i" --voters 3; fi
-follows() { local n; n=$(leader 3) && [ "$n" != "$L" ] && [ "$(cst "$L" | jq -r '.role + " " + (.leader // "")')" = "voter $n" ]; }
+follows() { local n; n=$(leader 3) && [ "$n" != "$L" ] && [ "$(cst "$L" | jq -r '.role + " " + (.leader // "")')" = "voter $n" ] && N=$n; }
 wait_for 20 follows || fail "$L back does not follow: $(for j in 0 1 2; do cst "vm_$j" | jq -c '{self, role, leader, term, may_act}'; done)"
-N=$(leader 3)
 wait_for 20 grep -q "^end recover $L $E " "$HOOKLOG" || fail "$L not recovered after its reboot: $(grep " $L " "$HOOKLOG")"
 ok "$L's daemons back after the impact: its coordinator follows $N, its agent recovered it"
 

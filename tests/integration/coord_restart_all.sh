@@ -11,10 +11,10 @@
 # simulator's timeline and the hook log), and never two coordinators that may act at once
 # (one_leader.py, the killed ones' acting ending at the kill). The decision log orders no drain
 # twice.
-# Not in the suite yet (tests/CMakeLists.txt, SC_TESTS_AWAITING_FIX): the prepares' results,
-# reported while no coordinator led, are lost (the followers drop them, the agents re-send
-# them only when they reconnect, before the election), and the new leader waits for drains
-# that ended ("waiting for vm_0 (preparing), vm_3 (preparing)") until NotBefore.
+# The prepares' results are reported while no coordinator leads (the agents re-send them when
+# they reconnect, before the election; the followers decide nothing): the new leader asks
+# again for every hook under way (sc_coord_restart.c, s_ask_running). Before it did, it waited
+# for drains that had ended ("waiting for vm_0 (preparing), vm_3 (preparing)") until NotBefore.
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 
 election_rollout "$(gate release killed)"
@@ -32,13 +32,13 @@ ok "the first fault domain's prepares ended while no coordinator ran: $(grep -c 
 VOTERS=3 COORD_WAIT=0 coord_start
 coord_i_start 1 --voters 3
 coord_i_start 2 --voters 3
-new_leader() { local l; l=$(leader 3) && [ "$(cst "$l" | jq .term)" -gt "$T" ]; }
+new_leader() { local l; l=$(leader 3) && [ "$(cst "$l" | jq .term)" -gt "$T" ] && N=$l; }
 wait_for 20 new_leader || fail "no leader after the restart: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
-N=$(leader 3)
 ok "restarted, the three elected $N (term $(cst "$N" | jq .term))"
 
 election_rollout_end "$N"
-N=$(leader 3) || fail "no single leader after the rollout"
+leader_wait 10 3 || fail "no single leader after the rollout"
+N=$LEADER
 dup=$("$SC_BIN/schedcoordctl" --state-dir "$(coord_dir "$N")" history --json |
     jq '[.[] | select(.kind == "prepare_ordered") | .data.event_id + "/" + .data.vms[0] + "/" + (.data.attempt | tostring)]
         | group_by(.) | map(select(length > 1)) | length')
