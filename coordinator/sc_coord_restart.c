@@ -383,8 +383,9 @@ int sc_coord_restart_restore(sc_coord_t *c)
  * led (all coordinators restarted at once, its leader lost just then) reached followers, which
  * keep no decision of it, and the agent does not say it again: the drain would wait forever.
  * An agent answers a repeated order with the result it recorded, or not at all while the hook
- * still runs (its progress follows): asking is safe, nothing runs twice. */
-static void s_ask_running(sc_coord_t *c)
+ * still runs (its progress follows): asking is safe, nothing runs twice. Called once the new
+ * leader may act (an order is sent only then): sc_coord_raft_tick. */
+void sc_coord_restart_ask_running(sc_coord_t *c)
 {
     for (size_t i = 0; i < sc_cstate_n_events(c->cs); i++) {
         const sc_cs_event_t *ce = sc_cstate_event_at(c->cs, i);
@@ -408,8 +409,8 @@ int sc_coord_restart_take_lead(sc_coord_t *c)
     int rc = s_record_members(c);
     if (rc >= 0)
         rc = sc_coord_exec_sync_registry(c);
-    if (rc >= 0)
-        s_ask_running(c);
+    if (rc >= 0 && c->raft)
+        c->raft->ask_running = true; /* once we may act: sc_coord_restart_ask_running */
     return rc < 0 ? rc : sc_coord_restart_resolve_intents(c);
 }
 
