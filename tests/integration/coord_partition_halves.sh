@@ -12,15 +12,7 @@
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 . "$SC_SRC/tests/integration/coord/netns.sh"
 
-ns_setup 6
-sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
-for i in 0 1 2 3 4 5; do mkdir -p "$TMP/agent_$i" && prepare_hold "$i"; done
-ns_start --dead-after 60
-leader_wait 40 3 ||
-    fail "no leader: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
-L=$LEADER
-T=$(cst "$L" | jq .term)
-l=${L#vm_}
+ns_election prepare_hold
 o1=$(( (l + 1) % 3 )) # the voter on the leader's side
 o2=$(( (l + 2) % 3 )) # the voter on the other side, with two non-voters
 side=("$o2" $(( o1 + 3 )) $(( o2 + 3 ))) # the leader keeps vm_(l+3)

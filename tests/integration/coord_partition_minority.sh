@@ -12,15 +12,8 @@
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 . "$SC_SRC/tests/integration/coord/netns.sh"
 
-ns_setup 6
-sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
-for i in 0 1 2 3 4 5; do mkdir -p "$TMP/agent_$i" && write_hook "$i" 2; done
-ns_start --dead-after 60
-leader_wait 40 3 ||
-    fail "no leader: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
-L=$LEADER
-T=$(cst "$L" | jq .term)
-l=${L#vm_}
+hook2() { write_hook "$1" 2; }
+ns_election hook2
 other=$(( (l + 3) % 6 )) # a non-voter (vm_3, 4 or 5), in the leader's fault domain
 ok "$L leads term $T; voters vm_0..vm_2 over three fault domains"
 curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":30000,"DurationInSeconds":30}' \

@@ -121,6 +121,23 @@ ns_start() {
     done
 }
 
+# ns_election HOOK_FN: six VMs in three fault domains (imds-sim x100), each VM's hook made by
+# HOOK_FN I (write_hook I 2, prepare_hold I...), every daemon started (members are not declared
+# dead for 60 s: the partitions do not take VMs away), and waits for the three voters to elect
+# a leader -> L (vm_l), its term T
+ns_election() {
+    local i
+    ns_setup 6
+    sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100
+    for ((i = 0; i < 6; i++)); do mkdir -p "$TMP/agent_$i" && "$@" "$i"; done
+    ns_start --dead-after 60
+    leader_wait 40 3 ||
+        fail "no leader: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
+    L=$LEADER
+    T=$(cst "$L" | jq .term)
+    l=${L#vm_}
+}
+
 # ns_partition VM_INDEX...: those VMs on one side, the others on the other
 ns_partition() {
     local i
