@@ -16,7 +16,8 @@
  *   NO_EVENT             no event: the leader appends plain commands (election and log only)
  *   STABLE               leader 0 established, follower 1 keeps hearing it; server 2 restarts,
  *                        is cut off and times out at will: PreVote's promise (no event)
- *   LIVE                 faults bounded, timers abstracted: the event gets approved
+ *   LIVE                 faults bounded, timers abstracted: the event gets approved (below)
+ *   CRASHES, DROPS       LIVE's fault budget: crashes, messages lost (1 and 1)
  *   NO_CMD, NO_RESTART   (shortened models) leaders append only their term entry; no restarts
  * Broken variants, each expected to be caught:
  *   BROKEN_VOTE          voted_for is not persisted across a restart
@@ -26,9 +27,39 @@
  *   BROKEN_ACT_STALE     a new leader acts before it committed an entry of its own term
  *   BROKEN_NO_FENCE      agents obey orders older than the newest they have seen
  *   BROKEN_STALE_REPORT  a drain report of an older attempt counts for the current one
+ *
+ * LIVE checks `<> posted` under weak fairness (pan -a -f): progress once faults stop and
+ * timers are slow enough for one election to finish, Raft's liveness claim (Raft is not live
+ * without them: split votes and timeouts can recur forever). What it assumes (README,
+ * "Liveness"):
+ *   faults     at most CRASHES crashes, one server down at a time (a majority stays up), a
+ *              crashed server restarts or is gone for good; at most DROPS messages lost, no
+ *              other loss (a full network is an assertion failure): faults stop
+ *   delivery   each server (and the agents) takes its messages first come, first served, and
+ *              weak fairness delivers every message to a server that is up; a message to a
+ *              server that is down waits for its restart (a delay)
+ *   timers     messages and heartbeats are fast next to election timeouts: no timer runs out
+ *              while a message is undelivered or a deposed leader still has a heartbeat due,
+ *              nor while a live leader (up, of the newest term) exists; leases run out before
+ *              anyone campaigns; randomised timeouts let one most up-to-date server time out
+ *              alone, and a (pre-)candidate campaigns again before a follower times out
+ *   terms      unbounded: MAXT is not a guard in LIVE but an assertion (a campaign past MAXT
+ *              fails, telling to make MAXT larger), so the bound never blocks progress
  */
 
 #define N 3
+/* LIVE's defaults: the smallest bounds that never bind with its default faults (README) */
+#ifdef LIVE
+#ifndef MAXT
+#define MAXT 5
+#endif
+#ifndef MAXL
+#define MAXL 8
+#endif
+#ifndef NETMAX
+#define NETMAX 12
+#endif
+#endif
 #ifndef MAXT
 #define MAXT 3
 #endif
@@ -143,9 +174,18 @@ byte nnet;
 byte crashes; /* LIVE's faults so far: crashes, messages lost */
 byte drops;
 bit gone[N]; /* crashed for good */
-#if NETMAX != 12 || MAXL > 10 || MAXL < 6 || MAXL < MAXT + NVM + 2
-#error "LIVE needs NETMAX 12, and MAXL from MAXT + NVM + 2 (the log's longest) to 10"
+#if NETMAX != 12 || MAXL > 10 || MAXL < 6 || MAXL < MAXT + NVM + 2 || MAXT > 6
+#error "LIVE needs NETMAX 12, MAXT at most 6, and MAXL from MAXT + NVM + 2 (the log's longest) to 10"
 #endif
+#endif
+/* terms are unbounded in the protocol, bounded here. Outside LIVE a server at MAXT no longer
+ * campaigns (the behaviours checked are those within MAXT terms); in LIVE that would be a
+ * deadlock that spin reports as lost progress, so the bound is not a guard there: a campaign
+ * past MAXT is an assertion failure (become_candidate), which says to make MAXT larger */
+#ifdef LIVE
+#define TERMS_LEFT(i) 1
+#else
+#define TERMS_LEFT(i) (term[i] < MAXT)
 #endif
 
 /* ---- ghosts: what the properties speak of */
@@ -328,6 +368,9 @@ inline broadcast_vote(i, ty_, transfer) {
 }
 
 inline become_candidate(i, transfer) {
+#ifdef LIVE
+	assert(term[i] < MAXT); /* LIVE never runs out of terms: make MAXT larger */
+#endif
 	term[i]++;
 	printf("S%d: candidate, term %d (TimeoutNow: %d)\n", i, term[i], transfer);
 	vote[i] = i + 1; /* persisted before any vote request leaves */
@@ -587,7 +630,7 @@ inline recv(i, msg) {
 		fi
 	:: ty == M_TIMEOUTNOW ->
 		if
-		:: role[i] == FOLLOWER && term[i] < MAXT -> become_candidate(i, 1)
+		:: role[i] == FOLLOWER && TERMS_LEFT(i) -> become_candidate(i, 1)
 		:: else -> skip
 		fi
 	:: ty == M_REPORT ->
@@ -657,7 +700,7 @@ inline reset(i) {
 #define LEASE_EXPIRY_OK(i) ((i) == 2)
 #define RESTART_OK(i) ((i) == 2)
 #elif defined(LIVE)
-/* Timers are abstracted as a fair scheduler would see them (README, "Liveness"):
+/* Timers are abstracted as a fair scheduler would see them (header; README, "Liveness"):
  *  - messages are fast next to timers: a timer runs out only when every message to a server
  *    that is up (or to an agent) has been delivered or lost;
  *  - heartbeats get through while there is a live leader (up, and of the newest term among
@@ -732,7 +775,7 @@ inline reset(i) {
 /* the transfer goes to the first voter outside the event that is a follower of the leader's
  * term and can campaign, one at a time (if it fails, it times out and the leader, still
  * leading, tries again) */
-#define TARGET_OK(p) (role[p] == FOLLOWER && term[p] == term[EVENT_VOTER] && term[p] < MAXT)
+#define TARGET_OK(p) (role[p] == FOLLOWER && term[p] == term[EVENT_VOTER])
 #define TRANSFERRING ((UP(0) && INFL(M_TIMEOUTNOW, EVENT_VOTER, 0)) ||                          \
                       (UP(1) && INFL(M_TIMEOUTNOW, EVENT_VOTER, 1)) ||                          \
                       (UP(0) && term[0] > term[EVENT_VOTER]) || (UP(1) && term[1] > term[EVENT_VOTER]))
@@ -839,7 +882,7 @@ proctype server(byte me) {
 end:
 	do
 	/* the election timer runs out */
-	:: d_step { role[me] != DOWN && term[me] < MAXT && TIMEOUT_OK(me) -> campaign(me); gc() }
+	:: d_step { role[me] != DOWN && TERMS_LEFT(me) && TIMEOUT_OK(me) -> campaign(me); gc() }
 #ifdef LEASE
 	/* it runs out before the server campaigns: the lease is gone */
 	:: d_step { lease[me] && role[me] != LEADER && LEASE_EXPIRY_OK(me) -> lease[me] = 0 }
