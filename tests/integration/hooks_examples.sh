@@ -217,12 +217,14 @@ ok "chain: every hook in order with the agent's event JSON on stdin; 50-skip.sh 
 # --- 2. one failure per hook, each in an event of its own, armed in the stubs (one-shot)
 L=$(<"$S/patroni.leader")
 touch "$S/fail.vm_5.drain" "$S/stuck.vm_3" "$S/fail.$L.switchover" "$S/fail.vm_4.online"
-one_event() { new_event "{\"EventType\":\"Reboot\",\"Resources\":[\"$1\"],\"NoticeSeconds\":3000,\"DurationInSeconds\":30}"; }
+# 30000 s of notice (300 s at x100): the four go one after the other, through a stuck prepare,
+# a refused drain and their retries; none may reach its NotBefore, even on a busy machine
+one_event() { new_event "{\"EventType\":\"Reboot\",\"Resources\":[\"$1\"],\"NoticeSeconds\":30000,\"DurationInSeconds\":30}"; }
 K=$(one_event vm_5)
 P=$(one_event vm_3)
 D=$(one_event "$L")
 R=$(one_event vm_4)
-wait_for 60 ev_over "$K" "$P" "$D" "$R" || fail "events not over: $(ctl events)"
+wait_for 180 ev_over "$K" "$P" "$D" "$R" || fail "events not over: $(ctl events)"
 wait_for 20 hooks_settled || fail "hooks did not settle: $(cat "$HOOKLOG")"
 wait_for 10 hist_has ".kind == \"alert\" and .data.alert == \"recover_failed\" and .data.event_id == \"$R\" and .data.member == \"vm_4\"" ||
     fail "no recover_failed alert for vm_4: $(hist ".data.event_id == \"$R\"")"

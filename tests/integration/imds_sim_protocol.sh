@@ -95,7 +95,7 @@ for body in '{"EventType":"Nap","Resources":["vm_0"]}' '{"EventType":"Reboot"}' 
     '{"EventType":"Reboot","FaultDomain":1,"DurationInSeconds":-5}' '[1]'; do
     r=$(curl -s -w '\n%{http_code}' -d "$body" "$B/control/events")
     eq "$(echo "$r" | tail -1)" 400 "control $body"
-    echo "$r" | head -1 | jq -e '.error | length > 10' >/dev/null || fail "control error text for $body"
+    jq -e '.error | length > 10' <<<"${r%$'\n'*}" >/dev/null || fail "control error text for $body: $r"
 done
 curl -s -d '{"EventType":"Reboot","Resources":["vm_77"]}' "$B/control/events" | grep vm_77 >/dev/null || fail "error names the VM"
 for ep in events maintenance faults; do # an unknown field is named, on every control POST
