@@ -66,6 +66,8 @@ def main():
     state = json.load(open(a.state))
     events = {e["EventId"]: e for e in state["events"]}
     deleted = {v["name"] for v in state.get("vms", []) if v.get("deleted")}
+    deleted_at = {t["vm"]: t["wall"] for t in tl  # VM -> when the platform deleted it
+                  if t["kind"] == "impact_start" and t.get("deleted") and t.get("vm")}
     strangers = set(filter(None, a.strangers.split(",")))
     resources = {i: [vm for vm in e.get("Resources", []) if vm not in strangers]
                  for i, e in events.items()}
@@ -211,7 +213,8 @@ def main():
         if phase != "prepare" or s is None or evict(ev):
             continue  # Preempt/Terminate drain at once, whatever else happens
         r = win.get(("recover", vm, ev, k), (None, None))[1]
-        spans.append((s, r if r is not None else float("inf"), fd(vm), vm, ev))
+        # a VM the platform deleted (a later eviction) before its recover is out until then
+        spans.append((s, r if r is not None else deleted_at.get(vm, float("inf")), fd(vm), vm, ev))
     spans.sort()
 
     def alone(ev, lo, hi):
@@ -257,7 +260,7 @@ def main():
             if phase != "prepare" or s2 is None or evict(ev2) or fd(vm2) == fd(vm):
                 continue
             r2 = win.get(("recover", vm2, ev2, k2), (None, None))[1]
-            if s2 <= approved_at[ev] < (r2 if r2 is not None else float("inf")):
+            if s2 <= approved_at[ev] < (r2 if r2 is not None else deleted_at.get(vm2, float("inf"))):
                 bad.append(f"User event {ev} approved undrained at {approved_at[ev]:.3f} while "
                            f"{vm2} (FD {fd(vm2)}) was out for {ev2} ({s2:.3f}..{r2})")
 
