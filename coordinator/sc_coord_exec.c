@@ -172,9 +172,22 @@ int sc_coord_exec_handle_changes(sc_coord_t *c, sc_registry_changes_t *ch)
     return rc;
 }
 
+/* The state's tombstone of event id (closed: nothing owed any more), or NULL. */
+static const sc_cs_closed_t *s_closed(const sc_coord_t *c, const char *id)
+{
+    for (size_t i = 0; i < sc_cstate_n_closed(c->cs); i++) {
+        const sc_cs_closed_t *x = sc_cstate_closed_at(c->cs, i);
+        if (x && sc_event_id_equal(x->id, id))
+            return x;
+    }
+    return NULL;
+}
+
 /* A new leader's registry (the agents' reports it kept while it followed) against the state
  * (what was decided): what the old leader never decided — events first seen, started, over
- * while nobody led — is decided now, as the registry's changes would have been. */
+ * while nobody led — is decided now, as the registry's changes would have been. An event the
+ * state closed (decided over while we followed, or before our restart) is not new: the
+ * registry forgets it, with a tombstone (our restart rebuilt it from an older state of ours). */
 int sc_coord_exec_sync_registry(sc_coord_t *c)
 {
     sc_registry_changes_t ch = {0};
@@ -190,6 +203,22 @@ int sc_coord_exec_sync_registry(sc_coord_t *c)
         bool started = re->start_kind != SC_START_NONE;
 
         snprintf(x.id, sizeof(x.id), "%s", re->ev.id);
+        if (!ce) {
+            const sc_cs_closed_t *cl = s_closed(c, re->ev.id);
+            if (cl) {
+                int64_t now = sc_mono_ms(), wall = sc_wall_ms();
+                sc_log_info("new leader: an event closed while it followed is forgotten",
+                            "event=%s", re->ev.id);
+                if (sc_registry_remove_event(c->reg, x.id) == 0) {
+                    if (cl->phase == SC_REG_ENDED || cl->phase == SC_REG_CANCELLED)
+                        sc_registry_add_tombstone(
+                            c->reg, x.id, cl->phase,
+                            now - (wall - (cl->ended_ms ? cl->ended_ms : wall)));
+                    i--; /* the next event moved into slot i */
+                }
+                continue;
+            }
+        }
         if (!ce && re->phase == SC_REG_ACTIVE)
             x.kind = started ? SC_CHG_NEW_STARTED : SC_CHG_NEW;
         else if (!ce)
