@@ -353,20 +353,25 @@ one_leader() {
         fail "two coordinators acting at once"
 }
 # election_rollout [PREPARE_LAST]: six VMs in three fault domains (imds-sim also given the
-# array SIM_ARGS, if set), hooks of 2 s (a prepare runs PREPARE_LAST, e.g. a gate, before its
-# end), three coordinators (three voters) electing L (its term T); a Reboot rollout started,
+# array SIM_ARGS, if set), hooks of 2 s (HOOK_SLEEP; a prepare runs PREPARE_LAST, e.g. a gate,
+# before its end); ROLLOUT_LEADER=vm_0: the rollout starts only once vm_0 leads; three coordinators (three voters) electing L (its term T); a Reboot rollout started,
 # and returns once the first prepare hook has started: the moment the fault tests strike the
 # leader
 election_rollout() {
-    local i
+    local i sleep=${HOOK_SLEEP:-2}
     sim_start --vms 6 --fault-domains 3 --time-scale 100 --complete-after 100 "${SIM_ARGS[@]}"
-    HOOK_SLEEP=2 set_start 6
-    for ((i = 0; i < 6; i++)); do [ -z "${1:-}" ] || write_hook "$i" 2 none "$1"; done
+    HOOK_SLEEP=$sleep set_start 6
+    for ((i = 0; i < 6; i++)); do [ -z "${1:-}" ] || write_hook "$i" "$sleep" none "$1"; done
     VOTERS=3 coord_start
     coords_start 3
     leader_wait 30 3 ||
         fail "no leader: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
     L=$LEADER
+    if [ -n "${ROLLOUT_LEADER:-}" ]; then # the preferred member leads (a transfer, 10 s later)
+        _rollout_leads() { [ "$(leader 3)" = "$ROLLOUT_LEADER" ]; }
+        wait_for 30 _rollout_leads || fail "$ROLLOUT_LEADER does not lead: $(leader 3)"
+        L=$ROLLOUT_LEADER
+    fi
     T=$(cst "$L" | jq .term)
     curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":30000,"DurationInSeconds":30}' \
         "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
