@@ -172,22 +172,33 @@ int sc_coord_exec_handle_changes(sc_coord_t *c, sc_registry_changes_t *ch)
     return rc;
 }
 
-/* The state's tombstone of event id (closed: nothing owed any more), or NULL. */
-static const sc_cs_closed_t *s_closed(const sc_coord_t *c, const char *id)
+/* The event the state has just closed (its EVENT_CLOSED applied: by the leader as it decides
+ * it, by a follower as it follows) leaves the registry, with a tombstone, so that neither a late
+ * report nor a new leader's sync takes it up again. A registry rebuilt at a restart from an
+ * older state may still hold it active: its tombstone then takes the state's phase and end. */
+void sc_coord_exec_forget_closed(sc_coord_t *c, const char *id)
 {
-    for (size_t i = 0; i < sc_cstate_n_closed(c->cs); i++) {
-        const sc_cs_closed_t *x = sc_cstate_closed_at(c->cs, i);
-        if (x && sc_event_id_equal(x->id, id))
-            return x;
+    const sc_cs_closed_t *cl = sc_cstate_closed_at(c->cs, sc_cstate_n_closed(c->cs) - 1);
+    const sc_reg_event_t *re;
+    bool active;
+
+    if (!id || !cl || !sc_event_id_equal(cl->id, id) || !(re = sc_registry_find(c->reg, id)))
+        return;
+    active = re->phase == SC_REG_ACTIVE;
+    if (sc_registry_remove_event(c->reg, cl->id) < 0) {
+        sc_log_warn("closed event kept in the registry (no memory for its tombstone)", "event=%s",
+                    cl->id);
+        return;
     }
-    return NULL;
+    if (active && (cl->phase == SC_REG_ENDED || cl->phase == SC_REG_CANCELLED))
+        sc_registry_add_tombstone(
+            c->reg, cl->id, cl->phase,
+            sc_mono_ms() - (sc_wall_ms() - (cl->ended_ms ? cl->ended_ms : sc_wall_ms())));
 }
 
 /* A new leader's registry (the agents' reports it kept while it followed) against the state
  * (what was decided): what the old leader never decided — events first seen, started, over
- * while nobody led — is decided now, as the registry's changes would have been. An event the
- * state closed (decided over while we followed, or before our restart) is not new: the
- * registry forgets it, with a tombstone (our restart rebuilt it from an older state of ours). */
+ * while nobody led — is decided now, as the registry's changes would have been. */
 int sc_coord_exec_sync_registry(sc_coord_t *c)
 {
     sc_registry_changes_t ch = {0};
@@ -203,22 +214,6 @@ int sc_coord_exec_sync_registry(sc_coord_t *c)
         bool started = re->start_kind != SC_START_NONE;
 
         snprintf(x.id, sizeof(x.id), "%s", re->ev.id);
-        if (!ce) {
-            const sc_cs_closed_t *cl = s_closed(c, re->ev.id);
-            if (cl) {
-                int64_t now = sc_mono_ms(), wall = sc_wall_ms();
-                sc_log_info("new leader: an event closed while it followed is forgotten",
-                            "event=%s", re->ev.id);
-                if (sc_registry_remove_event(c->reg, x.id) == 0) {
-                    if (cl->phase == SC_REG_ENDED || cl->phase == SC_REG_CANCELLED)
-                        sc_registry_add_tombstone(
-                            c->reg, x.id, cl->phase,
-                            now - (wall - (cl->ended_ms ? cl->ended_ms : wall)));
-                    i--; /* the next event moved into slot i */
-                }
-                continue;
-            }
-        }
         if (!ce && re->phase == SC_REG_ACTIVE)
             x.kind = started ? SC_CHG_NEW_STARTED : SC_CHG_NEW;
         else if (!ce)
@@ -602,10 +597,8 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
             json_object_object_add(d, "event_id", json_object_new_string(id));
             if ((rc = sc_coord_exec_decide(c, SC_DLOG_EVENT_CLOSED, d, "over: nothing owed")) < 0)
                 break;
-            /* pe[i].ev points into the registry: nothing reads it after this point */
-            if (sc_registry_remove_event(c->reg, id) < 0)
-                sc_log_warn("closed event kept in the registry (no memory for its tombstone)",
-                            "event=%s", id);
+            /* applied, it left the registry (sc_coord_exec_forget_closed), which pe[i].ev
+             * pointed into: nothing reads it after this point */
             sc_log_info("event closed", "event=%s", id);
             s_ev_remove(c, e);
             pe[i].ev = NULL;

@@ -220,6 +220,8 @@ int sc_coord_exec_handle_changes(sc_coord_t *c, sc_registry_changes_t *ch);
 /* A new leader decides what the agents reported and nobody decided (events first seen,
  * started, over while it followed). 0 or a store error. */
 int sc_coord_exec_sync_registry(sc_coord_t *c);
+/* After the EVENT_CLOSED of event id was applied: it leaves the registry, with a tombstone. */
+void sc_coord_exec_forget_closed(sc_coord_t *c, const char *id);
 /* Raises an alert once per (kind, event, dedup, attempt): a decision, a log line, a count.
  * event_id and member may be NULL; attempt: the drain attempt it is about, else 0. 0 or a
  * store error. */

@@ -38,6 +38,11 @@ static int s_on_decide(void *ud, const sc_dlog_entry_t *e, json_object *data)
                    (long long)e->index, sc_dlog_kind_name(e->kind), sc_errname(rc), sc_log_q(why));
     else if (c->o.on_apply)
         c->o.on_apply(c->o.on_apply_ud, e, c->cs);
+    if (rc >= 0 && e->kind == SC_DLOG_EVENT_CLOSED) { /* leader or follower alike */
+        json_object *id = NULL;
+        json_object_object_get_ex(data, "event_id", &id);
+        sc_coord_exec_forget_closed(c, id ? json_object_get_string(id) : NULL);
+    }
     if (rc >= 0) /* live, not replayed: what it means is told (on the leader) */
         sc_coord_notify_entry(c, e, data);
     return rc;
