@@ -658,7 +658,11 @@ int sc_coord_exec_expire_via(sc_coord_t *c, int64_t now)
 }
 
 /* Orders not acknowledged yet go out again (agents de-duplicate); not before the start
- * grace is over (the plan may no longer want them). */
+ * grace is over (the plan may no longer want them). A hook under way whose order was not sent
+ * in this tenure (sent_ms 0: we took the lead since, or restarted) is asked about once: its
+ * result may have been reported while nobody led, to followers, which decide nothing, and an
+ * agent says it again only when it reconnects. It answers a repeated order with the result it
+ * recorded (or not at all while the hook runs: its progress follows): nothing runs twice. */
 void sc_coord_exec_resend_orders(sc_coord_t *c, int64_t now)
 {
     if (!sc_coord_may_act(c))
@@ -668,15 +672,23 @@ void sc_coord_exec_resend_orders(sc_coord_t *c, int64_t now)
         const sc_cs_event_t *ce = sc_coord_exec_cs(c, e->id);
         for (size_t k = 0; ce && k < c->n_members; k++) {
             sc_drain_state_t d = ce->drain[k];
-            if ((d == SC_DRAIN_PREPARE_ORDERED || d == SC_DRAIN_RECOVER_ORDERED) &&
-                now - e->sent_ms[k] >= c->o.resend_ms && c->members[k].alive) {
-                e->sent_ms[k] = now;
+            bool ordered = d == SC_DRAIN_PREPARE_ORDERED || d == SC_DRAIN_RECOVER_ORDERED;
+            bool running = d == SC_DRAIN_PREPARING || d == SC_DRAIN_RECOVERING;
+
+            if (!c->members[k].alive || !((ordered && now - e->sent_ms[k] >= c->o.resend_ms) ||
+                                          (running && !e->sent_ms[k])))
+                continue;
+            e->sent_ms[k] = now;
+            if (ordered)
                 sc_log_debug("order sent again", "event=%s vm=%s", e->id, c->members[k].name);
-                sc_coord_dispatch_send_order(c, k, e->id,
-                                             d == SC_DRAIN_PREPARE_ORDERED ? SC_MSG_PHASE_PREPARE
-                                                                           : SC_MSG_PHASE_RECOVER,
-                                             ce->attempt[k]);
-            }
+            else
+                sc_log_info("hook under way: asked again", "event=%s vm=%s", e->id,
+                            c->members[k].name);
+            sc_coord_dispatch_send_order(c, k, e->id,
+                                         d == SC_DRAIN_PREPARE_ORDERED || d == SC_DRAIN_PREPARING
+                                             ? SC_MSG_PHASE_PREPARE
+                                             : SC_MSG_PHASE_RECOVER,
+                                         ce->attempt[k]);
         }
     }
 }

@@ -259,9 +259,6 @@ int sc_coord_restart_take_lead(sc_coord_t *c);
  * (our own IMDS read once if needed), else answered failed so that the plan approves again
  * (IMDS answers 200 to a repeat). 0 or an error. */
 int sc_coord_restart_resolve_intents(sc_coord_t *c);
-/* A new leader, once it may act: the order again for every drain preparing or recovering (a
- * result reported while nobody led reached only followers; an agent answers with it). */
-void sc_coord_restart_ask_running(sc_coord_t *c);
 
 /* ---- sc_coord_raft.c, sc_coord_elect.c: the election and the replication -------------- */
 
@@ -284,7 +281,6 @@ struct sc_craft {
     bool in_gate;                  /* inside s_gate (do not apply from the acks) */
     bool may_act;                  /* as last logged */
     bool resolve;                  /* intents may be left without a POST: resolve them */
-    bool ask_running;              /* new leader: ask again for hooks under way, once may act */
     int chan_dealer;               /* the message being handled came on dealer k (-1) */
     const unsigned char *chan_rid; /* ... or on the ROUTER from this routing id */
     size_t chan_rid_len;           /* its length */

@@ -666,10 +666,6 @@ int sc_coord_raft_tick(sc_coord_t *c)
         if ((rc = sc_coord_restart_resolve_intents(c)) < 0)
             return rc;
     }
-    if (r->ask_running && sc_coord_may_act(c)) {
-        r->ask_running = false;
-        sc_coord_restart_ask_running(c);
-    }
     sc_coord_raft_log_may_act(c);
     return 0;
 }

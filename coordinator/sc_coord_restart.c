@@ -384,38 +384,13 @@ int sc_coord_restart_restore(sc_coord_t *c)
     return sc_coord_restart_resolve_intents(c);
 }
 
-/* A new leader asks again for the hooks under way. A result an agent reported while nobody
- * led (all coordinators restarted at once, its leader lost just then) reached followers, which
- * keep no decision of it, and the agent does not say it again: the drain would wait forever.
- * An agent answers a repeated order with the result it recorded, or not at all while the hook
- * still runs (its progress follows): asking is safe, nothing runs twice. Called once the new
- * leader may act (an order is sent only then): sc_coord_raft_tick. */
-void sc_coord_restart_ask_running(sc_coord_t *c)
-{
-    for (size_t i = 0; i < sc_cstate_n_events(c->cs); i++) {
-        const sc_cs_event_t *ce = sc_cstate_event_at(c->cs, i);
-        for (size_t k = 0; ce && ce->drain && k < c->n_members; k++) {
-            sc_drain_state_t d = ce->drain[k];
-            if (d != SC_DRAIN_PREPARING && d != SC_DRAIN_RECOVERING)
-                continue;
-            sc_log_info("hook under way: asked again", "event=%s vm=%s phase=%s attempt=%d",
-                        ce->ev.id, c->members[k].name,
-                        d == SC_DRAIN_PREPARING ? "prepare" : "recover", ce->attempt[k]);
-            sc_coord_dispatch_send_order(c, k, ce->ev.id,
-                                         d == SC_DRAIN_PREPARING ? SC_MSG_PHASE_PREPARE
-                                                                 : SC_MSG_PHASE_RECOVER,
-                                         ce->attempt[k]);
-        }
-    }
-}
-
 int sc_coord_restart_take_lead(sc_coord_t *c)
 {
     int rc = s_record_members(c);
     if (rc >= 0)
         rc = sc_coord_exec_sync_registry(c);
-    if (rc >= 0 && c->raft)
-        c->raft->ask_running = true; /* once we may act: sc_coord_restart_ask_running */
+    for (size_t i = 0; rc >= 0 && i < c->n_ev; i++) /* a new tenure: no order sent in it yet */
+        memset(c->ev[i]->sent_ms, 0, c->n_members * sizeof(*c->ev[i]->sent_ms));
     return rc < 0 ? rc : sc_coord_restart_resolve_intents(c);
 }
 
