@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # Every coordinator dies at once (issue 11): three coordinators, three voters, six VMs in three
-# fault domains, a Reboot rollout whose hooks take 2 s. Once the first prepare hook has started,
-# all three coordinators are killed together (one kill -9): no member is left to lead, nor to
-# remember anything but its store. The agents go on; the first fault domain's prepares end
-# while no coordinator runs (their ends wait for the kill), and all three are started again
-# only then. They elect a leader of a newer term from their stores, which learns how the
-# drains it inherited ended, and the rollout ends with every rule kept, checked from outside:
-# one approval POST per event (none approved twice), approval only after every VM of the event
-# was drained, one fault domain at a time, every drained VM recovered (check.py over the
-# simulator's timeline and the hook log), and never two coordinators that may act at once
-# (one_leader.py, the killed ones' acting ending at the kill). The decision log orders no drain
-# twice.
-# The prepares' results are reported while no coordinator leads (the agents re-send them when
-# they reconnect, before the election; the followers decide nothing): the new leader asks
-# again for every hook under way (sc_coord_restart.c, s_ask_running). Before it did, it waited
-# for drains that had ended ("waiting for vm_0 (preparing), vm_3 (preparing)") until NotBefore.
+# fault domains, a Reboot rollout whose prepares end only when the test says. Once the first
+# fault domain's two drains are "preparing" in the leader's state (a new leader then has no
+# order of theirs to send again, only their results to learn), all three coordinators are
+# killed together (one kill -9). The two prepares end while no coordinator runs, and all three
+# are started again at once, with an election timeout of 3 s: the agents, reconnecting within
+# a second (their reconnect backoff starts at 0.2 s), re-send those results to coordinators
+# that are all followers and decide nothing. The test checks that path was taken, then that
+# the leader elected next asks again for both hooks under way, learns how they ended and
+# approves the event. The rollout ends with every rule kept, checked from outside: one approval
+# POST per event (none approved twice), approval only after every VM of the event was drained,
+# one fault domain at a time, every drained VM recovered (check.py over the simulator's
+# timeline and the hook log), and never two coordinators that may act at once (one_leader.py,
+# the killed ones' acting ending at the kill). The decision log orders no drain twice. Before
+# a new leader asked, it waited for those drains until NotBefore.
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 
-election_rollout "$(gate release killed)"
+HOOK_SLEEP=0.3 election_rollout "$(gate release killed)"
+preparing() { [ "$(cst "$L" | jq -c '[.events[].drains[]]')" = '["preparing","preparing"]' ]; }
+wait_for 20 preparing || fail "the first drains are not preparing: $(cst "$L" | jq -c '[.events[].drains]')"
+E=$(cst "$L" | jq -r '.events[0].EventId')
+read -r -a V <<<"$(cst "$L" | jq -r '.events[0].drains | keys | join(" ")')"
 kill -9 "$COORD_PID" "${CPIDS[1]}" "${CPIDS[2]}"
 t=$(date +%s.%N)
 for i in 0 1 2; do echo "vm_$i $t" >>"$TMP/killed"; done
@@ -29,12 +32,29 @@ ok "all three coordinators killed (kill -9) while $L (term $T) drains the first 
 wait_for 20 hooks_idle || fail "the prepares did not end: $(cat "$HOOKLOG")"
 ok "the first fault domain's prepares ended while no coordinator ran: $(grep -c '^end prepare' "$HOOKLOG")"
 
-VOTERS=3 COORD_WAIT=0 coord_start
-coord_i_start 1 --voters 3
-coord_i_start 2 --voters 3
+restarted=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
+VOTERS=3 COORD_WAIT=0 coord_start --election-ms 3000
+coord_i_start 1 --voters 3 --election-ms 3000
+coord_i_start 2 --voters 3 --election-ms 3000
 new_leader() { local l; l=$(leader 3) && [ "$(cst "$l" | jq .term)" -gt "$T" ] && N=$l; }
-wait_for 20 new_leader || fail "no leader after the restart: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
+wait_for 30 new_leader || fail "no leader after the restart: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
 ok "restarted, the three elected $N (term $(cst "$N" | jq .term))"
+# the path: the results reached the first leader F after the restart while it followed (before
+# it led), and F, leading, asked again (it may hand the lead over next, for its own VM's event)
+read -r won F < <(for i in 0 1 2; do
+    awk -v r="$restarted" -v n="vm_$i" '$1 >= r && /msg="role" role=leader/ { print $1, n; exit }' "$(coord_err "vm_$i")"
+done | sort | head -1)
+[ -n "${F:-}" ] || fail "no coordinator logged its lead after the restart"
+for v in "${V[@]}"; do
+    heard=$(awk -v r="$restarted" -v e="$E" -v v="$v" '$1 >= r && /msg="hook progress"/ && index($0, "event=" e " vm=" v " phase=prepare state=done") { print $1; exit }' "$(coord_err "$F")")
+    [ -n "$heard" ] && [[ "$heard" < "$won" ]] ||
+        fail "$v's result did not reach $F while it followed (heard ${heard:-never}, led at $won): the path is not the one meant"
+    asked() { grep -q "msg=\"hook under way: asked again\" event=$E vm=$v" "$(coord_err "$F")"; }
+    wait_for 10 asked || fail "$F, leading, did not ask again about $v's prepare"
+done
+wait_for 30 completed_ge 1 ||
+    fail "the first fault domain's event never completed: $(cst "$N" | jq -c '[.events[] | {EventId, drains, waiting_for}]')"
+ok "the results reached only followers; $F, leading, asked again for ${V[*]} and the event completed"
 
 election_rollout_end "$N"
 leader_wait 10 3 || fail "no single leader after the rollout"
