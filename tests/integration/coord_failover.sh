@@ -29,9 +29,8 @@ new_leader() { local l; l=$(leader 3) && [ "$l" != "$L" ] && [ "$(cst "$l" | jq 
 wait_for 15 new_leader || fail "no new leader: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
 ok "$N leads term $(cst "$N" | jq .term)"
 if [ "$L" = vm_0 ]; then VOTERS=3 COORD_WAIT=0 coord_start; else coord_i_start "${L#vm_}" --voters 3; fi
-follows() { [ "$(cst "$L" | jq -r '.role + " " + (.leader // "")')" = "voter $N" ]; }
-wait_for 15 follows || fail "$L restarted does not follow $N: $(cst "$L" | jq -c '{role, leader, term}')"
-election_rollout_end "$N"
-ok "the rollout went on under $N: every rule kept; $L, back, follows"
+wait_for 15 follows_new "$L" "$T" || fail "$L restarted does not follow a new leader: $(cst "$L" | jq -c '{role, leader, term}')"
+election_rollout_end "$F"
+ok "the rollout went on under $F: every rule kept; $L, back, follows"
 for p in "${CPIDS[@]}"; do sc_stop coordinator "$p"; done
 coord_stop

@@ -19,14 +19,7 @@ wait_for 15 new_leader || { kill -CONT "$P"; fail "no new leader while $L is fro
 woke=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
 kill -CONT "$P"
 ok "$L (term $T) frozen mid-drain until $N leads"
-# It follows a leader of a later term: N, or another voter if N's lease lapsed meanwhile on a
-# busy machine and a third election followed (both correct; the test is about L).
-follows() {
-    local s
-    s=$(cst "$L" | jq -r 'select(.role == "voter" and (.term > '"$T"')) | .leader // empty') &&
-        [ -n "$s" ] && [ "$s" != "$L" ] && F=$s
-}
-wait_for 15 follows || fail "$L woken does not follow a new leader: $(cst "$L" | jq -c '{role, leader, term, may_act}')"
+wait_for 15 follows_new "$L" "$T" || fail "$L woken does not follow a new leader: $(cst "$L" | jq -c '{role, leader, term, may_act}')"
 followed=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
 since_woke() { awk -v w="$woke" -v f="$followed" '$1 >= w && $1 <= f' "$(coord_err "$L")"; }
 acted=$(since_woke | grep -E 'msg="(prepare ordered|recover ordered|approved|approval delegated)"' || true)

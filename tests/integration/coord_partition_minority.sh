@@ -37,15 +37,15 @@ wait_for 10 not_acting || fail "$L, cut off, still may act: $(cst "$L" | jq -c '
 ok "$L cut off with vm_$other: $N leads term $(cst "$N" | jq .term); $L no longer acts"
 
 ns_heal
-follows() { [ "$(role_of "$L")" = "voter $N" ]; }
-wait_for 20 follows || fail "$L, healed, does not follow $N: $(cst "$L" | jq -c '{role, leader, term}')"
+wait_for 20 follows_new "$L" "$T" || fail "$L, healed, does not follow a new leader: $(cst "$L" | jq -c '{role, leader, term}')"
+followed=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
 # from the cut until it followed: nothing ordered, approved or delegated once its lease was gone
 stopped=$(awk -v w="$cut" '$1 >= w && /msg="may act" value=false/ { print $1; exit }' "$(coord_err "$L")")
 [ -n "$stopped" ] || fail "$L never said it stopped acting after the cut"
-acted=$(awk -v w="$stopped" '$1 > w' "$(coord_err "$L")" | grep -E 'msg="(prepare ordered|recover ordered|approved|approval delegated)"' || true)
+acted=$(awk -v w="$stopped" -v f="$followed" '$1 > w && $1 <= f' "$(coord_err "$L")" | grep -E 'msg="(prepare ordered|recover ordered|approved|approval delegated)"' || true)
 [ -z "$acted" ] || fail "$L acted after its lease was gone: $acted"
-ok "healed: $L follows $N and acted on nothing after its lease ran out ($stopped)"
-election_rollout_end "$N"
+ok "healed: $L follows $F and acted on nothing after its lease ran out ($stopped)"
+election_rollout_end "$F"
 ok "the rollout went on: every rule kept, one coordinator acting at a time"
 for i in 1 2 3 4 5; do sc_stop "coordinator vm_$i" "${CPIDS[$i]}" "$TMP/coord_$i.err"; done
 coord_stop

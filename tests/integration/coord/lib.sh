@@ -339,6 +339,14 @@ leader() {
     done
     [ "$seen" -ge 2 ] && echo "$who"
 }
+# follows_new VM TERM: VM follows a leader other than itself at a term after TERM; that leader
+# goes in F. Not a given leader: on a busy machine a lease may lapse and a further election
+# follow, both correct (use it with wait_for).
+follows_new() {
+    local s
+    s=$(cst "$1" | jq -r --argjson t "$2" 'select(.role == "voter" and .term > $t) | .leader // empty') &&
+        [ -n "$s" ] && [ "$s" != "$1" ] && F=$s
+}
 # leader_wait SECONDS N: waits until leader N names one leader, which it puts in LEADER (a
 # second call of leader could fail: a leader's lease may lapse a moment on a busy machine)
 leader_wait() {
