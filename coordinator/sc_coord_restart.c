@@ -299,16 +299,8 @@ static int s_record_members(sc_coord_t *c)
         /* Domains an agent reported while we followed (its hello came before anyone led, or
          * to us only): the plan counts the domains decided, and an unknown one as a domain of
          * its own, so undecided they would make every event "too wide". */
-        if (rc >= 0 && m->fault_domain >= 0 &&
-            (cm->fault_domain != m->fault_domain || cm->update_domain != m->update_domain)) {
-            sc_log_info("member hello", "member=%s fault_domain=%d update_domain=%d why=\"%s\"",
-                        m->name, m->fault_domain, m->update_domain, "heard while following");
-            d = json_object_new_object();
-            json_object_object_add(d, "name", json_object_new_string(m->name));
-            json_object_object_add(d, "fault_domain", json_object_new_int(m->fault_domain));
-            json_object_object_add(d, "update_domain", json_object_new_int(m->update_domain));
-            rc = sc_coord_exec_decide(c, SC_DLOG_MEMBER, d, "hello: fault and update domain");
-        }
+        if (rc >= 0 && m->fault_domain >= 0) /* heard at all */
+            rc = sc_coord_members_decide_domains(c, i, "heard while following");
     }
     if (txn && (rc < 0 || (rc = sc_store_commit(c->store)) < 0))
         sc_store_rollback(c->store);
