@@ -27,8 +27,8 @@ wait_for 15 follows || fail "vm_5's coordinator does not follow $L: $(cst vm_5 |
 vm_mortal 5
 ok "$L leads three voters; vm_5's agent and coordinator (a follower) run"
 
-# 3000 simulated s of notice: 30 s, ours to approve
-X=$(new_event '{"EventType":"Terminate","Resources":["vm_5"],"NoticeSeconds":3000,"DurationInSeconds":30}')
+# 30000 simulated s of notice (300 s, beyond the test): the start is ours, by approval
+X=$(new_event '{"EventType":"Terminate","Resources":["vm_5"],"NoticeSeconds":30000,"DurationInSeconds":30}')
 wait_for 30 vm_killed 5 || fail "vm_5 never impacted: $(cst "$(leader 3)" | jq -c .events)"
 vm_reap 5
 [ -n "$(first_hook end prepare vm_5 "$X")" ] || fail "vm_5 deleted before it was drained: $(cat "$HOOKLOG")"
