@@ -49,8 +49,10 @@ static const sc_cfg_key_t s_keys[] = {
     {"safety-margin", SC_CFG_SECONDS, S_OFF(safety_margin), "30",
      "seconds added to hook-timeout: the safety net prepares when NotBefore is that close", 0,
      86400, false},
-    {"heartbeat-interval", SC_CFG_SECONDS, S_OFF(heartbeat_interval), "1",
-     "seconds between heartbeats to each coordinator", 0, 3600, false},
+    {"heartbeat-interval", SC_CFG_SECONDS, S_OFF(heartbeat_interval), "5",
+     "seconds between heartbeats to each voter: liveness only, not on the failover path (the "
+     "coordinators' --dead-after is three of these)",
+     0, 3600, false},
     {"voters", SC_CFG_INT, S_OFF(voters), "0",
      "the coordinators' voters, the only ones this agent reports to (the leader is one): 1, 3, "
      "5 or 7, chosen from --members as the coordinators choose them (0: 3, or 5 when the "

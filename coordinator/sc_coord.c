@@ -25,10 +25,10 @@ void sc_coord_opts_init(sc_coord_opts_t *o)
 {
     memset(o, 0, sizeof(*o));
     sc_policy_defaults(&o->policy);
-    o->dead_after_ms = 5000;
+    o->dead_after_ms = 15000;
     o->imds_stale_ms = 15000;
     o->resend_ms = 2000;
-    o->leader_ms = 1000;
+    o->leader_ms = 5000;
     o->start_grace_ms = 5000;
     o->tombstone_ms = SC_REGISTRY_TOMBSTONE_MS_DEFAULT;
     o->stall_ms = 2000;

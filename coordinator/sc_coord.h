@@ -48,11 +48,11 @@ typedef struct sc_coord_opts {
     bool insecure;          /* plain-text ZMQ (loopback demo/tests) */
     const char *key_file;   /* our CURVE key pair (unless insecure) */
     const char *keys_file;  /* the members' keyring (unless insecure) */
-    int64_t dead_after_ms;  /* member dead after this long without a message (default 5000) */
+    int64_t dead_after_ms;  /* member dead after this long without a message (default 15000) */
     int64_t imds_stale_ms;  /* member blind when its IMDS has been failing this long
                              * (its heartbeat's imds_down_ms; default 15000) */
     int64_t resend_ms;      /* unacknowledged orders re-sent after (default 2000) */
-    int64_t leader_ms;      /* leader message interval (default 1000) */
+    int64_t leader_ms;      /* leader message interval (default 5000) */
     int64_t start_grace_ms; /* after a start, no order, approval or alert until every member
                              * reported or this long passed (default 5000) */
     int64_t stall_ms;       /* a loop step that began this long after the last (or a wall clock

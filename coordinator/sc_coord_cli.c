@@ -54,8 +54,10 @@ static const sc_cfg_key_t s_keys[] = {
      "our CURVE key pair file (schedcoordctl keygen)", 0, 0, false},
     {"keys", SC_CFG_STRING, offsetof(s_settings_t, keys), NULL,
      "keyring: one \"NAME PUBLIC\" line per member", 0, 0, false},
-    {"dead-after", SC_CFG_SECONDS, offsetof(s_settings_t, dead_after), "5",
-     "a member is dead after this long without a message", 1, 3600, false},
+    {"dead-after", SC_CFG_SECONDS, offsetof(s_settings_t, dead_after), "15",
+     "a member is dead after this long without a message (three of the agents' "
+     "--heartbeat-interval)",
+     1, 3600, false},
     {"imds-stale", SC_CFG_SECONDS, offsetof(s_settings_t, imds_stale), "15",
      "a live member whose IMDS has been failing for this long no longer keeps events alive", 1,
      3600, false},

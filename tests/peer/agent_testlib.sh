@@ -58,12 +58,14 @@ HOOK
     : >"$TMP/hooks.log"
 }
 
-# agent_start VM ARGS... -> $AGENT_PID (log $TMP/agent.err, or $AGENT_ERR when set)
+# agent_start VM ARGS... -> $AGENT_PID (log $TMP/agent.err, or $AGENT_ERR when set); it
+# heartbeats every second (the tests watch heartbeats; ARGS may say otherwise)
 agent_start() {
     local vm=$1
     shift
     "$BIN/schedcoord-agent" --imds-url "$B/$vm" --state-dir "$TMP/state-$vm" \
-        --prepare-hook "$TMP/hook.sh" --recover-hook "$TMP/hook.sh" "$@" 2>>"${AGENT_ERR:-$TMP/agent.err}" &
+        --prepare-hook "$TMP/hook.sh" --recover-hook "$TMP/hook.sh" --heartbeat-interval 1 "$@" \
+        2>>"${AGENT_ERR:-$TMP/agent.err}" &
     AGENT_PID=$!
     PIDS+=("$AGENT_PID")
 }

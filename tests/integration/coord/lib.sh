@@ -6,6 +6,11 @@
 # hookenv.log, "PHASE VM EVENT" to rehearsal.log when told SCHEDCOORD_REHEARSAL=1, and sleep a
 # little), one coordinator (member vm_0). Everything is killed on exit;
 # a daemon that exits non-zero (ASan, leaks) fails the test.
+# Failures are detected faster than by default, to keep the tests short: agents heartbeat every
+# second and members are dead after 5 s of silence (--dead-after; a test may give its own).
+# FAST_LIVENESS=0: the daemons' defaults instead (fast_agent / fast_coord print the flags).
+fast_agent() { [ "${FAST_LIVENESS:-1}" = 0 ] || echo "--heartbeat-interval 1"; }
+fast_coord() { [ "${FAST_LIVENESS:-1}" = 0 ] || echo "--dead-after 5"; }
 . "$(dirname "${BASH_SOURCE[0]}")/../../lib/common.sh"
 # Leaks of a process killed by a signal are not worth reporting; a clean exit must be clean.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
@@ -141,7 +146,8 @@ set_start() {
 # status (COORD_WAIT=0: at once)
 coord_start() {
     "$SC_BIN/schedcoord-coordinator" --name vm_0 --imds-url "$B/vm_0" --members "$MEMBERS" \
-        --state-dir "$TMP/coord" $(sec_args vm_0) --deadline-margin-s 1 --voters "${VOTERS:-1}" "$@" \
+        --state-dir "$TMP/coord" $(sec_args vm_0) --deadline-margin-s 1 $(fast_coord) \
+        --voters "${VOTERS:-1}" "$@" \
         >>"$TMP/coord.out" 2>>"$TMP/coord.err" &
     COORD_PID=$!
     [ "${COORD_WAIT:-1}" = 0 ] && return
@@ -297,7 +303,7 @@ agent_start() {
     "$SC_BIN/schedcoord-agent" --name "vm_$1" --imds-url "$B/vm_$1" --members "$MEMBERS" \
         --state-dir "${2:-$TMP/agent_$1}" --prepare-hook "$TMP/agent_$1/hook" \
         --recover-hook "$TMP/agent_$1/hook" $(sec_args "vm_$1") --poll-interval "${POLL:-0.5}" \
-        --standalone-after 600 --hook-timeout 30 --log-level warn \
+        $(fast_agent) --standalone-after 600 --hook-timeout 30 --log-level warn \
         >>"$TMP/agent_$1.out" 2>>"$TMP/agent_$1.err" &
     AGENT_PIDS[$1]=$!
 }
@@ -317,7 +323,7 @@ coord_i_start() {
     shift
     # shellcheck disable=SC2046 # sec_args prints separate words
     "$SC_BIN/schedcoord-coordinator" --name "vm_$i" --imds-url "$B/vm_$i" --members "$MEMBERS" \
-        --state-dir "$TMP/coord_$i" $(sec_args "vm_$i") --deadline-margin-s 1 "$@" \
+        --state-dir "$TMP/coord_$i" $(sec_args "vm_$i") --deadline-margin-s 1 $(fast_coord) "$@" \
         >>"$TMP/coord_$i.out" 2>>"$TMP/coord_$i.err" &
     CPIDS[i]=$!
     PIDS+=("$!")

@@ -93,7 +93,7 @@ agent_start() {
     ip netns exec "${NS[$1]}" "$SC_BIN/schedcoord-agent" --name "vm_$1" --imds-url "$B/vm_$1" \
         --members "$MEMBERS" --state-dir "$TMP/agent_$1" --prepare-hook "$TMP/agent_$1/hook" \
         --recover-hook "$TMP/agent_$1/hook" $(sec_args "vm_$1") --poll-interval "${POLL:-0.5}" \
-        --standalone-after 600 --hook-timeout 30 --log-level warn \
+        $(fast_agent) --standalone-after 600 --hook-timeout 30 --log-level warn \
         >>"$TMP/agent_$1.out" 2>>"$TMP/agent_$1.err" &
     AGENT_PIDS[$1]=$!
 }
@@ -107,7 +107,7 @@ coord_i_start() {
     err=$(coord_err "vm_$i")
     # shellcheck disable=SC2046 # sec_args prints separate words
     ip netns exec "${NS[$i]}" "$SC_BIN/schedcoord-coordinator" --name "vm_$i" --imds-url "$B/vm_$i" \
-        --members "$MEMBERS" --state-dir "$dir" $(sec_args "vm_$i") --deadline-margin-s 1 "$@" \
+        --members "$MEMBERS" --state-dir "$dir" $(sec_args "vm_$i") --deadline-margin-s 1 $(fast_coord) "$@" \
         >>"${err%.err}.out" 2>>"$err" &
     if [ "$i" = 0 ]; then COORD_PID=$!; else CPIDS[i]=$!; fi
 }
