@@ -1,16 +1,18 @@
 /* Benchmark: what the coordinator costs in quiet times with N members (default 1,000), each
- * reporting once a second, the DESIGN budget "1,000 members at 1 report/s in a few % of a
- * core".
+ * heartbeating every HB ms (default 5000, the agent's --heartbeat-interval; 1000 was the
+ * default before issue 11 and is the DESIGN budget's "1,000 members at 1 report/s in a few % of
+ * a core").
  *
  * Runs imds-sim (one VM: the coordinator's own IMDS) and the real schedcoord-coordinator as
  * child processes, CURVE on, with a keyring of N members. In this process, N-1 simulated agents
  * (vm_1 ... : one ZMQ_DEALER each, a CURVE client with its own key) say hello, report a document
- * without events, then send a heartbeat every second, spread evenly over the second; every
- * message from the coordinator is read and counted (its leader message to every member every
- * second). After a warm-up (CURVE handshakes, hellos), the coordinator's CPU (every thread,
- * /proc/PID/task/TID/schedstat) and memory (VmRSS, RssAnon) are read over SECONDS.
+ * without events, then send a heartbeat every HB ms, spread evenly over that time; every
+ * message from the coordinator is read and counted (its leader message to every member, every
+ * 5 s since issue 11). After a warm-up (CURVE handshakes, hellos), the coordinator's CPU (every
+ * thread, /proc/PID/task/TID/schedstat) and memory (VmRSS, RssAnon) are read over SECONDS.
  *
  *   build/bench/bench_coord_load [members=1000] [seconds=20] [bin dir, default: ../bin] [voters]
+ *                                [HB ms=5000]
  * voters 1 (default): vm_0's coordinator alone, the only voter, leads (0: the same with a build
  * from before the election, which has no --voters). voters 3: vm_0, vm_1 and
  * vm_2 each run a coordinator, they elect a leader, and every simulated agent reports to the
@@ -129,6 +131,8 @@ static void s_drain(agent_t *ag, int n)
 }
 
 /* Heartbeats due and reads, for ms milliseconds. */
+static int64_t s_hb_ms = 5000; /* each simulated agent's heartbeat interval */
+
 static void s_run(agent_t *ag, int n, int64_t ms, unsigned long *hb)
 {
     int64_t end = sc_mono_ms() + ms, last_drain = 0;
@@ -139,7 +143,7 @@ static void s_run(agent_t *ag, int n, int64_t ms, unsigned long *hb)
             if (now >= ag[i].next_hb) {
                 s_heartbeat(&ag[i]);
                 (*hb)++;
-                ag[i].next_hb += 1000;
+                ag[i].next_hb += s_hb_ms;
             }
         }
         if (now - last_drain >= 20) {
@@ -209,9 +213,12 @@ int main(int argc, char **argv)
 
     if (old)
         voters = 1;
-    if (n < 4 || n > 4000 || secs < 1 || (voters != 1 && voters != 3) || !mkdtemp(dir)) {
+    if (argc > 5)
+        s_hb_ms = atoll(argv[5]);
+    if (n < 4 || n > 4000 || secs < 1 || (voters != 1 && voters != 3) || s_hb_ms < 50 ||
+        s_hb_ms > 60000 || !mkdtemp(dir)) {
         fprintf(stderr, "usage: bench_coord_load [members=1000 (4..4000)] [seconds=20] [bin dir] "
-                        "[voters 1|3]\n");
+                        "[voters 1|3] [heartbeat ms=5000 (50..60000)]\n");
         return 2;
     }
     if (argc > 3) {
@@ -298,7 +305,7 @@ int main(int argc, char **argv)
                 return 1;
             }
         }
-        a->next_hb = sc_mono_ms() + 1000 + (int64_t)i * 1000 / n;
+        a->next_hb = sc_mono_ms() + 1000 + (int64_t)i * s_hb_ms / n;
         s_hello(a, i);
     }
     /* warm-up: handshakes, hellos, documents, a few rounds of heartbeats, the election */
@@ -331,7 +338,7 @@ int main(int argc, char **argv)
     /* spread again: a warm-up that fell behind (slow handshakes on a busy machine) would
      * otherwise send its backlog in the measured window */
     for (int i = 0; i < n - 1; i++)
-        ag[i].next_hb = sc_mono_ms() + (int64_t)i * 1000 / n;
+        ag[i].next_hb = sc_mono_ms() + (int64_t)i * s_hb_ms / n;
     t0 = sc_mono_ms();
     c0 = bench_cpu_ns(coord_pid);
     int64_t v0 = voter_pid ? bench_cpu_ns(voter_pid) : 0;

@@ -10,7 +10,7 @@
  *   {"t":...,"reject":"reason"}                      (refused by the decoder)
  * and executes the lines appended to --cmds (read from where it stopped, every 50 ms):
  *   leader TERM                     one leader message (leader = NAME) to every agent seen
- *   beat TERM | beat off            a leader message every second
+ *   beat TERM [MS] | beat off       a leader message every MS ms (default 1000)
  *   order TERM prepare|recover ID [ATTEMPT]   an order for event ID (attempt 1 by default)
  *   approve_via TERM ID             an approve_via for event ID
  *   doc_request                     ask for the document again
@@ -85,7 +85,7 @@ static void s_send_all(void *sock, sc_msg_t *msg)
     free(buf);
 }
 
-static void s_command(void *sock, char *line, uint64_t *beat_term)
+static void s_command(void *sock, char *line, uint64_t *beat_term, int64_t *beat_ms)
 {
     char a[64] = "", b[64] = "", c[128] = "";
     unsigned long long term = 0;
@@ -99,6 +99,7 @@ static void s_command(void *sock, char *line, uint64_t *beat_term)
         s_stop = 1;
     } else if (strcmp(a, "beat") == 0) {
         *beat_term = strstr(line, "off") ? 0 : term;
+        *beat_ms = n >= 3 && atoll(b) > 0 ? atoll(b) : 1000;
     } else if (strcmp(a, "leader") == 0 &&
                sc_msg_new(SC_MSG_LEADER, s_name, term, ++s_seq, &msg) == 0) {
         snprintf(msg->leader.leader, sizeof(msg->leader.leader), "%s", s_name);
@@ -177,7 +178,7 @@ int main(int argc, char **argv)
     FILE *cf = NULL;
     long off = 0;
     uint64_t beat_term = 0;
-    int64_t next_beat = 0;
+    int64_t next_beat = 0, beat_ms = 1000;
     char err[256];
     int zero = 0;
 
@@ -254,7 +255,7 @@ int main(int argc, char **argv)
             fseek(cf, off, SEEK_SET);
             while (fgets(line, sizeof(line), cf) && strchr(line, '\n')) {
                 off = ftell(cf);
-                s_command(sock, line, &beat_term);
+                s_command(sock, line, &beat_term, &beat_ms);
             }
         }
         if (beat_term && sc_mono_ms() >= next_beat) {
@@ -265,7 +266,7 @@ int main(int argc, char **argv)
                 s_send_all(sock, msg);
             }
             sc_msg_destroy(&msg);
-            next_beat = sc_mono_ms() + 1000;
+            next_beat = sc_mono_ms() + beat_ms;
         }
     }
     if (cf)
