@@ -191,9 +191,13 @@ housekeeping() {
         fi
     done
     PENDING=("${keep[@]}")
+    local deleted=" "
+    # one read of the platform's state per round, not one per evicted VM
+    [ "${#evicted[@]}" -eq 0 ] ||
+        deleted+="$(curl -sS "$B/control/state" | jq -r '[.vms[] | select(.deleted) | .name] | join(" ")' 2>/dev/null || true) "
     for i in "${evicted[@]}"; do
         [ "${STATE[vm$i]:-}" != gone ] || continue
-        if curl -sS "$B/control/state" | jq -e ".vms[] | select(.name == \"vm_$i\") | .deleted" >/dev/null 2>&1; then
+        if [[ "$deleted" == *" vm_$i "* ]]; then
             say "vm_$i deleted by the platform: its daemons are gone"
             [ "${STATE[c$i]}" != stopped ] || d_cont "$i"
             [ "${STATE[c$i]}" = dead ] || d_kill c "$i"
