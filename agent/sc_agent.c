@@ -1466,6 +1466,12 @@ int sc_agent_step(sc_agent_t *self, int max_wait_ms)
         (self->manual_imds ? self->next_hb
                            : (self->next_poll < self->next_hb ? self->next_poll : self->next_hb)) -
         now;
+    /* also due: arming the safety net (no leader for --standalone-after), and, armed, its
+     * look at the events */
+    if (!self->standalone && self->leader_seen + self->standalone_after_ms - now < wait)
+        wait = self->leader_seen + self->standalone_after_ms - now;
+    if (self->standalone && self->next_net - now < wait)
+        wait = self->next_net - now;
     if (self->zctx && s_pending(self))
         wait = 0; /* the rest at once */
     if (self->hook && wait > 100)
@@ -1503,7 +1509,8 @@ int sc_agent_run(sc_agent_t *self, volatile sig_atomic_t *stop)
     sc_sdnotify_ready(self->sdnotify, line, sc_mono_ms());
     s_sd_log_failure(self);
     while (!*stop && rc == 0) {
-        rc = sc_agent_step(self, 1000);
+        /* under systemd, a turn a second for STATUS and the watchdog; else only what is due */
+        rc = sc_agent_step(self, self->sdnotify ? 1000 : 5000);
         if (self->sdnotify) {
             sc_agent_describe(self, line, sizeof(line));
             sc_sdnotify_status(self->sdnotify, line, sc_mono_ms());
