@@ -332,6 +332,9 @@ int main(int argc, char **argv)
         }
         if (leader < 0) {
             fprintf(stderr, "bench_coord_load: no leader among the %d voters\n", voters);
+            for (int v = 0; v < voters; v++) /* no daemon left behind to skew what runs next */
+                kill(cpids[v], SIGKILL);
+            kill(sim_pid, SIGKILL);
             return 1;
         }
         coord_pid = cpids[leader];
