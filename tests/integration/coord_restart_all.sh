@@ -3,12 +3,13 @@
 # fault domains, a Reboot rollout whose prepares end only when the test says. Once the first
 # fault domain's two drains are "preparing" in the leader's state (a new leader then has no
 # order of theirs to send again, only their results to learn), all three coordinators are
-# killed together (one kill -9). The two prepares end while no coordinator runs, and all three
-# are started again at once, with an election timeout of 3 s: the agents, reconnecting within
-# a second (their reconnect backoff starts at 0.2 s), re-send those results to coordinators
-# that are all followers and decide nothing. The test checks that path was taken, then that
-# the leader elected next asks again for both hooks under way, learns how they ended and
-# approves the event. The rollout ends with every rule kept, checked from outside: one approval
+# killed together (one kill -9). The two prepares end while no coordinator runs. The three are
+# started again one at a time, each while the others that run are stopped (SIGSTOP), so that
+# none can be elected (two of the three voters are needed) before every one of them has heard
+# both results from the agents, which re-send them when they reconnect: results that reach only
+# followers, which decide nothing. Then all three run, and the leader elected next must ask
+# again for both hooks under way, learn how they ended and approve the event. The rollout ends
+# with every rule kept, checked from outside: one approval
 # POST per event (none approved twice), approval only after every VM of the event was drained,
 # one fault domain at a time, every drained VM recovered (check.py over the simulator's
 # timeline and the hook log), and never two coordinators that may act at once (one_leader.py,
@@ -33,9 +34,26 @@ wait_for 20 hooks_idle || fail "the prepares did not end: $(cat "$HOOKLOG")"
 ok "the first fault domain's prepares ended while no coordinator ran: $(grep -c '^end prepare' "$HOOKLOG")"
 
 restarted=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
-VOTERS=3 COORD_WAIT=0 coord_start --election-ms 3000
-coord_i_start 1 --voters 3 --election-ms 3000
-coord_i_start 2 --voters 3 --election-ms 3000
+# heard_at VM V: when VM's coordinator, restarted, first logged V's prepare result (empty: never)
+heard_at() {
+    awk -v r="$restarted" -v e="$E" -v v="$2" '$1 >= r && /msg="hook progress"/ &&
+        index($0, "event=" e " vm=" v " phase=prepare state=done") { print $1; exit }' "$(coord_err "$1")"
+}
+# heard I: vm_I's coordinator, restarted, heard both results
+heard() {
+    local v
+    for v in "${V[@]}"; do [ -n "$(heard_at "vm_$1" "$v")" ] || return 1; done
+}
+VOTERS=3 COORD_WAIT=0 coord_start
+wait_for 20 heard 0 || fail "vm_0, restarted alone, did not hear the results: $(tail -5 "$TMP/coord.err")"
+kill -STOP "$COORD_PID"
+coord_i_start 1 --voters 3
+wait_for 20 heard 1 || fail "vm_1, restarted alone, did not hear the results: $(tail -5 "$TMP/coord_1.err")"
+kill -STOP "${CPIDS[1]}"
+coord_i_start 2 --voters 3
+wait_for 20 heard 2 || fail "vm_2, restarted alone, did not hear the results: $(tail -5 "$TMP/coord_2.err")"
+kill -CONT "$COORD_PID" "${CPIDS[1]}"
+ok "restarted one at a time, each alone: all three heard both results while none could lead"
 new_leader() { local l; l=$(leader 3) && [ "$(cst "$l" | jq .term)" -gt "$T" ] && N=$l; }
 wait_for 30 new_leader || fail "no leader after the restart: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, leader, term, may_act}'; done)"
 ok "restarted, the three elected $N (term $(cst "$N" | jq .term))"
@@ -46,9 +64,9 @@ read -r won F < <(for i in 0 1 2; do
 done | sort | head -1)
 [ -n "${F:-}" ] || fail "no coordinator logged its lead after the restart"
 for v in "${V[@]}"; do
-    heard=$(awk -v r="$restarted" -v e="$E" -v v="$v" '$1 >= r && /msg="hook progress"/ && index($0, "event=" e " vm=" v " phase=prepare state=done") { print $1; exit }' "$(coord_err "$F")")
-    [ -n "$heard" ] && [[ "$heard" < "$won" ]] ||
-        fail "$v's result did not reach $F while it followed (heard ${heard:-never}, led at $won): the path is not the one meant"
+    at=$(heard_at "$F" "$v")
+    [ -n "$at" ] && [[ "$at" < "$won" ]] ||
+        fail "$v's result did not reach $F while it followed (heard ${at:-never}, led at $won): the path is not the one meant"
     asked() { grep -q "msg=\"hook under way: asked again\" event=$E vm=$v" "$(coord_err "$F")"; }
     wait_for 10 asked || fail "$F, leading, did not ask again about $v's prepare"
 done
