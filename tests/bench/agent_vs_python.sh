@@ -48,7 +48,7 @@ cat "$K"/*.line >"$K/keyring"
 # INTERVAL; AP is the agent's pid
 peer_agent() {
     local peer=$1 vm=$2 agent=$3 ivl=$4 tag=$5 beat=${6:-$BEAT}
-    shift 6 2>/dev/null || shift $#
+    shift $(($# < 6 ? $# : 6))
     : >"$TMP/cmds$tag"
     "$BIN/sc-agent-peer" --bind "tcp://127.0.0.1:*" --name "$peer" --log "$TMP/peer$tag.log" \
         --cmds "$TMP/cmds$tag" --key "$K/$peer.key" --keys "$K/keyring" 2>/dev/null &

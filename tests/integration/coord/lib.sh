@@ -330,7 +330,7 @@ coord_i_start() {
 }
 coord_dir() { [ "$1" = vm_0 ] && echo "$TMP/coord" || echo "$TMP/coord_${1#vm_}"; }
 coord_err() { [ "$1" = vm_0 ] && echo "$TMP/coord.err" || echo "$TMP/coord_${1#vm_}.err"; }
-coord_pid() { [ "$1" = vm_0 ] && echo "$COORD_PID" || echo "${CPIDS[${1#vm_}]}"; }
+coord_pid() { [ "$1" = vm_0 ] && echo "$COORD_PID" || echo "${CPIDS[${1#vm_}]:-}"; }
 cst() { "$SC_BIN/schedcoordctl" --state-dir "$(coord_dir "$1")" status --json 2>/dev/null; }
 # leader N: the one member that leads and may act, followed by the N coordinators
 # (vm_0 .. vm_{N-1}) that answer; fails while there is none or they disagree
@@ -429,7 +429,7 @@ PLATFORM
 # vm_mortal I: vm_I's agent and coordinator (those running) die when an impact on vm_I begins
 vm_mortal() {
     local f="$TMP/mortal.vm_$1" c
-    c=$([ "$1" = 0 ] && echo "$COORD_PID" || echo "${CPIDS[$1]:-}")
+    c=$(coord_pid "vm_$1")
     { [ -z "${AGENT_PIDS[$1]:-}" ] || echo "agent ${AGENT_PIDS[$1]}"; [ -z "$c" ] || echo "coord $c"; } >"$f.new"
     mv "$f.new" "$f"
 }
@@ -438,7 +438,7 @@ vm_killed() { grep -q "^killed vm_$1 " "$TMP/platform.log"; }
 # vm_reap I: after vm_killed, reaps vm_I's killed daemons; none of vm_I runs any more
 vm_reap() {
     local c
-    c=$([ "$1" = 0 ] && echo "$COORD_PID" || echo "${CPIDS[$1]:-}")
+    c=$(coord_pid "vm_$1")
     wait "${AGENT_PIDS[$1]}" 2>/dev/null || true
     [ -z "$c" ] || wait "$c" 2>/dev/null || true
     AGENT_PIDS[$1]=""
