@@ -165,7 +165,7 @@ size_t sc_coord_members_find(const sc_coord_t *c, const char *n);
  * brings a gone member back; new fault/update domains are recorded. 0 or a store error. */
 int sc_coord_members_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h);
 /* The leader decides member mi's fault and update domain as reported, when not what the state
- * holds (why, or NULL, goes to the log). 0 or an error. */
+ * holds (why: how we heard them, for the log). 0 or an error. */
 int sc_coord_members_decide_domains(sc_coord_t *c, size_t mi, const char *why);
 /* Whether heartbeat hb says its member is blind: its IMDS failing for over --imds-stale. */
 bool sc_coord_members_is_blind(const sc_coord_t *c, const sc_msg_heartbeat_t *hb);

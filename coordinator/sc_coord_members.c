@@ -138,7 +138,7 @@ int sc_coord_members_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h)
     /* as reported (a follower's view); the plan uses the domains decided (the state's) */
     m->fault_domain = h->fault_domain;
     m->update_domain = h->update_domain;
-    return sc_coord_is_leader(c) ? sc_coord_members_decide_domains(c, mi, NULL) : 0;
+    return sc_coord_is_leader(c) ? sc_coord_members_decide_domains(c, mi, "its hello") : 0;
 }
 
 int sc_coord_members_decide_domains(sc_coord_t *c, size_t mi, const char *why)
@@ -150,12 +150,8 @@ int sc_coord_members_decide_domains(sc_coord_t *c, size_t mi, const char *why)
     if (cm->fault_domain == m->fault_domain && cm->update_domain == m->update_domain)
         return 0;
     c->dirty = true;
-    if (why)
-        sc_log_info("member hello", "member=%s fault_domain=%d update_domain=%d why=\"%s\"",
-                    m->name, m->fault_domain, m->update_domain, why);
-    else
-        sc_log_info("member hello", "member=%s fault_domain=%d update_domain=%d", m->name,
-                    m->fault_domain, m->update_domain);
+    sc_log_info("member hello", "member=%s fault_domain=%d update_domain=%d why=\"%s\"", m->name,
+                m->fault_domain, m->update_domain, why);
     d = json_object_new_object();
     json_object_object_add(d, "name", json_object_new_string(m->name));
     json_object_object_add(d, "fault_domain", json_object_new_int(m->fault_domain));
