@@ -76,6 +76,8 @@ int sc_dlog_last(sc_db_t *db, int64_t *ret_index, int64_t *ret_term)
         rc = 0;
     }
     sqlite3_finalize(st);
+    if (rc == 0 && idx == 0) /* empty: what compaction left, if anything */
+        rc = sc_dlog_base(db, &idx, &term);
     if (rc < 0)
         return rc;
     if (ret_index)
@@ -83,6 +85,88 @@ int sc_dlog_last(sc_db_t *db, int64_t *ret_index, int64_t *ret_term)
     if (ret_term)
         *ret_term = term;
     return 0;
+}
+
+int sc_dlog_base(sc_db_t *db, int64_t *ret_index, int64_t *ret_term)
+{
+    int64_t idx = 0, term = 0;
+    int rc;
+
+    if (!db)
+        return -EINVAL;
+    if ((rc = sc_db_query_int64(db, &idx,
+                                "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta "
+                                "WHERE key = 'log_base_index'), 0)",
+                                NULL)) < 0 ||
+        (rc = sc_db_query_int64(db, &term,
+                                "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta "
+                                "WHERE key = 'log_base_term'), 0)",
+                                NULL)) < 0)
+        return rc;
+    if (ret_index)
+        *ret_index = idx;
+    if (ret_term)
+        *ret_term = term;
+    return 0;
+}
+
+/* Sets the base (the trigger lets entries up to it go) and removes the entries from `from`
+ * on (all of them for from 0) or up to index (from -1). */
+static int s_set_base(sc_db_t *db, int64_t index, int64_t term, bool all)
+{
+    int rc = sc_db_run(db, NULL,
+                       "INSERT INTO meta(key, value) VALUES ('log_base_index', ?), "
+                       "('log_base_term', ?) ON CONFLICT(key) DO UPDATE SET value = "
+                       "excluded.value",
+                       "ll", index, term);
+    if (rc >= 0)
+        rc = all ? sc_db_run(db, NULL, "DELETE FROM dlog", NULL)
+                 : sc_db_run(db, NULL, "DELETE FROM dlog WHERE idx <= ?", "l", index);
+    return rc < 0 ? rc : 0;
+}
+
+/* Runs s_set_base in the caller's transaction or in one of its own. */
+static int s_set_base_txn(sc_db_t *db, int64_t index, int64_t term, bool all)
+{
+    bool own = !sc_db_in_transaction(db);
+    int rc;
+
+    if (own && (rc = sc_db_begin(db)) < 0)
+        return rc;
+    rc = s_set_base(db, index, term, all);
+    if (own) {
+        if (rc >= 0 && (rc = sc_db_commit(db)) >= 0)
+            return 0;
+        sc_db_rollback(db);
+    }
+    return rc;
+}
+
+int sc_dlog_compact(sc_db_t *db, int64_t through)
+{
+    int64_t term = -1, base = 0;
+    int rc;
+
+    if (!db || through < 1)
+        return -EINVAL;
+    if ((rc = sc_dlog_base(db, &base, NULL)) < 0)
+        return rc;
+    if (through <= base)
+        return 0; /* already gone */
+    if ((rc = sc_db_query_int64(db, &term,
+                                "SELECT coalesce((SELECT term FROM dlog WHERE idx = ?), -1)", "l",
+                                through)) < 0)
+        return rc;
+    if (term < 0)
+        return -EINVAL;
+    return s_set_base_txn(db, through, term, false);
+}
+
+int sc_dlog_reset(sc_db_t *db, int64_t index, int64_t term)
+{
+    if (!db || index < 1 || term < 1)
+        return -EINVAL;
+    return s_set_base_txn(db, index, term, true);
 }
 
 static int s_insert(sc_db_t *db, int64_t index, int64_t term, sc_dlog_kind_t kind, const char *data,

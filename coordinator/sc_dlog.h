@@ -9,8 +9,12 @@
  * order, ending with the same store and the same state.
  *
  * The log is a table ("dlog") of the store's SQLite database, append-only (triggers refuse
- * UPDATE of its content and DELETE); only the "applied" flag changes. The table is created by
- * the store's migrations. */
+ * UPDATE of its content and DELETE of an applied entry); only the "applied" flag changes. Two
+ * deletions are allowed: entries not applied yet that a newer leader replaces (Raft's
+ * truncation), and a prefix that a snapshot includes (compaction, sc_dlog_compact, and a
+ * leader's snapshot installed, sc_dlog_reset). The log then holds base + 1 .. last, the base
+ * (index and term of the last entry taken away) kept in the meta table. The table is created
+ * by the store's migrations. */
 #ifndef SC_DLOG_H
 #define SC_DLOG_H
 
@@ -69,8 +73,19 @@ int sc_dlog_append(sc_db_t *db, int64_t term, sc_dlog_kind_t kind, const char *d
 int sc_dlog_append_entry(sc_db_t *db, const sc_dlog_entry_t *e);
 /* Marks an entry applied. SC_E_NOT_FOUND when absent. */
 int sc_dlog_mark_applied(sc_db_t *db, int64_t index);
-/* Index and term of the newest entry; both 0 for an empty log. */
+/* Index and term of the newest entry; the base's when the log is empty (both 0 for a log
+ * never compacted). */
 int sc_dlog_last(sc_db_t *db, int64_t *ret_index, int64_t *ret_term);
+/* Index and term of the last entry compaction took away (both 0 when none): the log holds
+ * base + 1 on. */
+int sc_dlog_base(sc_db_t *db, int64_t *ret_index, int64_t *ret_term);
+/* Compaction: the entries up to through (applied, and included in a snapshot the caller has
+ * saved) go; through becomes the base. -EINVAL when through is not an entry of the log;
+ * SC_E_DB when one of them is not applied. In the caller's transaction if one is open. */
+int sc_dlog_compact(sc_db_t *db, int64_t through);
+/* A leader's snapshot installed: every entry goes (those after index must not be applied)
+ * and (index, term) becomes the base, so the next entry appended is index + 1. */
+int sc_dlog_reset(sc_db_t *db, int64_t index, int64_t term);
 /* Reads at most max entries with index >= from, in order (only_unapplied: those not applied
  * yet). *ret_entries is the caller's (sc_dlog_entries_free), NULL when *ret_n is 0. */
 int sc_dlog_read(sc_db_t *db, int64_t from, size_t max, bool only_unapplied,

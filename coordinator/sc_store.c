@@ -1,4 +1,5 @@
 #include "sc_store.h"
+#include "sc_store_int.h"
 #include "sc_store_test.h"
 
 #include "sc_cstate.h"
@@ -10,14 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct sc_store {
-    sc_db_t *db;                  /* the database */
-    sc_store_decide_fn on_decide; /* told of every entry decided (NULL: none) */
-    void *on_decide_ud;           /* its argument */
-    sc_store_commit_fn gate;      /* a decision is applied only once it returns 0 (NULL: at once) */
-    void *gate_ud;                /* its argument */
-};
 
 /* migrations[i] takes the schema from version i to i + 1. Never edit a released one. */
 static const char *const s_migrations[SC_STORE_SCHEMA_VERSION] = {
@@ -64,6 +57,12 @@ static const char *const s_migrations[SC_STORE_SCHEMA_VERSION] = {
      * not known to be committed) may be replaced by a newer leader's; an applied one never. */
     ("DROP TRIGGER dlog_append_only_d;"
      "CREATE TRIGGER dlog_append_only_d BEFORE DELETE ON dlog WHEN OLD.applied"
+     "  BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END;"),
+    /* 7 -> 8: compaction. Applied entries a snapshot includes (up to meta's log_base_index)
+     * may go; sc_dlog_compact and sc_dlog_reset move the base first. */
+    ("DROP TRIGGER dlog_append_only_d;"
+     "CREATE TRIGGER dlog_append_only_d BEFORE DELETE ON dlog WHEN OLD.applied AND OLD.idx >"
+     "  coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'log_base_index'), 0)"
      "  BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END;"),
 };
 
@@ -1031,8 +1030,11 @@ int sc_store_applied_index(sc_store_t *store, int64_t *ret_index)
 {
     if (!store || !ret_index)
         return -EINVAL;
-    return sc_db_query_int64(store->db, ret_index,
-                             "SELECT coalesce(max(idx), 0) FROM dlog WHERE applied", NULL);
+    int rc = sc_db_query_int64(store->db, ret_index,
+                               "SELECT coalesce(max(idx), 0) FROM dlog WHERE applied", NULL);
+    if (rc >= 0 && *ret_index == 0) /* none left: the base (compacted, or a snapshot installed) */
+        rc = sc_dlog_base(store->db, ret_index, NULL);
+    return rc < 0 ? rc : 0;
 }
 
 void sc_store_on_decide(sc_store_t *store, sc_store_decide_fn fn, void *ud)

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 /* The schema version this code writes (number of migrations). */
-#define SC_STORE_SCHEMA_VERSION 7
+#define SC_STORE_SCHEMA_VERSION 8
 
 typedef struct sc_store sc_store_t;
 
@@ -138,6 +138,28 @@ int sc_store_entries(sc_store_t *store, int64_t from, size_t max, sc_dlog_entry_
                      size_t *ret_n);
 /* Index and term of the newest entry (0, 0 when the log is empty). */
 int sc_store_last_entry(sc_store_t *store, int64_t *ret_index, int64_t *ret_term);
+
+/* ---- compaction and snapshot transfer (sc_store_snap.c) ---------------------------------- */
+
+/* Index and term of the last entry compaction took away, or of the leader's snapshot last
+ * installed (both 0 when none): the log holds base + 1 on. */
+int sc_store_log_base(sc_store_t *store, int64_t *ret_index, int64_t *ret_term);
+/* Compaction: the applied entries up to through go, through capped at the oldest snapshot
+ * kept (a restart may fall back on it; none: nothing goes). 0, -EINVAL (through not in the
+ * log) or SC_E_DB (one not applied). */
+int sc_store_compact(sc_store_t *store, int64_t through);
+/* The replicated tables (members, events, drains, approvals, and meta's term and paused) as
+ * {"TABLE":{"columns":[names],"rows":[[values]]}}: what a follower installs with the state.
+ * Read in one transaction with the applied index (*ret_index): call it where nothing is
+ * applied meanwhile. *ret_json is the caller's. 0 or an SC_E_* code. */
+int sc_store_tables_json(sc_store_t *store, json_object **ret_json);
+/* Installs a leader's snapshot that includes the log up to index (of term): in one
+ * transaction, the log emptied with (index, term) its base, the replicated tables replaced by
+ * those of tables (sc_store_tables_json's shape, checked: a table or column this store does
+ * not have is refused), state saved as the snapshot at index. 0, -EINVAL (the shape, reason
+ * in err) or SC_E_DB (reason in err). */
+int sc_store_install(sc_store_t *store, int64_t index, int64_t term, int64_t wall_ms,
+                     json_object *tables, const char *state, char *err, size_t errlen);
 
 /* A snapshot of the tables as JSON:
  *   {"term":T,

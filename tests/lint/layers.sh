@@ -5,8 +5,8 @@
 #    (schedcoordctl keygen is coordinator/sc_keygen.c);
 #  - only tests/ builds test tools: the programs' CMakeLists name nothing under tests/;
 #  - the stores are sealed: SQL and sqlite3 handles only in common/sc_db.c, the coordinator's
-#    store (coordinator/sc_store.c and its log table, sc_dlog.c, which only sc_store.c calls)
-#    and the agent's (agent/sc_agent_state.c); sc_store_test.h only in tests;
+#    store (coordinator/sc_store.c, sc_store_snap.c and its log table, sc_dlog.c, which only
+#    the store calls) and the agent's (agent/sc_agent_state.c); sc_store_test.h only in tests;
 #  - the coordinator stays split by job: no coordinator/sc_coord*.c over 700 lines.
 set -euo pipefail
 cd "${SC_SRC:-$(dirname "$0")/../..}"
@@ -34,7 +34,7 @@ if hits=$(grep -nE 'tests/' common/CMakeLists.txt proto/CMakeLists.txt agent/CMa
     fail=1
 fi
 
-sealed='^(common/sc_db|coordinator/sc_store|coordinator/sc_dlog|agent/sc_agent_state)\.c:'
+sealed='^(common/sc_db|coordinator/sc_store|coordinator/sc_store_snap|coordinator/sc_dlog|agent/sc_agent_state)\.c:'
 if hits=$(grep -nE '\bsqlite3|\bsc_db_[a-z_]+\(|sc_store_test\.h' common/*.c proto/*.c agent/*.c \
     coordinator/*.c | grep -vE "$sealed"); then
     echo "layers: SQL and database handles stay inside the stores; use their functions:"

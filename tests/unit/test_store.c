@@ -488,6 +488,99 @@ SC_TEST(decision_refused_by_its_observer_is_not_written)
     sc_store_close(&s);
 }
 
+/* Compaction and a snapshot installed (issue 11): the log keeps what a restart replays, and
+ * another store installs this one's tables and state as a follower far behind would, ending
+ * with the same status tables, its log going on after the snapshot's index. */
+SC_TEST(compaction_and_install)
+{
+    sc_store_t *s = NULL, *f = NULL;
+    json_object *tables = NULL, *a = NULL, *b = NULL;
+    int64_t last = 0, base = -1, bterm = -1, applied = 0, idx = 0;
+    char err[256], *state = NULL;
+
+    s_fresh_path("compact");
+    SC_REQUIRE(sc_store_open(s_path, &s, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_store_decide(s, 2, SC_DLOG_TERM, "{\"term\":2}", "", 1, NULL), 0);
+    s_rollout(s, 2);
+    SC_CHECK_INT(sc_store_last_entry(s, &last, NULL), 0);
+    SC_CHECK_INT(last, 7);
+    /* no snapshot: nothing goes; then capped at the oldest snapshot kept */
+    SC_CHECK_INT(sc_store_compact(s, 5), 0);
+    SC_CHECK_INT(sc_store_log_base(s, &base, &bterm), 0);
+    SC_CHECK_INT(base, 0);
+    SC_CHECK_INT(sc_store_save_snapshot(s, 3, 2, 1, "{}"), 0);
+    SC_CHECK_INT(sc_store_save_snapshot(s, 6, 2, 1, "{}"), 0);
+    SC_CHECK_INT(sc_store_compact(s, 5), 0);
+    SC_CHECK_INT(sc_store_log_base(s, &base, &bterm), 0);
+    SC_CHECK_INT(base, 3);
+    SC_CHECK_INT(bterm, 2);
+    {
+        sc_dlog_entry_t *v = NULL;
+        size_t n = 0;
+        SC_CHECK_INT(sc_store_entries(s, 1, 100, &v, &n), 0);
+        SC_CHECK_INT(n, 4);
+        SC_CHECK_INT(v[0].index, 4);
+        sc_dlog_entries_free(v, n);
+    }
+    /* the trigger: an applied entry after the base never goes */
+    SC_CHECK(sc_db_exec(sc_store_test_db(s), "DELETE FROM dlog WHERE idx = 4", NULL, 0) < 0);
+    SC_CHECK_INT(
+        sc_store_decide(s, 2, SC_DLOG_ALERT, "{\"alert\":\"x\",\"message\":\"m\"}", "", 2, &idx),
+        0);
+    SC_CHECK_INT(idx, 8);
+    SC_CHECK_INT(sc_store_applied_index(s, &applied), 0);
+    SC_CHECK_INT(applied, 8);
+
+    /* a follower installs it */
+    SC_CHECK_INT(sc_store_tables_json(s, &tables), 0);
+    s_fresh_path("install");
+    SC_REQUIRE(sc_store_open(s_path, &f, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_store_decide(f, 1, SC_DLOG_TERM, "{\"term\":1}", "its own", 1, NULL), 0);
+    SC_CHECK_INT(sc_store_set_hard_state(f, 5, "vm_1"), 0);
+    SC_CHECK_INT(sc_store_install(f, 8, 2, 3, tables, "{\"applied\":8}", err, sizeof(err)), 0);
+    SC_CHECK_INT(sc_store_snapshot(s, true, 0, 0, &a), 0);
+    SC_CHECK_INT(sc_store_snapshot(f, true, 0, 0, &b), 0);
+    SC_CHECK_STR(json_object_to_json_string(b), json_object_to_json_string(a));
+    SC_CHECK_INT(sc_store_last_entry(f, &last, &bterm), 0);
+    SC_CHECK_INT(last, 8);
+    SC_CHECK_INT(bterm, 2);
+    SC_CHECK_INT(sc_store_applied_index(f, &applied), 0);
+    SC_CHECK_INT(applied, 8);
+    SC_CHECK_INT(sc_store_last_snapshot(f, &idx, &state), 0);
+    SC_CHECK_INT(idx, 8);
+    SC_CHECK_STR(state, "{\"applied\":8}");
+    free(state);
+    {
+        int64_t t = 0;
+        char who[64];
+        SC_CHECK_INT(sc_store_hard_state(f, &t, who, sizeof(who)), 0); /* its own, kept */
+        SC_CHECK_INT(t, 5);
+        SC_CHECK_STR(who, "vm_1");
+    }
+    /* the next entry from the leader is 9; 8 is there (the base) */
+    sc_dlog_entry_t e = {.index = 9,
+                         .term = 2,
+                         .kind = SC_DLOG_ALERT,
+                         .data = (char *)"{\"alert\":\"y\",\"message\":\"m\"}",
+                         .reason = (char *)""};
+    SC_CHECK_INT(sc_store_log_entries(f, &e, 1, NULL), 0);
+    e.index = 8;
+    SC_CHECK_INT(sc_store_append_entry(f, &e), -EEXIST);
+    /* a bad snapshot is refused whole: an unknown column, and the store is as it was */
+    json_object *bad = json_tokener_parse(
+        "{\"members\":{\"columns\":[\"name\",\"nope\"],\"rows\":[[\"vm_9\",1]]}}");
+    SC_CHECK_INT(sc_store_install(f, 20, 2, 3, bad, "{}", err, sizeof(err)), -EINVAL);
+    SC_CHECK(strstr(err, "nope") != NULL);
+    SC_CHECK_INT(sc_store_last_entry(f, &last, NULL), 0);
+    SC_CHECK_INT(last, 9);
+    json_object_put(bad);
+    json_object_put(a);
+    json_object_put(b);
+    json_object_put(tables);
+    sc_store_close(&s);
+    sc_store_close(&f);
+}
+
 int main(void)
 {
     SC_RUN(migrates_from_empty);
@@ -500,5 +593,6 @@ int main(void)
     SC_RUN(pause_outlives_restart);
     SC_RUN(hard_state_and_snapshots);
     SC_RUN(decision_refused_by_its_observer_is_not_written);
+    SC_RUN(compaction_and_install);
     return sc_test_done();
 }
