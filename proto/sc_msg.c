@@ -31,6 +31,7 @@ static const char *const s_type_names[SC_MSG_TYPE_MAX] = {
     [SC_MSG_APPEND_ACK] = "append_ack",
     [SC_MSG_NACK] = "nack",
     [SC_MSG_TIMEOUT_NOW] = "timeout_now",
+    [SC_MSG_SNAPSHOT] = "snapshot",
 };
 
 static const char *const s_phase_names[SC_MSG_PHASE_MAX] = {"prepare", "recover"};
@@ -477,6 +478,18 @@ static const s_field_t s_append_ack_fields[] = {
     {"success", S_BOOL, 0, S_M(append_ack.success)},
     {"match_index", S_U64, 0, S_M(append_ack.match_index)},
     {"round", S_I64, S_OPTIONAL | S_OMIT, S_M(append_ack.round), S_RANGE(0, INT64_MAX)},
+    {"received", S_I64, S_OPTIONAL | S_OMIT, S_M(append_ack.received), S_RANGE(-1, INT64_MAX),
+     .def = -1},
+};
+
+static const s_field_t s_snapshot_fields[] = {
+    {"leader", S_STR, S_IS_FROM, S_BUF(sc_msg_t, snapshot.leader), S_NAME_RULE},
+    {"last_index", S_U64, 0, S_M(snapshot.last_index)},
+    {"last_term", S_U64, S_LE_TERM, S_M(snapshot.last_term)},
+    {"total", S_U64, 0, S_M(snapshot.total)},
+    {"offset", S_U64, 0, S_M(snapshot.offset)},
+    {"data", S_TEXT, 0, S_M(snapshot.data), S_RANGE(0, SC_MSG_SNAPSHOT_CHUNK_MAX)},
+    {"round", S_I64, S_OPTIONAL | S_OMIT, S_M(snapshot.round), S_RANGE(0, INT64_MAX)},
 };
 
 static const s_field_t s_nack_fields[] = {
@@ -496,6 +509,7 @@ typedef struct s_msgdef {
 
 static int s_check_hello(s_ctx_t *c, const sc_msg_t *m);
 static int s_check_hook_progress(s_ctx_t *c, const sc_msg_t *m);
+static int s_check_snapshot(s_ctx_t *c, const sc_msg_t *m);
 
 #define S_BODY(t) .fields = (t), .n = sizeof(t) / sizeof((t)[0])
 
@@ -519,6 +533,8 @@ static const s_msgdef_t s_msgdefs[SC_MSG_TYPE_MAX] = {
     [SC_MSG_APPEND_ACK] = {S_BODY(s_append_ack_fields)},
     [SC_MSG_NACK] = {S_BODY(s_nack_fields)},
     [SC_MSG_TIMEOUT_NOW] = {.fields = NULL, .n = 0, .term_why = "terms start at 1"},
+    [SC_MSG_SNAPSHOT] = {S_BODY(s_snapshot_fields), .term_why = "terms start at 1",
+                         .check = s_check_snapshot},
 };
 
 #define S_AT(base, f, T) ((T *)((char *)(base) + (f)->off))
@@ -789,6 +805,21 @@ static int s_check_hook_progress(s_ctx_t *c, const sc_msg_t *m)
     if (m->hook_progress.origin == SC_MSG_ORIGIN_ORDER && m->hook_progress.order_term == 0)
         return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO,
                       "hook_progress.order_term: 0 but origin is \"order\" (terms start at 1)");
+    return 0;
+}
+
+static int s_check_snapshot(s_ctx_t *c, const sc_msg_t *m)
+{
+    const sc_msg_snapshot_t *s = &m->snapshot;
+    size_t n = s->data ? strlen(s->data) : 0;
+
+    if (s->last_index == 0 || s->last_term == 0)
+        return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO,
+                      "snapshot.last_index / last_term: 0 (a snapshot includes an entry)");
+    if (s->total == 0 || s->offset > s->total || n > s->total - s->offset)
+        return s_fail(c, SC_MSG_REJ_FIELD, SC_E_PROTO,
+                      "snapshot: offset %" PRIu64 " + %zu bytes of data beyond total %" PRIu64,
+                      s->offset, n, s->total);
     return 0;
 }
 

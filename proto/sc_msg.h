@@ -49,17 +49,18 @@
 #define SC_MSG_MAX_CAPS 16                  /* capabilities in a hello */
 #define SC_MSG_CAP_MAX 32                   /* bytes of one capability: [a-z0-9-], 1..32 */
 #define SC_MSG_MAX_EVENTS SC_DOC_MAX_EVENTS /* EventIds in approve_via / approve_result */
-#define SC_MSG_RESULT_MAX 64          /* bytes of approve_result.result: [A-Za-z0-9_], 1..64 */
-#define SC_MSG_MAX_ENTRIES 1024       /* entries in one append */
-#define SC_MSG_KIND_MAX 64            /* bytes of an entry kind: [a-z0-9_.-], 1..64 */
-#define SC_MSG_HASH_MAX 128           /* bytes of leader.members_hash: hex, 0..128 */
-#define SC_MSG_DOMAIN_MAX 1023        /* largest fault / update domain (-1 = unknown) */
-#define SC_MSG_LEASE_MAX_MS 3600000   /* longest leader.lease_ms (1..this) */
-#define SC_MSG_RUNNING_HOOKS_MAX 1024 /* largest heartbeat.running_hooks */
-#define SC_MSG_PROTO_MAX 65535        /* largest hello.proto_min / proto_max */
-#define SC_MSG_ATTEMPT_MAX 1000       /* largest order / hook_progress attempt (1..this) */
-#define SC_MSG_MAX_MALFORMED 8        /* reasons in document.malformed */
-#define SC_MSG_MALFORMED_MAX 256      /* bytes of one of them (1..this) */
+#define SC_MSG_RESULT_MAX 64             /* bytes of approve_result.result: [A-Za-z0-9_], 1..64 */
+#define SC_MSG_MAX_ENTRIES 1024          /* entries in one append */
+#define SC_MSG_SNAPSHOT_CHUNK_MAX 393216 /* bytes of one snapshot chunk (escaped: < 1 MiB) */
+#define SC_MSG_KIND_MAX 64               /* bytes of an entry kind: [a-z0-9_.-], 1..64 */
+#define SC_MSG_HASH_MAX 128              /* bytes of leader.members_hash: hex, 0..128 */
+#define SC_MSG_DOMAIN_MAX 1023           /* largest fault / update domain (-1 = unknown) */
+#define SC_MSG_LEASE_MAX_MS 3600000      /* longest leader.lease_ms (1..this) */
+#define SC_MSG_RUNNING_HOOKS_MAX 1024    /* largest heartbeat.running_hooks */
+#define SC_MSG_PROTO_MAX 65535           /* largest hello.proto_min / proto_max */
+#define SC_MSG_ATTEMPT_MAX 1000          /* largest order / hook_progress attempt (1..this) */
+#define SC_MSG_MAX_MALFORMED 8           /* reasons in document.malformed */
+#define SC_MSG_MALFORMED_MAX 256         /* bytes of one of them (1..this) */
 
 /* Capability names an agent may announce (others are kept, not refused). */
 #define SC_CAP_HOOKS "hooks"             /* runs prepare / recover hooks on orders */
@@ -82,6 +83,7 @@ typedef enum {
     SC_MSG_APPEND_ACK,     /* follower -> leader: how far my log matches */
     SC_MSG_NACK,           /* any receiver -> sender: I refused your message ref_seq */
     SC_MSG_TIMEOUT_NOW,    /* leader -> a voter: campaign now, I hand you the lead */
+    SC_MSG_SNAPSHOT,       /* leader -> a follower too far behind: a chunk of my snapshot */
     SC_MSG_TYPE_MAX
 } sc_msg_type_t;
 
@@ -241,7 +243,18 @@ typedef struct sc_msg_append_ack {
     bool success;         /* the entries were appended (the prev_* matched) */
     uint64_t match_index; /* last index known to match the leader's log */
     int64_t round;        /* optional (0, left out): the append's round, echoed */
+    int64_t received;     /* optional (-1, left out): answering a snapshot, its bytes held */
 } sc_msg_append_ack_t;
+
+typedef struct sc_msg_snapshot {
+    char leader[SC_NAME_MAX + 1]; /* == from */
+    uint64_t last_index;          /* the snapshot includes the log up to this index */
+    uint64_t last_term;           /* its term (<= the envelope's) */
+    uint64_t total;               /* bytes of the whole snapshot (1..) */
+    uint64_t offset;              /* where data goes in it (<= total) */
+    char *data;                   /* its bytes offset .. offset + strlen, owned (UTF-8 text) */
+    int64_t round;                /* optional (0, left out): the leader's heartbeat round */
+} sc_msg_snapshot_t;
 
 typedef struct sc_msg_nack {
     uint64_t ref_seq; /* seq of the refused message */
@@ -267,6 +280,7 @@ typedef struct sc_msg {
         sc_msg_vote_t vote;                     /* SC_MSG_VOTE */
         sc_msg_append_t append;                 /* SC_MSG_APPEND */
         sc_msg_append_ack_t append_ack;         /* SC_MSG_APPEND_ACK */
+        sc_msg_snapshot_t snapshot;             /* SC_MSG_SNAPSHOT */
         sc_msg_nack_t nack;                     /* SC_MSG_NACK */
     };                                          /* SC_MSG_DOC_REQUEST has no body */
 } sc_msg_t;

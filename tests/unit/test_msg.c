@@ -387,10 +387,38 @@ SC_TEST(round_trip_election)
     m->append_ack.success = true;
     m->append_ack.match_index = 9;
     m->append_ack.round = 123456;
+    SC_CHECK_INT(m->append_ack.received, -1); /* an append's answer: left out */
     SC_REQUIRE((b = s_round_trip(m)));
     SC_CHECK_INT(b->append_ack.round, 123456);
     SC_CHECK_INT(b->append_ack.match_index, 9);
+    SC_CHECK_INT(b->append_ack.received, -1);
     sc_msg_destroy(&b);
+    m->append_ack.received = 0; /* a snapshot's answer: 0 bytes held is said */
+    SC_REQUIRE((b = s_round_trip(m)));
+    SC_CHECK_INT(b->append_ack.received, 0);
+    sc_msg_destroy(&b);
+    sc_msg_destroy(&m);
+
+    /* a chunk of a snapshot: UTF-8 text, offset and total */
+    SC_REQUIRE((m = s_new(SC_MSG_SNAPSHOT, 12, 7)));
+    SC_CHECK_STR(m->snapshot.leader, "vm-1");
+    m->snapshot.last_index = 700;
+    m->snapshot.last_term = 11;
+    m->snapshot.total = 100;
+    m->snapshot.offset = 80;
+    m->snapshot.round = 5;
+    SC_REQUIRE((m->snapshot.data = strdup("{\"a\":\"\xc3\xa9\\\"\"}")));
+    SC_REQUIRE((b = s_round_trip(m)));
+    SC_CHECK_INT(b->type, SC_MSG_SNAPSHOT);
+    SC_CHECK_INT(b->snapshot.last_index, 700);
+    SC_CHECK_INT(b->snapshot.last_term, 11);
+    SC_CHECK_INT(b->snapshot.total, 100);
+    SC_CHECK_INT(b->snapshot.offset, 80);
+    SC_CHECK_INT(b->snapshot.round, 5);
+    SC_CHECK_STR(b->snapshot.data, m->snapshot.data);
+    sc_msg_destroy(&b);
+    m->snapshot.offset = 95; /* 12 bytes from 95: past total */
+    SC_CHECK_INT(sc_msg_validate(m, NULL, 0), -EINVAL);
     sc_msg_destroy(&m);
 
     SC_REQUIRE((m = s_new(SC_MSG_VOTE, 12, 3)));
@@ -591,6 +619,20 @@ static const s_bad_t s_bad[] = {
     {ENV("append", ",\"leader\":\"vm-1\",\"prev_index\":1,\"prev_term\":1,\"commit_index\":1,"
                    "\"entries\":[{\"term\":2,\"index\":2,\"data\":{}}]"),
      SC_E_PROTO, SC_MSG_REJ_MISSING, "append.entries[0].kind: missing"},
+    {ENV("snapshot", ",\"leader\":\"vm-1\",\"last_index\":9,\"last_term\":2,\"total\":5,"
+                     "\"offset\":3,\"data\":\"abc\""),
+     SC_E_PROTO, SC_MSG_REJ_FIELD, "snapshot: offset 3 + 3 bytes of data beyond total 5"},
+    {ENV("snapshot", ",\"leader\":\"vm-1\",\"last_index\":0,\"last_term\":2,\"total\":5,"
+                     "\"offset\":0,\"data\":\"abc\""),
+     SC_E_PROTO, SC_MSG_REJ_FIELD, "snapshot.last_index / last_term: 0"},
+    {ENV("snapshot", ",\"leader\":\"vm-1\",\"last_index\":9,\"last_term\":4,\"total\":5,"
+                     "\"offset\":0,\"data\":\"abc\""),
+     SC_E_PROTO, SC_MSG_REJ_FIELD, "snapshot.last_term: 4 above the term 3"},
+    {ENV("snapshot", ",\"leader\":\"vm-2\",\"last_index\":9,\"last_term\":2,\"total\":5,"
+                     "\"offset\":0,\"data\":\"abc\""),
+     SC_E_PROTO, SC_MSG_REJ_FIELD, "snapshot.leader: \"vm-2\" differs from from"},
+    {ENV("append_ack", ",\"success\":true,\"match_index\":1,\"received\":-2"), SC_E_PROTO,
+     SC_MSG_REJ_FIELD, "append_ack.received: -2 out of range"},
     {ENV("nack", ",\"ref_seq\":1"), SC_E_PROTO, SC_MSG_REJ_MISSING, "nack.reason: missing"},
     {ENV("append_ack", ",\"success\":1,\"match_index\":1"), SC_E_PROTO, SC_MSG_REJ_FIELD,
      "append_ack.success: must be a boolean, not an integer"},
