@@ -33,6 +33,8 @@ void sc_coord_opts_init(sc_coord_opts_t *o)
     o->tombstone_ms = SC_REGISTRY_TOMBSTONE_MS_DEFAULT;
     o->stall_ms = 2000;
     o->snapshot_every = 1000;
+    o->log_keep = 5000;
+    o->snapshot_chunk = 262144;
     o->snapshot_at_stop = true;
     o->election_ms = SC_ELECT_ELECTION_MS;
     o->heartbeat_ms = SC_ELECT_HEARTBEAT_MS;

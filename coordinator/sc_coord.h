@@ -61,6 +61,8 @@ typedef struct sc_coord_opts {
     int64_t tombstone_ms;   /* an ended event's reports are ignored this long after its end
                              * (--tombstone-s; default 7 days) */
     int64_t snapshot_every; /* a snapshot of the state every this many log entries (1000) */
+    int64_t log_keep;       /* after one, the log keeps this many entries behind it (5000) */
+    int64_t snapshot_chunk; /* a snapshot goes to a follower in chunks of this many bytes */
     bool snapshot_at_stop;  /* and one at a clean stop (true; tests: false, as after a crash) */
     sc_sdnotify_t *sd;      /* NULL, or systemd's notify socket (borrowed): sc_coord_run says
                              * READY, STATUS, WATCHDOG and STOPPING */

@@ -32,6 +32,9 @@ typedef struct s_settings {
     long voters;            /* --voters */
     long election_ms;       /* --election-ms */
     long heartbeat_ms;      /* --heartbeat-ms */
+    long snapshot_every;    /* --snapshot-every */
+    long log_keep;          /* --log-keep */
+    long snapshot_chunk;    /* --snapshot-chunk */
     char *log_level;        /* --log-level */
     char *notify;           /* --notify */
     sc_policy_cfg_t policy; /* policy keys */
@@ -86,6 +89,16 @@ static const sc_cfg_key_t s_keys[] = {
      200, 60000, false},
     {"heartbeat-ms", SC_CFG_INT, offsetof(s_settings_t, heartbeat_ms), "100",
      "the leader's heartbeat to the voters (at most election-ms / 2)", 10, 30000, false},
+    {"snapshot-every", SC_CFG_INT, offsetof(s_settings_t, snapshot_every), "1000",
+     "a snapshot of the state every this many log entries (a restart replays the log after the "
+     "last one)",
+     1, 100000000, false},
+    {"log-keep", SC_CFG_INT, offsetof(s_settings_t, log_keep), "5000",
+     "after a snapshot, the decision log keeps this many entries behind it (history shows them; "
+     "a follower further behind gets the leader's snapshot)",
+     0, 100000000, false},
+    {"snapshot-chunk", SC_CFG_INT, offsetof(s_settings_t, snapshot_chunk), "262144",
+     "bytes of the leader's snapshot sent to a follower in one message", 1024, 393216, false},
     {"log-level", SC_CFG_STRING, offsetof(s_settings_t, log_level), "info",
      "debug, info, notice, warn, err", 0, 0, false},
     {"notify", SC_CFG_STRING, offsetof(s_settings_t, notify), NULL,
@@ -208,6 +221,9 @@ int sc_coord_main(int argc, char **argv)
     o.voters = (int)s.voters;
     o.election_ms = s.election_ms;
     o.heartbeat_ms = s.heartbeat_ms;
+    o.snapshot_every = s.snapshot_every;
+    o.log_keep = s.log_keep;
+    o.snapshot_chunk = s.snapshot_chunk;
     o.notify = s.notify;
     rc = sc_coord_new(&o, &c, err, sizeof(err));
     if (rc < 0) {

@@ -124,7 +124,9 @@ int sc_coord_raft_new(sc_coord_t *c, const sc_curve_keypair_t *kp, const sc_keyr
         !(r->ack_ms = calloc(c->n_members, 8)))
         return -ENOMEM;
     r->chan_dealer = -1;
-    if ((rc = sc_store_hard_state(c->store, &hard.term, voted, sizeof(voted))) < 0 ||
+    r->answer_received = -1;
+    if ((rc = sc_coord_snap_new(c)) < 0 ||
+        (rc = sc_store_hard_state(c->store, &hard.term, voted, sizeof(voted))) < 0 ||
         (rc = sc_store_last_entry(c->store, &r->last_index, &r->last_term)) < 0 ||
         (rc = sc_store_applied_index(c->store, &r->applied)) < 0)
         return sc_errf(err, errlen, rc, "store: %s", sc_store_errmsg(c->store));
@@ -185,6 +187,7 @@ void sc_coord_raft_destroy(sc_coord_t *c)
     for (size_t k = 0; k < SC_VOTERS_MAX; k++)
         if (r->dealer[k])
             zmq_close(r->dealer[k]);
+    sc_coord_snap_destroy(c);
     sc_elect_destroy(&r->e);
     free(r->next);
     free(r->match);
@@ -210,9 +213,24 @@ json_object *sc_coord_raft_status(sc_coord_t *c, json_object *st)
     json_object_object_add(st, "commit_index", json_object_new_int64(r->commit));
     json_object_object_add(st, "last_index", json_object_new_int64(r->last_index));
     json_object_object_add(st, "applied_index", json_object_new_int64(r->applied));
+    json_object_object_add(st, "log_base_index", json_object_new_int64(r->base_index));
     json_object_object_add(st, "leader_contact_ms",
                            contact ? json_object_new_int64(sc_mono_ms() - contact) : NULL);
     json_object_object_add(st, "may_act", json_object_new_boolean(sc_coord_may_act(c)));
     json_object_object_add(st, "tilted", json_object_new_boolean(sc_elect_tilted(r->e)));
     return st;
+}
+
+void sc_coord_raft_log_may_act(sc_coord_t *c)
+{
+    sc_craft_t *r = c->raft;
+    bool now = sc_coord_may_act(c);
+
+    /* inside a commit wait the decision waited for is not applied yet: not a change of the
+     * permission to act, which is said once the wait is over */
+    if (now == r->may_act || r->in_gate)
+        return;
+    r->may_act = now;
+    sc_log_notice("may act", "value=%s term=%lld commit=%lld", now ? "true" : "false",
+                  (long long)sc_elect_term(r->e), (long long)r->commit);
 }

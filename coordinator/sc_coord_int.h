@@ -23,6 +23,8 @@
  *   sc_coord_elect.c     the election's life: new, destroy, status, a newer term adopted
  *   sc_coord_handover.c  leadership handed over: before approving our own VM's event, and
  *                        back to the preferred member when nothing is in flight
+ *   sc_coord_snap.c      the log compacted behind snapshots; a snapshot sent to a follower
+ *                        too far behind, and installed
  */
 #ifndef SC_COORD_INT_H
 #define SC_COORD_INT_H
@@ -86,6 +88,7 @@ typedef struct sc_cnotify sc_cnotify_t;   /* notifications: sc_coord_notify.c's 
 typedef struct sc_coord_fc sc_coord_fc_t; /* sc_coord_forecast.c's */
 typedef struct sc_coord_rh sc_coord_rh_t; /* sc_coord_rehearse.c's */
 typedef struct sc_craft sc_craft_t;       /* sc_coord_raft.c's */
+typedef struct sc_csnap sc_csnap_t;       /* sc_coord_snap.c's */
 
 struct sc_coord {
     sc_coord_opts_t o;   /* options (strings borrowed from the caller... copied below) */
@@ -287,6 +290,9 @@ struct sc_craft {
     int chan_dealer;               /* the message being handled came on dealer k (-1) */
     const unsigned char *chan_rid; /* ... or on the ROUTER from this routing id */
     size_t chan_rid_len;           /* its length */
+    int64_t base_index, base_term; /* our log's base: compaction took the entries up to it */
+    int64_t answer_received;       /* a snapshot's answer: bytes held (-1: an append's) */
+    sc_csnap_t *snap;              /* snapshots sent and received (sc_coord_snap.c) */
 };
 
 /* Carries out the election's outputs in order (a PERSIST that fails stops them). */
@@ -303,6 +309,36 @@ bool sc_coord_raft_can_batch(const sc_coord_t *c);
 void sc_coord_raft_stepped_down(sc_coord_t *c);
 /* Logs "may act" when sc_coord_may_act changed. */
 void sc_coord_raft_log_may_act(sc_coord_t *c);
+/* Sends msg to member to: an answer on the channel of the message being handled, else a
+ * request (on our DEALER to a voter, on the ROUTER to a non-voter). */
+void sc_coord_raft_send(sc_coord_t *c, size_t to, sc_msg_t *msg, bool answer);
+
+/* ---- sc_coord_snap.c: snapshots between members, compaction ------------------------------ */
+
+/* Its state, and the log's base read from the store. 0 or an error. */
+int sc_coord_snap_new(sc_coord_t *c);
+void sc_coord_snap_destroy(sc_coord_t *c);
+/* After a snapshot saved: the log's entries more than --log-keep behind it go. */
+void sc_coord_snap_compact(sc_coord_t *c);
+/* Leader: whether member to is owed entries compaction took away (it gets the snapshot). */
+bool sc_coord_snap_owed(const sc_coord_t *c, size_t to);
+/* Leader: the chunk of our snapshot member to needs next (round: a heartbeat's, 0: none). */
+void sc_coord_snap_send(sc_coord_t *c, size_t to, int64_t round, bool answer);
+/* Leader: an append_ack of member mi; true when it answered a snapshot chunk (handled here:
+ * the next chunk sent), false when the append path goes on (an append's answer, or the
+ * snapshot installed: its match index). */
+bool sc_coord_snap_on_ack(sc_coord_t *c, size_t mi, const sc_msg_append_ack_t *a);
+/* Follower: an append from *prev (of *prev_term) with *n_ent entries at *ent: those our
+ * compaction took are passed over (committed: the leader's are the same), *prev and *prev_term
+ * moved to our base. True when all of them were (nothing left to store; *prev their last). */
+bool sc_coord_snap_skip_compacted(const sc_coord_t *c, int64_t *prev, int64_t *prev_term,
+                                  const sc_msg_entry_t **ent, size_t *n_ent);
+/* Follower: a chunk of the leader's snapshot; the whole installed once held. False when it
+ * could not be (logged). *ret_match: the log's last index once installed (0 before),
+ * *ret_received: the bytes held. */
+bool sc_coord_snap_on_chunk(sc_coord_t *c, const sc_msg_snapshot_t *m, int64_t *ret_match,
+                            int64_t *ret_received);
+
 /* Before approving evs[n]: when one of them impacts our own VM, hands the lead to a voter
  * outside them (sc_elect_transfer: TimeoutNow) and returns true: the successor approves, alive
  * to see the event through. False (approve now): our VM is not in them, a Freeze shorter than

@@ -60,7 +60,7 @@ static int s_send_frame(void *sock, const unsigned char *rid, size_t rid_len, co
 
 /* Sends msg to member to: an answer on the channel of the message being handled, a request
  * on our DEALER to a voter or on the ROUTER to a non-voter's DEALER. */
-static void s_send(sc_coord_t *c, size_t to, sc_msg_t *msg, bool answer)
+void sc_coord_raft_send(sc_coord_t *c, size_t to, sc_msg_t *msg, bool answer)
 {
     sc_craft_t *r = c->raft;
     char *buf = NULL, rid[SC_NAME_MAX + 2];
@@ -107,8 +107,22 @@ static void s_send_append(sc_coord_t *c, size_t to, int64_t round, bool answer)
         return;
     if (next > r->last_index + 1)
         next = r->last_index + 1;
+    if (next - 1 < r->base_index) { /* compacted away: the snapshot instead */
+        sc_msg_destroy(&m);
+        r->next[to] = next;
+        sc_coord_snap_send(c, to, round, answer);
+        return;
+    }
     if (next - 1 == r->last_index) { /* up to date (the usual case): no read */
         prev_term = r->last_term;
+    } else if (next - 1 == r->base_index) { /* the entry before next was compacted */
+        if (sc_store_entries(c->store, next, S_BATCH_ENTRIES, &v, &n) < 0 || n == 0 ||
+            v[0].index != next) {
+            sc_dlog_entries_free(v, n);
+            sc_msg_destroy(&m);
+            return;
+        }
+        prev_term = r->base_term;
     } else { /* one read: the entry before next (its term), then the ones owed */
         int64_t from = next > 1 ? next - 1 : 1;
         if (sc_store_entries(c->store, from, S_BATCH_ENTRIES + 1, &v, &n) < 0 || n == 0 ||
@@ -142,7 +156,7 @@ static void s_send_append(sc_coord_t *c, size_t to, int64_t round, bool answer)
     if (m->append.n_entries) /* pipelined: the next append goes on from there */
         r->next[to] = (int64_t)m->append.entries[m->append.n_entries - 1].index + 1;
     r->sent_ms[to] = s_now();
-    s_send(c, to, m, answer);
+    sc_coord_raft_send(c, to, m, answer);
     sc_msg_destroy(&m);
 }
 
@@ -227,13 +241,14 @@ int sc_coord_raft_outputs(sc_coord_t *c, const sc_elect_outputs_t *out)
                 m->append_ack.success = em->ok;
                 m->append_ack.match_index = (uint64_t)(em->match < 0 ? 0 : em->match);
                 m->append_ack.round = em->round;
+                m->append_ack.received = r->answer_received;
                 answer = true;
                 break;
             case SC_ELECT_MSG_TIMEOUT_NOW: m = s_new_msg(c, SC_MSG_TIMEOUT_NOW, em->term); break;
             default: break;
             }
             if (m)
-                s_send(c, em->to, m, answer);
+                sc_coord_raft_send(c, em->to, m, answer);
             sc_msg_destroy(&m);
             break;
         }
@@ -385,7 +400,9 @@ int sc_coord_raft_gate(void *ud, int64_t index)
 static bool s_follow_append(sc_coord_t *c, const sc_msg_append_t *a, int64_t *ret_match)
 {
     sc_craft_t *r = c->raft;
-    int64_t prev = (int64_t)a->prev_index, cut = 0;
+    int64_t prev = (int64_t)a->prev_index, cut = 0, prev_term = (int64_t)a->prev_term;
+    const sc_msg_entry_t *ent = a->entries;
+    size_t n_ent = a->n_entries;
     sc_dlog_entry_t *v = NULL;
     bool ok = true;
     int rc;
@@ -393,22 +410,29 @@ static bool s_follow_append(sc_coord_t *c, const sc_msg_append_t *a, int64_t *re
     *ret_match = r->applied;
     if (prev > r->last_index)
         return false;
+    if (sc_coord_snap_skip_compacted(c, &prev, &prev_term, &ent, &n_ent)) {
+        *ret_match = prev; /* all of them compacted here: committed, nothing to store */
+        return true;
+    }
     if (prev == r->last_index) { /* appended at our end (the usual case): no read */
-        if (prev > 0 && (int64_t)a->prev_term != r->last_term)
+        if (prev > 0 && prev_term != r->last_term)
+            return false;
+    } else if (prev == r->base_index) {
+        if (prev > 0 && prev_term != r->base_term)
             return false;
     } else if (prev > 0) {
         sc_dlog_entry_t *p = NULL;
         size_t pn = 0;
         rc = sc_store_entries(c->store, prev, 1, &p, &pn);
-        ok = rc >= 0 && pn == 1 && p[0].term == (int64_t)a->prev_term;
+        ok = rc >= 0 && pn == 1 && p[0].term == prev_term;
         sc_dlog_entries_free(p, pn);
         if (!ok)
             return false;
     }
-    if (a->n_entries && !(v = calloc(a->n_entries, sizeof(*v))))
+    if (n_ent && !(v = calloc(n_ent, sizeof(*v))))
         return false;
-    for (size_t i = 0; ok && i < a->n_entries; i++) {
-        const sc_msg_entry_t *en = &a->entries[i];
+    for (size_t i = 0; ok && i < n_ent; i++) {
+        const sc_msg_entry_t *en = &ent[i];
         v[i].index = (int64_t)en->index;
         v[i].term = (int64_t)en->term;
         v[i].data = en->data;
@@ -420,7 +444,7 @@ static bool s_follow_append(sc_coord_t *c, const sc_msg_append_t *a, int64_t *re
             ok = false;
         }
     }
-    if (ok && (rc = sc_store_log_entries(c->store, v, a->n_entries, &cut)) < 0) {
+    if (ok && (rc = sc_store_log_entries(c->store, v, n_ent, &cut)) < 0) {
         sc_log_err("leader's entries not stored", "from=%lld rc=%s why=\"%s\"",
                    (long long)(prev + 1), sc_errname(rc), sc_log_q(sc_store_errmsg(c->store)));
         ok = false;
@@ -430,10 +454,10 @@ static bool s_follow_append(sc_coord_t *c, const sc_msg_append_t *a, int64_t *re
         return false;
     if (cut)
         sc_log_notice("log: entries of a former leader replaced", "from=%lld", (long long)cut);
-    int64_t last_new = prev + (int64_t)a->n_entries;
-    if (a->n_entries && (cut || last_new > r->last_index)) { /* the log's end: no read */
+    int64_t last_new = prev + (int64_t)n_ent;
+    if (n_ent && (cut || last_new > r->last_index)) { /* the log's end: no read */
         r->last_index = last_new;
-        r->last_term = (int64_t)a->entries[a->n_entries - 1].term;
+        r->last_term = (int64_t)ent[n_ent - 1].term;
     }
     int64_t commit = (int64_t)a->commit_index < last_new ? (int64_t)a->commit_index : last_new;
     if (commit > r->commit)
@@ -483,21 +507,32 @@ static int s_on_peer(sc_coord_t *c, size_t mi, const sc_msg_t *msg)
         em.round = msg->append_ack.round;
         break;
     case SC_MSG_TIMEOUT_NOW: em.type = SC_ELECT_MSG_TIMEOUT_NOW; break;
+    case SC_MSG_SNAPSHOT: /* to the election, an append: the leader heard */
+        em.type = SC_ELECT_MSG_APPEND;
+        em.round = msg->snapshot.round;
+        em.last_index = (int64_t)msg->snapshot.last_index;
+        em.last_term = (int64_t)msg->snapshot.last_term;
+        break;
     default: return 0;
     }
     if (sc_elect_step(r->e, now, &em, &out) < 0)
         return 0;
     if ((rc = sc_coord_raft_outputs(c, &out)) < 0)
         return rc;
-    if (msg->type == SC_MSG_APPEND && out.append_accepted) {
-        int64_t match = 0;
-        bool ok = s_follow_append(c, &msg->append, &match);
+    if ((msg->type == SC_MSG_APPEND || msg->type == SC_MSG_SNAPSHOT) && out.append_accepted) {
+        int64_t match = 0, received = -1;
+        bool ok = msg->type == SC_MSG_APPEND
+                      ? s_follow_append(c, &msg->append, &match)
+                      : sc_coord_snap_on_chunk(c, &msg->snapshot, &match, &received);
         sc_elect_msg_t ans;
         sc_elect_append_answer(r->e, &em, ok, match, &ans);
         sc_elect_outputs_t one = {.n = 1};
         one.out[0].kind = SC_ELECT_OUT_SEND;
         one.out[0].msg = ans;
-        if ((rc = sc_coord_raft_outputs(c, &one)) < 0)
+        r->answer_received = received;
+        rc = sc_coord_raft_outputs(c, &one);
+        r->answer_received = -1;
+        if (rc < 0)
             return rc;
         if (msg->term > (uint64_t)c->term)
             c->term = (int64_t)msg->term;
@@ -505,6 +540,8 @@ static int s_on_peer(sc_coord_t *c, size_t mi, const sc_msg_t *msg)
                msg->term == (uint64_t)sc_elect_term(r->e)) {
         int64_t mt = (int64_t)msg->append_ack.match_index;
         r->ack_ms[mi] = now;
+        if (sc_coord_snap_on_ack(c, mi, &msg->append_ack))
+            return 0; /* a snapshot chunk's: the next one is sent */
         if (msg->append_ack.success) {
             if (mt > r->match[mi])
                 r->match[mi] = mt;
@@ -528,7 +565,7 @@ static int s_on_peer(sc_coord_t *c, size_t mi, const sc_msg_t *msg)
 static bool s_is_peer_type(sc_msg_type_t t)
 {
     return t == SC_MSG_VOTE_REQUEST || t == SC_MSG_VOTE || t == SC_MSG_APPEND ||
-           t == SC_MSG_APPEND_ACK || t == SC_MSG_TIMEOUT_NOW;
+           t == SC_MSG_APPEND_ACK || t == SC_MSG_TIMEOUT_NOW || t == SC_MSG_SNAPSHOT;
 }
 
 bool sc_coord_raft_is_peer_msg(const sc_msg_t *msg)
@@ -600,20 +637,6 @@ size_t sc_coord_raft_pollitems(sc_coord_t *c, zmq_pollitem_t *items, size_t max)
 }
 
 /* ---- time --------------------------------------------------------------------------------- */
-
-void sc_coord_raft_log_may_act(sc_coord_t *c)
-{
-    sc_craft_t *r = c->raft;
-    bool now = sc_coord_may_act(c);
-
-    /* inside a commit wait the decision waited for is not applied yet: not a change of the
-     * permission to act, which is said once the wait is over */
-    if (now == r->may_act || r->in_gate)
-        return;
-    r->may_act = now;
-    sc_log_notice("may act", "value=%s term=%lld commit=%lld", now ? "true" : "false",
-                  (long long)sc_elect_term(r->e), (long long)r->commit);
-}
 
 int sc_coord_raft_tick(sc_coord_t *c)
 {

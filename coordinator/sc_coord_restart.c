@@ -96,6 +96,15 @@ static int s_load_snapshot(sc_coord_t *c, const char **names)
     if (rc == -ENOMEM)
         return rc;
     if (rc < 0 || sc_cstate_applied(c->cs) != idx) {
+        int64_t base = 0;
+        if (sc_store_log_base(c->store, &base, NULL) == 0 && base > 0) {
+            sc_log_err("snapshot unreadable and the log before it compacted: no state to start "
+                       "from (empty the state directory: the leader's snapshot comes then)",
+                       "index=%lld base=%lld why=\"%s\"", (long long)idx, (long long)base,
+                       snap ? sc_log_q(why) : "not JSON");
+            sc_cstate_destroy(&c->cs);
+            return SC_E_DB;
+        }
         sc_log_warn("snapshot unreadable: the whole log is replayed", "index=%lld why=\"%s\"",
                     (long long)idx, snap ? sc_log_q(why) : "not JSON");
         sc_cstate_destroy(&c->cs);
@@ -181,6 +190,7 @@ void sc_coord_restart_snapshot(sc_coord_t *c, int64_t every)
     }
     c->snapshot_at = applied;
     sc_log_debug("snapshot saved", "index=%lld", (long long)applied);
+    sc_coord_snap_compact(c);
 }
 
 /* ---- the registry and the members from the state ---------------------------------------- */
