@@ -90,6 +90,8 @@ struct sc_agent {
     bool imds_failing;            /* the latest poll gave no valid document */
     char leader[SC_NAME_MAX + 1]; /* leader of max_term ("" unknown) */
     uint64_t fence_index;         /* newest commit index of max_term's leader (the fence) */
+    uint64_t fence_saved;         /* the one in the state (orders' and approve_via's: a leader
+                                     message's index is kept in memory only) */
     char members_hash[SC_MEMBERS_DIGEST_LEN + 1]; /* sc_members_digest of our --members */
     char drift_hash[SC_MSG_HASH_MAX + 1];         /* the leader's differing members_hash, logged */
     bool standalone;                              /* safety net armed (logged on change) */
@@ -826,18 +828,28 @@ static bool s_term_ok_as(sc_agent_t *self, size_t member, const sc_msg_t *msg, c
                  "stale fence: (%" PRIu64 ", %" PRIu64 ") older than (%" PRIu64 ", %" PRIu64 ")",
                  msg->term, idx, max, self->fence_index);
     } else {
+        bool claimed = msg->term > max || !self->leader[0];
         if (msg->term > max) {
             if (sc_agent_state_raise_term(self->state, msg->term) != 0) {
                 sc_log_err("cannot persist the new term", "term=%" PRIu64, msg->term);
                 return false;
             }
-            snprintf(self->leader, sizeof(self->leader), "%s", who);
-            self->fence_index = 0;
-        } else if (!self->leader[0]) { /* the first to claim the term we know (a restart) */
-            snprintf(self->leader, sizeof(self->leader), "%s", who);
+            self->fence_index = self->fence_saved = 0;
         }
+        if (claimed) /* the first to claim the term (a newer one, or the first known) */
+            snprintf(self->leader, sizeof(self->leader), "%s", who);
         if (idx > self->fence_index)
             self->fence_index = idx;
+        /* kept across a restart: who won the term, and the fence of what it ordered (an order
+         * is rare; a leader message every 5 s stays in memory) */
+        if (claimed || (msg->type != SC_MSG_LEADER && self->fence_index > self->fence_saved)) {
+            uint64_t keep = msg->type != SC_MSG_LEADER ? self->fence_index : self->fence_saved;
+            if (sc_agent_state_set_fence(self->state, self->leader, keep) != 0)
+                sc_log_warn("the fence is not kept (a restart forgets it)", "term=%" PRIu64,
+                            msg->term);
+            else
+                self->fence_saved = keep;
+        }
         return true;
     }
     self->stats.stale_orders++;
@@ -1318,6 +1330,12 @@ int sc_agent_new(const sc_agent_opts_t *opts, sc_agent_t **ret_agent, char *err,
     if (interrupted)
         sc_log_warn("hook runs interrupted by the previous stop: reported, not re-run", "count=%d",
                     interrupted);
+    if ((rc = sc_agent_state_fence(self->state, self->leader, sizeof(self->leader),
+                                   &self->fence_index)) != 0) {
+        snprintf(err, errlen, "state dir %s: reading the fence", s->state_dir);
+        goto fail;
+    }
+    self->fence_saved = self->fence_index;
     self->handover_pending = true; /* checked once against the database */
     if ((rc = sc_agent_doc_new(&self->doc)) != 0)
         goto fail;

@@ -59,6 +59,11 @@ static const char *const s_migrations[] = {
     " handed_over, detail, event_json FROM runs ORDER BY rowid;"
     "DROP TABLE runs;"
     "ALTER TABLE runs2 RENAME TO runs;",
+    /* 2 -> 3: the fence kept across a restart: max_term's leader and the newest commit index
+     * an order or approve_via of it carried */
+    "CREATE TABLE fence (id INTEGER PRIMARY KEY CHECK (id = 1), leader TEXT NOT NULL,"
+    " idx INTEGER NOT NULL);"
+    "INSERT INTO fence (id, leader, idx) VALUES (1, '', 0);",
 };
 
 static void s_lower(char *dst, const char *src)
@@ -148,11 +153,47 @@ int sc_agent_state_raise_term(sc_agent_state_t *self, uint64_t term)
         return 0;
     if (term > INT64_MAX)
         return -EINVAL;
+    if ((rc = sc_db_begin(self->db)) != 0)
+        return rc;
     rc = sc_db_run(self->db, NULL, "UPDATE meta SET value = ? WHERE key = 'max_term'", "l",
                    (int64_t)term);
-    if (rc == 0)
+    if (rc == 0) /* a new term: its leader and fence are not known yet */
+        rc = sc_db_run(self->db, NULL, "UPDATE fence SET leader = '', idx = 0", NULL);
+    if (rc == 0 && (rc = sc_db_commit(self->db)) == 0) {
         self->max_term = term;
+        return 0;
+    }
+    sc_db_rollback(self->db);
     return rc;
+}
+
+int sc_agent_state_fence(sc_agent_state_t *self, char *ret_leader, size_t len, uint64_t *ret_index)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    ret_leader[0] = '\0';
+    *ret_index = 0;
+    if ((rc = sc_db_prepare(self->db, &st, "SELECT leader, idx FROM fence WHERE id = 1", NULL)) !=
+        0)
+        return rc;
+    if ((rc = sc_db_step(self->db, st)) == 1) {
+        const unsigned char *t = sqlite3_column_text(st, 0);
+        int64_t i = sqlite3_column_int64(st, 1);
+        snprintf(ret_leader, len, "%s", t ? (const char *)t : "");
+        *ret_index = i > 0 ? (uint64_t)i : 0;
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    return rc < 0 ? rc : 0;
+}
+
+int sc_agent_state_set_fence(sc_agent_state_t *self, const char *leader, uint64_t index)
+{
+    if (!leader || index > INT64_MAX)
+        return -EINVAL;
+    return sc_db_run(self->db, NULL, "UPDATE fence SET leader = ?, idx = ?", "sl", leader,
+                     (int64_t)index);
 }
 
 static int s_read_run(sqlite3_stmt *st, sc_agent_run_t *r)

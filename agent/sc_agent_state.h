@@ -49,6 +49,12 @@ uint64_t sc_agent_state_max_term(const sc_agent_state_t *state);
 /* Raises the newest term seen to term (durably) when it is larger; no-op otherwise. 0 or
  * SC_E_DB. */
 int sc_agent_state_raise_term(sc_agent_state_t *state, uint64_t term);
+/* The fence of the newest term, kept across a restart: the member that won it ("" not known)
+ * and the newest commit index one of its orders or approve_via carried (0: none). Raising
+ * the term clears both. 0 or SC_E_DB. */
+int sc_agent_state_fence(sc_agent_state_t *state, char *ret_leader, size_t len,
+                         uint64_t *ret_index);
+int sc_agent_state_set_fence(sc_agent_state_t *state, const char *leader, uint64_t index);
 
 /* The run of (event, phase, attempt); attempt 0: the newest attempt of that phase. 0 and
  * *ret_run, SC_E_NOT_FOUND, or SC_E_DB. */

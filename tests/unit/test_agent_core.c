@@ -329,7 +329,7 @@ SC_TEST(state_survives_reopen)
 }
 
 /* A state directory written by an agent before drain attempts (schema 1) opens with every run in
- * attempt 1, still keyed, still listed in the order it was started. */
+ * attempt 1, still keyed, still listed in the order it was started (and a fence not known). */
 SC_TEST(state_schema_1_migrates)
 {
     static const char *const v1[] = {
@@ -358,6 +358,13 @@ SC_TEST(state_schema_1_migrates)
     SC_REQUIRE(sc_agent_state_open(s_dir, &st, &interrupted, err, sizeof(err)) == 0);
     SC_CHECK_INT(interrupted, 1);
     SC_CHECK_INT(sc_agent_state_max_term(st), 4);
+    {
+        char leader[64] = "x";
+        uint64_t idx = 9;
+        SC_CHECK_INT(sc_agent_state_fence(st, leader, sizeof(leader), &idx), 0);
+        SC_CHECK_STR(leader, "");
+        SC_CHECK_INT(idx, 0);
+    }
     SC_REQUIRE(sc_agent_state_get_run(st, "EV-2", SC_MSG_PHASE_PREPARE, 1, &run) == 0);
     SC_CHECK_INT(run.state, SC_MSG_HOOK_DONE);
     SC_CHECK_STR(run.detail, "ok");
@@ -373,7 +380,7 @@ SC_TEST(state_schema_1_migrates)
         0);
     sc_agent_state_close(&st);
     SC_REQUIRE(sc_db_open(path, v1, 1, &db, err, sizeof(err)) != 0); /* now newer than v1 */
-    SC_CHECK(strstr(err, "schema version 2 is newer") != NULL);
+    SC_CHECK(strstr(err, "schema version 3 is newer") != NULL);
 }
 
 /* Delivers m (consumed) on connection conn, as a coordinator's message arrives. */
@@ -640,6 +647,22 @@ SC_TEST(fencing)
     /* a newer term: its winner is believed from any index */
     SC_CHECK_INT(s_runs_after(a, 1, s_fenced("other", 6, 3, 3, "ev-e")), 3);
     SC_CHECK_INT(sc_agent_max_term(a), 6);
+    SC_CHECK_INT(s_runs_after(a, 1, s_fenced("other", 6, 8, 4, "ev-f")), 4);
+    /* a restart keeps the fence: the term's winner and its orders' index */
+    sc_agent_destroy(&a);
+    {
+        char err[256] = "";
+        SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+    }
+    s_n_sent = 0;
+    SC_CHECK_INT(sc_agent_max_term(a), 6);
+    SC_CHECK_INT(s_runs_after(a, 1, s_fenced("other", 6, 5, 5, "ev-g")), 4); /* (6, 5) < (6, 8) */
+    SC_CHECK(s_n_sent > 0 &&
+             strstr(s_sent[s_n_sent - 1].detail, "stale fence: (6, 5) older than (6, 8)") != NULL);
+    SC_CHECK_INT(s_runs_after(a, 0, s_fenced("coord", 6, 9, 4, "ev-h")), 4); /* not its winner */
+    SC_CHECK(s_n_sent > 0 &&
+             strstr(s_sent[s_n_sent - 1].detail, "coord is not the leader of term 6") != NULL);
+    SC_CHECK_INT(s_runs_after(a, 1, s_fenced("other", 6, 9, 6, "ev-i")), 5);
     sc_agent_destroy(&a);
     sc_agent_settings_free(&s);
 }
