@@ -2,7 +2,9 @@
 # check.py, the suite's judge of the safety rules, judged on made-up histories (no daemons):
 # rule 1's allowance for a POST that reached IMDS after the platform had started the event at
 # NotBefore (a drain that ended right then) holds for exactly that, and no more: a POST
-# before the start, or two POSTs, are still violations.
+# before the start, or two POSTs, are still violations. Rule 2's allowance for a VM the
+# platform deleted before the approval (nemesis seed 5: a Reboot of a fault domain still
+# naming a VM a Preempt had deleted) holds for that, and not for a VM deleted after it.
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/lib/common.sh"
 
 E=f14cd2f8-ea03-4701-9666-4244a4cdb7a5
@@ -35,3 +37,39 @@ history 103.05 103.5
 ! judge >"$TMP/out" || fail "two POSTs passed"
 grep -q "2 approval POSTs, expected exactly 0" "$TMP/out" || fail "not said: $(cat "$TMP/out")"
 ok "a POST before that start, or two after it, are violations"
+
+R=6a1f0c3e-2b7d-4c59-9e8a-1d2c3b4a5f60
+# deleted_history DELETED_AT: a Reboot of vm_1 and vm_7 (FD 1) created at 100; vm_1 prepared
+# 101..102; vm_7 deleted by a Preempt (E) at DELETED_AT; the Reboot approved at 105, impacts
+# 105..106, completed at 107, vm_1 recovered 107..108
+deleted_history() {
+    {
+        echo '{"wall":100,"kind":"created","event":"'$R'","event_type":"Reboot","resources":["vm_1","vm_7"],"duration":30}'
+        echo '{"wall":100.5,"kind":"created","event":"'$E'","event_type":"Preempt","resources":["vm_7"],"duration":-1}'
+        echo '{"wall":'"$1"',"kind":"started","event":"'$E'","how":"not_before","event_type":"Preempt"}'
+        echo '{"wall":'"$1"',"kind":"impact_start","vm":"vm_7","event":"'$E'","deleted":true}'
+        echo '{"wall":105,"kind":"post","vm":"vm_0","events":["'$R'"],"status":200}'
+        echo '{"wall":105,"kind":"started","event":"'$R'","how":"approved","event_type":"Reboot"}'
+        echo '{"wall":105,"kind":"impact_start","vm":"vm_1","event":"'$R'"}'
+        echo '{"wall":106,"kind":"impact_end","vm":"vm_1","event":"'$R'"}'
+        echo '{"wall":107,"kind":"completed","event":"'$R'"}'
+        echo '{"wall":107,"kind":"completed","event":"'$E'"}'
+    } | sort -s -t: -k2,2n >"$TMP/tl.jsonl"
+    printf 'start prepare vm_7 %s 100.6 1
+end prepare vm_7 %s 100.7 1
+' "$E" "$E" >"$TMP/hooks.log"
+    printf 'start prepare vm_1 %s 101 1
+end prepare vm_1 %s 102 1
+start recover vm_1 %s 107 1
+end recover vm_1 %s 108 1
+' \
+        "$R" "$R" "$R" "$R" >>"$TMP/hooks.log"
+    echo '{"events":[{"EventId":"'$R'","EventType":"Reboot","EventStatus":"Completed","Resources":["vm_1","vm_7"],"DurationInSeconds":30},{"EventId":"'$E'","EventType":"Preempt","EventStatus":"Completed","Resources":["vm_7"],"DurationInSeconds":-1}],"vms":[{"name":"vm_7","deleted":true}]}' >"$TMP/state.json"
+}
+deleted_history 103
+judge >"$TMP/out" || fail "a VM deleted before the approval held it back: $(cat "$TMP/out")"
+ok "a VM the platform deleted before the approval needs no drain"
+deleted_history 105.5
+! judge >"$TMP/out" || fail "a VM deleted after the approval, never prepared for it, passed"
+grep -q "approved but vm_7 never finished preparing" "$TMP/out" || fail "not said: $(cat "$TMP/out")"
+ok "one deleted after the approval, never prepared for it, is a violation"

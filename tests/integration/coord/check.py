@@ -11,7 +11,9 @@ attempt 2, 3... Properties (DESIGN.md safety rules):
      the platform had started the event at NotBefore is allowed (a drain that ended right at
      NotBefore, the start not yet in the documents: it starts nothing, IMDS answers 200);
   2. every approval after all prepare hooks of the event's Resources finished, and none after
-     a VM's last attempt was rolled back (its recover started before the approval);
+     a VM's last attempt was rolled back (its recover started before the approval); a VM the
+     platform deleted before the approval (a Preempt, Terminate) is out of it: nothing left
+     to drain;
   3. prepare->recover windows (of one attempt) of VMs of different fault domains never overlap,
      except the windows of one event that alone spans several fault domains (Resources grew,
      or Azure impacts them together) while nothing of another event is busy: the planner's
@@ -191,6 +193,8 @@ def main():
             if no_drain(ev) and t["wall"] >= no_drain_since.get(ev, float("-inf")):
                 continue
             for vm in resources.get(ev, []):
+                if deleted_at.get(vm, float("inf")) <= t["wall"]:
+                    continue  # the platform deleted it before: nothing left to drain
                 k, s, e = drain_at(vm, ev, t["wall"]) or (None, None, None)
                 undone = k is not None and rolled_back_by(vm, ev, k, t["wall"])
                 if (undone or e is None or e > t["wall"]) and user(ev) and \
@@ -297,6 +301,8 @@ def main():
         if started_how.get(ev) != "approved" or no_drain(ev):
             continue
         for vm in vms:
+            if deleted_at.get(vm, float("inf")) <= approved_at.get(ev, float("-inf")):
+                continue  # deleted by the platform before the approval
             if not attempts("prepare", vm, ev) and (vm, ev) not in undrained_ok:
                 bad.append(f"{vm} in Resources of {ev} was never prepared")
 
