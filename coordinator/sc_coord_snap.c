@@ -36,11 +36,12 @@ struct sc_csnap {
     int64_t *sent_ms; /* per member: when */
     int64_t *fail_ms; /* per member: when it said it could not install it (0: never) */
     /* follower: the snapshot being received */
-    char *rx;         /* its bytes so far (NUL-terminated) */
-    size_t rx_len;    /* bytes held */
-    size_t rx_total;  /* bytes of the whole */
-    int64_t rx_index; /* its last included index */
-    int64_t rx_term;  /* and term */
+    char *rx;                        /* its bytes so far (NUL-terminated) */
+    size_t rx_len;                   /* bytes held */
+    size_t rx_total;                 /* bytes of the whole */
+    int64_t rx_index;                /* its last included index */
+    int64_t rx_term;                 /* and term */
+    char rx_leader[SC_NAME_MAX + 1]; /* and the leader sending it */
 };
 
 int sc_coord_snap_new(sc_coord_t *c)
@@ -348,8 +349,11 @@ bool sc_coord_snap_on_chunk(sc_coord_t *c, const sc_msg_snapshot_t *m, int64_t *
         *ret_received = (int64_t)m->total;
         return true;
     }
-    if (m->offset == 0 && (!s->rx || s->rx_index != (int64_t)m->last_index ||
-                           s->rx_term != (int64_t)m->last_term || s->rx_total != m->total)) {
+    /* one snapshot: its index, term, size and sender (another leader's is another text) */
+    bool same = s->rx && s->rx_index == (int64_t)m->last_index &&
+                s->rx_term == (int64_t)m->last_term && s->rx_total == m->total &&
+                strcmp(s->rx_leader, m->leader) == 0;
+    if (m->offset == 0 && !same) {
         char *buf = m->total <= S_TOTAL_MAX ? malloc((size_t)m->total + 1) : NULL;
         if (!buf) {
             sc_log_err("snapshot refused: too big, or no memory for it", "bytes=%llu max=%llu",
@@ -363,15 +367,16 @@ bool sc_coord_snap_on_chunk(sc_coord_t *c, const sc_msg_snapshot_t *m, int64_t *
         s->rx_total = (size_t)m->total;
         s->rx_index = (int64_t)m->last_index;
         s->rx_term = (int64_t)m->last_term;
+        snprintf(s->rx_leader, sizeof(s->rx_leader), "%s", m->leader);
+        same = true;
     }
-    if (s->rx && s->rx_index == (int64_t)m->last_index && s->rx_term == (int64_t)m->last_term &&
-        s->rx_total == m->total && m->offset == s->rx_len && n) {
+    if (same && m->offset == s->rx_len && n) {
         memcpy(s->rx + s->rx_len, m->data, n);
         s->rx_len += n;
         s->rx[s->rx_len] = '\0';
     }
-    *ret_received = s->rx && s->rx_index == (int64_t)m->last_index ? (int64_t)s->rx_len : 0;
-    if (!s->rx || s->rx_len < s->rx_total || s->rx_index != (int64_t)m->last_index)
+    *ret_received = same ? (int64_t)s->rx_len : 0; /* not ours: from the start */
+    if (!same || s->rx_len < s->rx_total)
         return true;
     int rc = s_install(c);
     free(s->rx);
