@@ -27,6 +27,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 out=${out:-$(mktemp -d /tmp/nemesis.XXXXXX)}
+mkdir -p "$out" || { echo "nemesis: cannot make $out" >&2; exit 2; }
 export SC_BIN=${SC_BIN:-$src/build/bin} SC_SRC=$src
 seeds=()
 if [ "$regress" = 1 ]; then

@@ -55,10 +55,10 @@ d_kill() {
     STATE[$1$2]=dead
 }
 d_start() {
-    # snapshots and compaction often: a coordinator killed for a few seconds may come back
-    # behind the leader's log base and get its snapshot (in several chunks)
+    # snapshots and compaction all along: a coordinator killed for a few seconds usually comes
+    # back behind the leader's log base and gets its snapshot (in several chunks)
     if [ "$1" = c ]; then
-        coord_i_start "$2" --dead-after 15 --snapshot-every 20 --log-keep 5 --snapshot-chunk 4096
+        coord_i_start "$2" --dead-after 15 --snapshot-every 5 --log-keep 0 --snapshot-chunk 2048
     else agent_start "$2"; fi
     STATE[$1$2]=up
 }
