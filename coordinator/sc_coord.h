@@ -105,6 +105,15 @@ json_object *sc_coord_state_json(const sc_coord_t *c);
  * hand entries over directly). 0; SC_E_STATE on a leader (it appends only its own decisions);
  * -EINVAL for an entry out of order or refused, with the reason in err. */
 int sc_coord_follow(sc_coord_t *c, const sc_dlog_entry_t *e, char *err, size_t errlen);
+/* The snapshot a leader sends a follower whose next entry was compacted: the text of
+ * {"index","term","state","tables"} as of its applied index, *ret_index and *ret_term what it
+ * includes; the caller's (free), NULL on error. Tests (the wire sends it in chunks). */
+char *sc_coord_snapshot_text(sc_coord_t *c, int64_t *ret_index, int64_t *ret_term);
+/* A follower installs a leader's snapshot text that includes the log up to index (of term),
+ * as when its last chunk arrives: 0, or an error with the reason in err and the follower's
+ * state and store as they were. Tests. */
+int sc_coord_install_snapshot(sc_coord_t *c, const char *text, int64_t index, int64_t term,
+                              char *err, size_t errlen);
 /* Answers one control request as the control socket does ({"cmd":"status"|"pause"|"rehearse"|
  * "plan"|...}, schedcoordctl's): the answer is the caller's, {"error":...} for a bad one. For
  * tests that drive a coordinator in their own thread. */

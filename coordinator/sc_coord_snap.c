@@ -284,15 +284,15 @@ bool sc_coord_snap_skip_compacted(const sc_coord_t *c, int64_t *prev, int64_t *p
     return false;
 }
 
-/* Installs the whole snapshot received: store, state, log position. */
-static int s_install(sc_coord_t *c)
+/* Installs the whole snapshot received: store, state, log position. The reason of a refusal
+ * in err (logged). */
+static int s_install(sc_coord_t *c, char *err, size_t errlen)
 {
     sc_craft_t *r = c->raft;
     sc_csnap_t *s = r->snap;
     json_object *o = json_tokener_parse(s->rx), *state = NULL, *tables = NULL;
     const char **names = calloc(c->n_members, sizeof(*names));
     sc_cstate_t *cs = NULL;
-    char err[512] = "";
     int rc = -EINVAL;
 
     for (size_t i = 0; names && i < c->n_members; i++)
@@ -303,17 +303,17 @@ static int s_install(sc_coord_t *c)
         rc = -ENOMEM;
     else if (!o || !json_object_object_get_ex(o, "state", &state) ||
              !json_object_object_get_ex(o, "tables", &tables))
-        snprintf(err, sizeof(err), "not a snapshot (no state or tables)");
+        snprintf(err, errlen, "not a snapshot (no state or tables)");
     else if ((rc = sc_cstate_new(names, c->n_members, &cs)) >= 0 &&
-             (rc = sc_cstate_from_json(cs, state, err, sizeof(err))) >= 0) {
+             (rc = sc_cstate_from_json(cs, state, err, errlen)) >= 0) {
         if (sc_cstate_applied(cs) != s->rx_index) {
-            snprintf(err, sizeof(err), "its state applied %lld, not %lld",
+            snprintf(err, errlen, "its state applied %lld, not %lld",
                      (long long)sc_cstate_applied(cs), (long long)s->rx_index);
             rc = -EINVAL;
         } else
             rc = sc_store_install(c->store, s->rx_index, s->rx_term, sc_wall_ms(), tables,
                                   json_object_to_json_string_ext(state, JSON_C_TO_STRING_PLAIN),
-                                  err, sizeof(err));
+                                  err, errlen);
     }
     json_object_put(o);
     free(names);
@@ -378,7 +378,8 @@ bool sc_coord_snap_on_chunk(sc_coord_t *c, const sc_msg_snapshot_t *m, int64_t *
     *ret_received = same ? (int64_t)s->rx_len : 0; /* not ours: from the start */
     if (!same || s->rx_len < s->rx_total)
         return true;
-    int rc = s_install(c);
+    char err[512] = "";
+    int rc = s_install(c, err, sizeof(err));
     free(s->rx);
     s->rx = NULL;
     s->rx_len = s->rx_total = 0;
@@ -389,4 +390,38 @@ bool sc_coord_snap_on_chunk(sc_coord_t *c, const sc_msg_snapshot_t *m, int64_t *
     *ret_match = r->last_index;
     *ret_received = (int64_t)m->total;
     return true;
+}
+
+/* ---- tests -------------------------------------------------------------------------------- */
+
+char *sc_coord_snapshot_text(sc_coord_t *c, int64_t *ret_index, int64_t *ret_term)
+{
+    sc_csnap_t *s = c && c->raft ? c->raft->snap : NULL;
+
+    if (!s || s_make(c) < 0)
+        return NULL;
+    *ret_index = s->index;
+    *ret_term = s->term;
+    return strdup(s->text);
+}
+
+int sc_coord_install_snapshot(sc_coord_t *c, const char *text, int64_t index, int64_t term,
+                              char *err, size_t errlen)
+{
+    sc_csnap_t *s = c && c->raft ? c->raft->snap : NULL;
+    int rc;
+
+    if (!s || !text || sc_coord_is_leader(c))
+        return sc_errf(err, errlen, -EINVAL, "not a follower, or no snapshot");
+    free(s->rx);
+    if (!(s->rx = strdup(text)))
+        return -ENOMEM;
+    s->rx_len = s->rx_total = strlen(text);
+    s->rx_index = index;
+    s->rx_term = term;
+    rc = s_install(c, err, errlen);
+    free(s->rx);
+    s->rx = NULL;
+    s->rx_len = s->rx_total = 0;
+    return rc;
 }

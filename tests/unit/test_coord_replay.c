@@ -14,7 +14,11 @@
  *   4. what its status shows (approvals, drains, members gone) is what the state holds;
  *   5. a follower (vm_1) handed each entry as it is written holds, after every entry, the state
  *      the leader held after that entry; its log is the leader's, entry for entry (it writes
- *      nothing of its own: no term at its start, no decisions from what it hears).
+ *      nothing of its own: no term at its start, no decisions from what it hears);
+ *   6. a member that joins with nothing (vm_2) and installs the snapshot the leader sends a
+ *      follower whose next entry was compacted holds the leader's state and the same rows, its
+ *      log's base at the snapshot's index; a snapshot it cannot install (a column it does not
+ *      have) leaves its state and store as they were.
  *
  * Now and then the operator rehearses (schedcoordctl rehearse: made-up events planned as real
  * ones, their approval simulated, stopped when a real event arrives): everything a rehearsal
@@ -44,7 +48,7 @@
 #define MAX_EV 24
 
 static const int s_fd[N_VM] = {0, 1, 2, 0};
-static char s_dir[64], s_fdir[64], s_members[256];
+static char s_dir[64], s_fdir[64], s_gdir[64], s_members[256];
 static int s_port[N_VM];
 static sc_ts_t *s_imds;
 static unsigned s_seed;  /* the run's seed (printed; SC_SEED=N replays one) */
@@ -622,6 +626,63 @@ SC_TEST(replay_and_follower_equal_the_leader)
         json_object_put(st);
         json_object_put(state);
     }
+    /* 6. a member that joins with nothing installs the leader's snapshot */
+    {
+        sc_coord_t *g = s_start("vm_2", s_gdir, false);
+        int64_t idx = 0, term = 0;
+        char *text = sc_coord_snapshot_text(c, &idx, &term), *bad, *p, *gs, *empty, *ls, *gr;
+        sc_store_t *gst = NULL;
+        json_object *gstat;
+        char gpath[128];
+
+        SC_REQUIRE(g && text);
+        SC_CHECK(idx > 0 && term > 0);
+        empty = s_text(sc_coord_state_json(g));
+        /* a column it does not have: refused whole */
+        SC_REQUIRE((bad = strdup(text)) && (p = strstr(bad, "\"columns\":[\"name\"")));
+        memcpy(p + strlen("\"columns\":[\""), "nope", 4);
+        SC_CHECK(sc_coord_install_snapshot(g, bad, idx, term, err, sizeof(err)) < 0);
+        SC_CHECK(strstr(err, "nope") != NULL);
+        gs = s_text(sc_coord_state_json(g));
+        SC_CHECK_STR(gs, empty);
+        free(gs);
+        free(bad);
+        /* the leader's: its state and its rows */
+        SC_CHECK_INT(sc_coord_install_snapshot(g, text, idx, term, err, sizeof(err)), 0);
+        gs = s_text(sc_coord_state_json(g));
+        ls = s_text(sc_coord_state_json(c));
+        if (strcmp(gs, ls) != 0)
+            SC_FAILF("seed %u: the installed state\n    %s\n  the leader's\n    %s", s_seed, gs,
+                     ls);
+        gstat = sc_coord_status(g);
+        SC_CHECK_INT(json_object_get_int64(json_object_object_get(gstat, "log_base_index")), idx);
+        SC_CHECK_INT(json_object_get_int64(json_object_object_get(gstat, "applied_index")), idx);
+        json_object_put(gstat);
+        sc_coord_destroy(&g);
+        snprintf(gpath, sizeof(gpath), "%s/coordinator.db", s_gdir);
+        SC_REQUIRE(sc_store_open_readonly(gpath, &gst, err, sizeof(err)) == 0);
+        gr = s_rows(gst);
+        {
+            char *lr = s_rows(lstore);
+            if (strcmp(gr, lr) != 0)
+                SC_FAILF("seed %u: the installed rows\n    %s\n  the leader's\n    %s", s_seed, gr,
+                         lr);
+            free(lr);
+        }
+        free(gr);
+        sc_store_close(&gst);
+        /* started again, it replays from the installed snapshot: the same state */
+        g = s_start("vm_2", s_gdir, false);
+        SC_REQUIRE(g);
+        free(gs);
+        gs = s_text(sc_coord_state_json(g));
+        SC_CHECK_STR(gs, ls);
+        sc_coord_destroy(&g);
+        free(gs);
+        free(ls);
+        free(empty);
+        free(text);
+    }
     free(leader);
     sc_dlog_entries_free(v, n);
     sc_store_close(&fresh);
@@ -645,6 +706,7 @@ int main(void)
 
     snprintf(s_dir, sizeof(s_dir), "/tmp/sc_replay_%d", (int)getpid());
     snprintf(s_fdir, sizeof(s_fdir), "/tmp/sc_replay_f_%d", (int)getpid());
+    snprintf(s_gdir, sizeof(s_gdir), "/tmp/sc_replay_g_%d", (int)getpid());
     for (int v = 0; v < N_VM; v++) {
         s_port[v] = sc_test_free_port();
         off += (size_t)snprintf(s_members + off, sizeof(s_members) - off, "%svm_%d=127.0.0.1:%d",
@@ -662,6 +724,7 @@ int main(void)
         SC_RUN(replay_and_follower_equal_the_leader);
         sc_tp_rm_state(s_dir);
         sc_tp_rm_state(s_fdir);
+        sc_tp_rm_state(s_gdir);
     }
     sc_ts_stop(&s_imds);
     if (!seed && !s_rh_entries) {
