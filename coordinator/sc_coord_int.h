@@ -320,9 +320,8 @@ int sc_coord_snap_new(sc_coord_t *c);
 void sc_coord_snap_destroy(sc_coord_t *c);
 /* After a snapshot saved: the log's entries more than --log-keep behind it go. */
 void sc_coord_snap_compact(sc_coord_t *c);
-/* Leader: whether member to is owed entries compaction took away (it gets the snapshot). */
-bool sc_coord_snap_owed(const sc_coord_t *c, size_t to);
-/* Leader: the chunk of our snapshot member to needs next (round: a heartbeat's, 0: none). */
+/* Leader: the chunk of our snapshot member to needs next, when the entry before its next one
+ * was compacted (round: a heartbeat's, 0: none). */
 void sc_coord_snap_send(sc_coord_t *c, size_t to, int64_t round, bool answer);
 /* Leader: an append_ack of member mi; true when it answered a snapshot chunk (handled here:
  * the next chunk sent), false when the append path goes on (an append's answer, or the

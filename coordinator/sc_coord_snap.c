@@ -100,12 +100,6 @@ void sc_coord_snap_compact(sc_coord_t *c)
 
 /* ---- leader ------------------------------------------------------------------------------- */
 
-bool sc_coord_snap_owed(const sc_coord_t *c, size_t to)
-{
-    const sc_craft_t *r = c->raft;
-    return r->next[to] - 1 < r->base_index;
-}
-
 /* The term of entry index of our log (the base's included). */
 static int s_term_at(sc_coord_t *c, int64_t index, int64_t *ret_term)
 {
