@@ -101,40 +101,31 @@ static void s_send_append(sc_coord_t *c, size_t to, int64_t round, bool answer)
     sc_dlog_entry_t *v = NULL;
     size_t n = 0, bytes = 0, skip = 0;
     int64_t next = r->next[to] < 1 ? 1 : r->next[to], prev_term = 0;
-    sc_msg_t *m = s_new_msg(c, SC_MSG_APPEND, sc_elect_term(r->e));
+    sc_msg_t *m;
 
-    if (!m)
-        return;
     if (next > r->last_index + 1)
         next = r->last_index + 1;
     if (next - 1 < r->base_index) { /* compacted away: the snapshot instead */
-        sc_msg_destroy(&m);
         r->next[to] = next;
         sc_coord_snap_send(c, to, round, answer);
         return;
     }
+    if (!(m = s_new_msg(c, SC_MSG_APPEND, sc_elect_term(r->e))))
+        return;
     if (next - 1 == r->last_index) { /* up to date (the usual case): no read */
         prev_term = r->last_term;
-    } else if (next - 1 == r->base_index) { /* the entry before next was compacted */
-        if (sc_store_entries(c->store, next, S_BATCH_ENTRIES, &v, &n) < 0 || n == 0 ||
-            v[0].index != next) {
-            sc_dlog_entries_free(v, n);
-            sc_msg_destroy(&m);
-            return;
-        }
-        prev_term = r->base_term;
-    } else { /* one read: the entry before next (its term), then the ones owed */
-        int64_t from = next > 1 ? next - 1 : 1;
+    } else { /* one read: the entry before next (its term; the base's when compacted, or none
+              * before the first), then the ones owed */
+        bool at_base = next - 1 == r->base_index;
+        int64_t from = at_base ? next : next - 1;
         if (sc_store_entries(c->store, from, S_BATCH_ENTRIES + 1, &v, &n) < 0 || n == 0 ||
             v[0].index != from) {
             sc_dlog_entries_free(v, n);
             sc_msg_destroy(&m);
             return;
         }
-        if (next > 1) {
-            prev_term = v[0].term;
-            skip = 1;
-        }
+        prev_term = at_base ? r->base_term : v[0].term;
+        skip = at_base ? 0 : 1;
     }
     snprintf(m->append.leader, sizeof(m->append.leader), "%s", c->name);
     m->append.prev_index = (uint64_t)(next - 1);

@@ -259,6 +259,14 @@ bool sc_coord_snap_on_ack(sc_coord_t *c, size_t mi, const sc_msg_append_ack_t *a
 
 /* ---- follower ----------------------------------------------------------------------------- */
 
+/* Forgets the snapshot being received. */
+static void s_rx_drop(sc_csnap_t *s)
+{
+    free(s->rx);
+    s->rx = NULL;
+    s->rx_len = s->rx_total = 0;
+}
+
 bool sc_coord_snap_skip_compacted(const sc_coord_t *c, int64_t *prev, int64_t *prev_term,
                                   const sc_msg_entry_t **ent, size_t *n_ent)
 {
@@ -374,9 +382,7 @@ bool sc_coord_snap_on_chunk(sc_coord_t *c, const sc_msg_snapshot_t *m, int64_t *
         return true;
     char err[512] = "";
     int rc = s_install(c, err, sizeof(err));
-    free(s->rx);
-    s->rx = NULL;
-    s->rx_len = s->rx_total = 0;
+    s_rx_drop(s);
     if (rc < 0) {
         *ret_received = 0;
         return false;
@@ -414,8 +420,6 @@ int sc_coord_install_snapshot(sc_coord_t *c, const char *text, int64_t index, in
     s->rx_index = index;
     s->rx_term = term;
     rc = s_install(c, err, errlen);
-    free(s->rx);
-    s->rx = NULL;
-    s->rx_len = s->rx_total = 0;
+    s_rx_drop(s);
     return rc;
 }

@@ -110,8 +110,8 @@ int sc_dlog_base(sc_db_t *db, int64_t *ret_index, int64_t *ret_term)
     return 0;
 }
 
-/* Sets the base (the trigger lets entries up to it go) and removes the entries from `from`
- * on (all of them for from 0) or up to index (from -1). */
+/* Sets the base (the trigger lets applied entries up to it go), then removes every entry (all)
+ * or those up to it. */
 static int s_set_base(sc_db_t *db, int64_t index, int64_t term, bool all)
 {
     int rc = sc_db_run(db, NULL,
@@ -123,23 +123,6 @@ static int s_set_base(sc_db_t *db, int64_t index, int64_t term, bool all)
         rc = all ? sc_db_run(db, NULL, "DELETE FROM dlog", NULL)
                  : sc_db_run(db, NULL, "DELETE FROM dlog WHERE idx <= ?", "l", index);
     return rc < 0 ? rc : 0;
-}
-
-/* Runs s_set_base in the caller's transaction or in one of its own. */
-static int s_set_base_txn(sc_db_t *db, int64_t index, int64_t term, bool all)
-{
-    bool own = !sc_db_in_transaction(db);
-    int rc;
-
-    if (own && (rc = sc_db_begin(db)) < 0)
-        return rc;
-    rc = s_set_base(db, index, term, all);
-    if (own) {
-        if (rc >= 0 && (rc = sc_db_commit(db)) >= 0)
-            return 0;
-        sc_db_rollback(db);
-    }
-    return rc;
 }
 
 int sc_dlog_compact(sc_db_t *db, int64_t through)
@@ -159,14 +142,14 @@ int sc_dlog_compact(sc_db_t *db, int64_t through)
         return rc;
     if (term < 0)
         return -EINVAL;
-    return s_set_base_txn(db, through, term, false);
+    return s_set_base(db, through, term, false);
 }
 
 int sc_dlog_reset(sc_db_t *db, int64_t index, int64_t term)
 {
     if (!db || index < 1 || term < 1)
         return -EINVAL;
-    return s_set_base_txn(db, index, term, true);
+    return s_set_base(db, index, term, true);
 }
 
 static int s_insert(sc_db_t *db, int64_t index, int64_t term, sc_dlog_kind_t kind, const char *data,

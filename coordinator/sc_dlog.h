@@ -81,10 +81,12 @@ int sc_dlog_last(sc_db_t *db, int64_t *ret_index, int64_t *ret_term);
 int sc_dlog_base(sc_db_t *db, int64_t *ret_index, int64_t *ret_term);
 /* Compaction: the entries up to through (applied, and included in a snapshot the caller has
  * saved) go; through becomes the base. -EINVAL when through is not an entry of the log;
- * SC_E_DB when one of them is not applied. In the caller's transaction if one is open. */
+ * SC_E_DB when one of them is not applied. Two statements: the caller holds a transaction
+ * (sc_store_compact does). */
 int sc_dlog_compact(sc_db_t *db, int64_t through);
 /* A leader's snapshot installed: every entry goes (those after index must not be applied)
- * and (index, term) becomes the base, so the next entry appended is index + 1. */
+ * and (index, term) becomes the base, so the next entry appended is index + 1. In the
+ * caller's transaction (sc_store_install's). */
 int sc_dlog_reset(sc_db_t *db, int64_t index, int64_t term);
 /* Reads at most max entries with index >= from, in order (only_unapplied: those not applied
  * yet). *ret_entries is the caller's (sc_dlog_entries_free), NULL when *ret_n is 0. */

@@ -510,16 +510,13 @@ static int s_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const 
     return 0;
 }
 
-/* Opens a transaction unless the caller has one; *own says which. 0 or an SC_E_* code. */
-static int s_txn_begin(sc_store_t *store, bool *own)
+int sc_store_txn_begin(sc_store_t *store, bool *own)
 {
     *own = !sc_db_in_transaction(store->db);
     return *own ? sc_db_begin(store->db) : 0;
 }
 
-/* Ends the transaction s_txn_begin opened (own): commit when rc >= 0, else rollback. The
- * outcome, 0 or an error. */
-static int s_txn_end(sc_store_t *store, bool own, int rc)
+int sc_store_txn_end(sc_store_t *store, bool own, int rc)
 {
     if (own && (rc < 0 || (rc = sc_db_commit(store->db)) < 0))
         sc_db_rollback(store->db);
@@ -536,7 +533,7 @@ static int s_apply_entry(sc_store_t *store, const sc_dlog_entry_t *e, bool appen
 
     if (!d)
         return -EINVAL;
-    if ((rc = s_txn_begin(store, &own)) < 0) {
+    if ((rc = sc_store_txn_begin(store, &own)) < 0) {
         json_object_put(d);
         return rc;
     }
@@ -547,7 +544,7 @@ static int s_apply_entry(sc_store_t *store, const sc_dlog_entry_t *e, bool appen
     if (rc >= 0 && store->on_decide)
         rc = store->on_decide(store->on_decide_ud, e, d);
     json_object_put(d);
-    return s_txn_end(store, own, rc);
+    return sc_store_txn_end(store, own, rc);
 }
 
 int sc_store_append_entry(sc_store_t *store, const sc_dlog_entry_t *e)
@@ -978,7 +975,7 @@ int sc_store_log_entries(sc_store_t *store, const sc_dlog_entry_t *v, size_t n,
 
     if (!store || (n && !v))
         return -EINVAL;
-    if ((rc = s_txn_begin(store, &own)) < 0)
+    if ((rc = sc_store_txn_begin(store, &own)) < 0)
         return rc;
     for (size_t i = 0; rc >= 0 && i < n; i++) {
         int64_t t = 0;
@@ -997,7 +994,7 @@ int sc_store_log_entries(sc_store_t *store, const sc_dlog_entry_t *v, size_t n,
         }
         rc = sc_dlog_append_entry(store->db, &v[i]);
     }
-    if ((rc = s_txn_end(store, own, rc)) >= 0 && ret_truncated)
+    if ((rc = sc_store_txn_end(store, own, rc)) >= 0 && ret_truncated)
         *ret_truncated = cut;
     return rc;
 }

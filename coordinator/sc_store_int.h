@@ -12,4 +12,10 @@ struct sc_store {
     void *gate_ud;                /* its argument */
 };
 
+/* Opens a transaction unless the caller has one; *own says which. 0 or an SC_E_* code. */
+int sc_store_txn_begin(sc_store_t *store, bool *own);
+/* Ends the transaction sc_store_txn_begin opened (own): commit when rc >= 0, else rollback.
+ * The outcome, 0 or an error. */
+int sc_store_txn_end(sc_store_t *store, bool own, int rc);
+
 #endif

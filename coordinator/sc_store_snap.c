@@ -25,6 +25,7 @@ int sc_store_log_base(sc_store_t *store, int64_t *ret_index, int64_t *ret_term)
 int sc_store_compact(sc_store_t *store, int64_t through)
 {
     int64_t oldest = 0;
+    bool own;
     int rc;
 
     if (!store)
@@ -34,7 +35,9 @@ int sc_store_compact(sc_store_t *store, int64_t through)
         return rc;
     if (through > oldest) /* a restart may fall back on the older snapshot: its log stays */
         through = oldest;
-    return through < 1 ? 0 : sc_dlog_compact(store->db, through);
+    if (through < 1 || (rc = sc_store_txn_begin(store, &own)) < 0)
+        return through < 1 ? 0 : rc;
+    return sc_store_txn_end(store, own, sc_dlog_compact(store->db, through));
 }
 
 /* One table's rows: {"columns":[...],"rows":[[...],...]}. */
@@ -193,8 +196,7 @@ int sc_store_install(sc_store_t *store, int64_t index, int64_t term, int64_t wal
 
     if (!store || index < 1 || term < 1 || !state || !json_object_is_type(tables, json_type_object))
         return sc_errf(err, errlen, -EINVAL, "snapshot: no tables or state");
-    own = !sc_db_in_transaction(store->db);
-    if (own && (rc = sc_db_begin(store->db)) < 0)
+    if ((rc = sc_store_txn_begin(store, &own)) < 0)
         return sc_errf(err, errlen, rc, "snapshot: %s", sc_db_errmsg(store->db));
     if ((rc = sc_dlog_reset(store->db, index, term)) < 0)
         sc_errf(err, errlen, rc, "snapshot: the log: %s", sc_db_errmsg(store->db));
@@ -208,10 +210,5 @@ int sc_store_install(sc_store_t *store, int64_t index, int64_t term, int64_t wal
         sc_errf(err, errlen, rc, "snapshot: %s", sc_db_errmsg(store->db));
     if (rc >= 0 && (rc = sc_store_save_snapshot(store, index, term, wall_ms, state)) < 0)
         sc_errf(err, errlen, rc, "snapshot: saving the state: %s", sc_db_errmsg(store->db));
-    if (own) {
-        if (rc >= 0 && (rc = sc_db_commit(store->db)) >= 0)
-            return 0;
-        sc_db_rollback(store->db);
-    }
-    return rc < 0 ? rc : 0;
+    return sc_store_txn_end(store, own, rc);
 }
