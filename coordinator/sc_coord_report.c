@@ -60,12 +60,15 @@ static bool s_result_is(json_object *row, const char *r)
     return res && strcmp(res, r) == 0;
 }
 
-static bool s_failed(json_object *row)
+/* The row's result when it is a failure ("failed", "timed_out", "interrupted"), else NULL. */
+static const char *s_failed(json_object *row)
 {
     const char *res = s_str(row, "result");
 
-    return res &&
-           (!strcmp(res, "failed") || !strcmp(res, "timed_out") || !strcmp(res, "interrupted"));
+    return res && (!strcmp(res, "failed") || !strcmp(res, "timed_out") ||
+                   !strcmp(res, "interrupted"))
+               ? res
+               : NULL;
 }
 
 /* The last line of a hook's output, at most 200 bytes ("" when none). */
@@ -120,10 +123,10 @@ static json_object *s_vm(sc_coord_t *c, const sc_cs_rehearsal_t *rh, const sc_cs
     else if (!s_str(p, "result") || s_result_is(p, "refused"))
         snprintf(status, sizeof(status), "preparing");
     else if (s_failed(p))
-        snprintf(status, sizeof(status), "prepare %s (exit %lld)%s", s_str(p, "result"),
+        snprintf(status, sizeof(status), "prepare %s (exit %lld)%s", s_failed(p),
                  (long long)s_int(p, "exit_status"), s_result_is(r, "done") ? "; rolled back" : "");
     else if (s_failed(r))
-        snprintf(status, sizeof(status), "prepared; recover %s (exit %lld)", s_str(r, "result"),
+        snprintf(status, sizeof(status), "prepared; recover %s (exit %lld)", s_failed(r),
                  (long long)s_int(r, "exit_status"));
     else if (ok)
         snprintf(status, sizeof(status), "prepared and recovered");
@@ -160,7 +163,7 @@ static json_object *s_vm(sc_coord_t *c, const sc_cs_rehearsal_t *rh, const sc_cs
     *m = (sc_forecast_measured_t){.name = c->members[mi != SC_PLAN_NONE ? mi : 0].name,
                                   .domain = g->domain,
                                   .prepared = s_result_is(p, "done"),
-                                  .failed = s_failed(p),
+                                  .failed = s_failed(p) != NULL,
                                   .prepare_s = ps,
                                   .recover_s = has_r ? rs : 0};
     return o;

@@ -209,6 +209,8 @@ static int64_t s_quorum_time(const sc_elect_t *e, const int64_t *t, int64_t now)
 {
     int64_t v[SC_VOTERS_MAX];
     size_t n = e->voters.n;
+    if (e->quorum < 1 || e->quorum > n)
+        return INT64_MIN; /* no such majority: never */
     for (size_t i = 0; i < n; i++)
         v[i] = (int)i == e->self_slot ? now : t[i];
     for (size_t i = 1; i < n; i++) /* descending */
