@@ -92,8 +92,8 @@ void sc_coord_snap_compact(sc_coord_t *c)
         return;
     }
     if (base > r->base_index)
-        sc_log_info("log compacted", "base=%lld snapshot=%lld last=%lld", (long long)base,
-                    (long long)c->snapshot_at, (long long)r->last_index);
+        sc_log_debug("log compacted", "base=%lld snapshot=%lld last=%lld", (long long)base,
+                     (long long)c->snapshot_at, (long long)r->last_index);
     r->base_index = base;
     r->base_term = term;
 }
