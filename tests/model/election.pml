@@ -27,6 +27,9 @@
  *   BROKEN_ACT_STALE     a new leader acts before it committed an entry of its own term
  *   BROKEN_NO_FENCE      agents obey orders older than the newest they have seen
  *   BROKEN_STALE_REPORT  a drain report of an older attempt counts for the current one
+ *   BROKEN_NO_HANDOVER   (LIVE) the leader whose VM the event names never hands over: it
+ *                        waits, as it must not approve its own VM's event, and nothing
+ *                        else makes progress while it leads
  *
  * LIVE checks `<> posted` under weak fairness (pan -a -f): progress once faults stop and
  * timers are slow enough for one election to finish, Raft's liveness claim (Raft is not live
@@ -905,6 +908,7 @@ end:
 		CAN_APPEND(me) && POS(me, K_PREP) > 0 && POS(me, K_APPR) == 0 && DRAINS_COMMITTED(me) &&
 		me != EVENT_VOTER -> append(me, K_APPR)
 	}
+#ifndef BROKEN_NO_HANDOVER
 	:: d_step {
 		role[me] == LEADER && me == EVENT_VOTER && POS(me, K_PREP) > 0 && !posted &&
 		DRAINS_COMMITTED(me) && MAT(me, 0) == llen[me] && TRANSFER_OK(0) ->
@@ -915,6 +919,7 @@ end:
 		DRAINS_COMMITTED(me) && MAT(me, 1) == llen[me] && TRANSFER_OK(1) ->
 		send(MSG(M_TIMEOUTNOW, me, 1, term[me], 0, 0, 0, 0))
 	}
+#endif
 	:: d_step {
 		role[me] == LEADER && CURRENT(me) && COMMITTED(me, K_PREP) && POS(me, K_DONE0) == 0 &&
 		!INFL(M_ORDER, me, 0) && !INFL(M_REPORT, 0, me) && ORDER_OK(me, 0) ->
