@@ -64,6 +64,11 @@ static const char *const s_migrations[SC_STORE_SCHEMA_VERSION] = {
      "CREATE TRIGGER dlog_append_only_d BEFORE DELETE ON dlog WHEN OLD.applied AND OLD.idx >"
      "  coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'log_base_index'), 0)"
      "  BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END;"),
+    /* 8 -> 9: when an event closed (EVENT_CLOSED): the newest SC_STORE_KEEP_CLOSED closed
+     * events' rows are kept, older ones go. Events closed before this version have none and
+     * stay. */
+    ("ALTER TABLE events ADD COLUMN closed_ms INTEGER;"
+     "CREATE INDEX events_closed ON events(closed_ms) WHERE closed_ms IS NOT NULL;"),
 };
 
 /* Opens the store at path, migrating it, or read-only (a reader waits less than the daemon's
@@ -83,6 +88,7 @@ static int s_open(const char *path, bool readonly, sc_store_t **ret_store, char 
         free(self);
         return rc;
     }
+    self->keep_closed = SC_STORE_KEEP_CLOSED;
     *ret_store = self;
     return 0;
 }
@@ -90,6 +96,12 @@ static int s_open(const char *path, bool readonly, sc_store_t **ret_store, char 
 int sc_store_open(const char *path, sc_store_t **ret_store, char *err, size_t errlen)
 {
     return s_open(path, false, ret_store, err, errlen);
+}
+
+void sc_store_set_keep_closed(sc_store_t *store, int64_t n)
+{
+    if (store && n >= 1)
+        store->keep_closed = n;
 }
 
 void sc_store_close(sc_store_t **store)
@@ -346,6 +358,35 @@ static int s_apply_intent(sc_store_t *self, int64_t index, json_object *d, int64
                      body, sc_json_str(d, "via"), sc_json_str(d, "by"), wall);
 }
 
+/* EVENT_CLOSED: the event's close time, then the rows of the closed events older than the
+ * newest keep_closed (by close time, then id: the same rows on every member), and the
+ * approvals older than the newest keep_closed that name no event still open (an open event's
+ * approval stays, answered or not: a restart asks whether an unanswered one landed). */
+static int s_apply_closed(sc_store_t *self, const char *id, int64_t wall)
+{
+    static const char *const old = "SELECT event_id FROM events WHERE closed_ms IS NOT NULL "
+                                   "ORDER BY closed_ms DESC, event_id DESC LIMIT -1 OFFSET ?";
+    char sql[256];
+    int rc;
+
+    if ((rc = sc_db_run(self->db, NULL,
+                        "UPDATE events SET closed_ms = coalesce(closed_ms, ?) WHERE event_id = ?",
+                        "ls", wall, id)) < 0)
+        return rc;
+    snprintf(sql, sizeof(sql), "DELETE FROM drains WHERE event_id IN (%s)", old);
+    if ((rc = sc_db_run(self->db, NULL, sql, "l", self->keep_closed)) < 0)
+        return rc;
+    snprintf(sql, sizeof(sql), "DELETE FROM events WHERE event_id IN (%s)", old);
+    if ((rc = sc_db_run(self->db, NULL, sql, "l", self->keep_closed)) < 0)
+        return rc;
+    return sc_db_run(self->db, NULL,
+                     "DELETE FROM approvals AS a WHERE a.id IN (SELECT id FROM approvals ORDER BY "
+                     "id DESC LIMIT -1 OFFSET ?) AND NOT EXISTS (SELECT 1 FROM json_each("
+                     "a.event_ids) AS j JOIN events AS e ON e.event_id = j.value WHERE "
+                     "e.closed_ms IS NULL)",
+                     "l", self->keep_closed);
+}
+
 static int s_apply_answer(sc_store_t *self, json_object *d, int64_t wall)
 {
     int64_t intent, arc = 0, http = 0;
@@ -409,8 +450,10 @@ static int s_apply_data(sc_store_t *self, const sc_dlog_entry_t *e, json_object 
     case SC_DLOG_HOOK_PROGRESS: return s_apply_progress(self, d, e->wall_ms);
     case SC_DLOG_APPROVAL_INTENT: return s_apply_intent(self, e->index, d, e->wall_ms);
     case SC_DLOG_APPROVAL_ANSWER: return s_apply_answer(self, d, e->wall_ms);
-    case SC_DLOG_EVENT_CLOSED: /* the live state's business: the rows stay, as history */
-        return sc_json_str(d, "event_id") ? 0 : -EINVAL;
+    case SC_DLOG_EVENT_CLOSED: /* the rows stay as history, the newest keep_closed events' */
+        if (!(id = sc_json_str(d, "event_id")))
+            return -EINVAL;
+        return s_apply_closed(self, id, e->wall_ms);
     case SC_DLOG_REHEARSAL: /* the log is its history; its events' rows are the projection */
         return sc_json_int(d, "rehearsal", &t) && sc_json_str(d, "state") ? 0 : -EINVAL;
     case SC_DLOG_ALERT: {

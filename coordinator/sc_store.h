@@ -29,7 +29,13 @@
 #include <stdint.h>
 
 /* The schema version this code writes (number of migrations). */
-#define SC_STORE_SCHEMA_VERSION 8
+#define SC_STORE_SCHEMA_VERSION 9
+
+/* The closed events whose rows (events, drains) the tables keep, newest first by the time of
+ * their EVENT_CLOSED entry, and the answered approvals kept, newest first. Older rows go when
+ * an event closes, so the tables and the snapshots a follower gets stop growing with history.
+ * Every member prunes the same rows at the same entry: the same number on every member. */
+#define SC_STORE_KEEP_CLOSED 500
 
 typedef struct sc_store sc_store_t;
 
@@ -43,6 +49,8 @@ int sc_store_open(const char *path, sc_store_t **ret_store, char *err, size_t er
 int sc_store_open_readonly(const char *path, sc_store_t **ret_store, char *err, size_t errlen);
 /* Closes and nulls; takes NULL. */
 void sc_store_close(sc_store_t **store);
+/* Tests only: keep n closed events' rows instead of SC_STORE_KEEP_CLOSED (n >= 1). */
+void sc_store_set_keep_closed(sc_store_t *store, int64_t n);
 /* The reason of the store's last error ("" if none). Borrowed, valid until the next call. */
 const char *sc_store_errmsg(sc_store_t *store);
 

@@ -10,6 +10,7 @@ struct sc_store {
     void *on_decide_ud;           /* its argument */
     sc_store_commit_fn gate;      /* a decision is applied only once it returns 0 (NULL: at once) */
     void *gate_ud;                /* its argument */
+    int64_t keep_closed;          /* SC_STORE_KEEP_CLOSED */
 };
 
 /* Opens a transaction unless the caller has one; *own says which. 0 or an SC_E_* code. */

@@ -581,6 +581,96 @@ SC_TEST(compaction_and_install)
     sc_store_close(&f);
 }
 
+/* One event of id through its life at wall time t: seen, drained, approved, answered, ended,
+ * closed; or, open, only up to its approval's intent. */
+static void s_event_life(sc_store_t *s, const char *id, int64_t t, bool close)
+{
+    char d[1024];
+    int64_t intent = 0;
+
+    snprintf(d, sizeof(d),
+             "{\"event\":{\"EventId\":\"%s\",\"EventType\":\"Reboot\",\"ResourceType\":"
+             "\"VirtualMachine\",\"Resources\":[\"vm_0\"],\"EventStatus\":\"Scheduled\","
+             "\"NotBefore\":\"\",\"EventSource\":\"Platform\",\"DurationInSeconds\":-1,"
+             "\"Description\":\"d\"},\"seen_by\":[\"vm_0\"],\"not_before\":0}",
+             id);
+    SC_CHECK_INT(sc_store_decide(s, 1, SC_DLOG_EVENT_SEEN, d, "", t, NULL), 0);
+    snprintf(d, sizeof(d), "{\"event_id\":\"%s\",\"vms\":[\"vm_0\"]}", id);
+    SC_CHECK_INT(sc_store_decide(s, 1, SC_DLOG_PREPARE_ORDERED, d, "", t + 1, NULL), 0);
+    snprintf(d, sizeof(d),
+             "{\"event_id\":\"%s\",\"vm\":\"vm_0\",\"phase\":\"prepare\",\"state\":\"done\","
+             "\"exit_status\":0}",
+             id);
+    SC_CHECK_INT(sc_store_decide(s, 1, SC_DLOG_HOOK_PROGRESS, d, "", t + 2, NULL), 0);
+    snprintf(d, sizeof(d), "{\"event_ids\":[\"%s\"],\"body\":\"{}\",\"via\":null,\"by\":\"vm_0\"}",
+             id);
+    SC_CHECK_INT(sc_store_decide(s, 1, SC_DLOG_APPROVAL_INTENT, d, "", t + 3, &intent), 0);
+    if (!close)
+        return; /* its approval unanswered */
+    snprintf(d, sizeof(d), "{\"intent\":%lld,\"rc\":0,\"http_status\":200}", (long long)intent);
+    SC_CHECK_INT(sc_store_decide(s, 1, SC_DLOG_APPROVAL_ANSWER, d, "", t + 4, NULL), 0);
+    snprintf(d, sizeof(d), "{\"event_id\":\"%s\",\"how\":\"completed\"}", id);
+    SC_CHECK_INT(sc_store_decide(s, 1, SC_DLOG_EVENT_ENDED, d, "", t + 5, NULL), 0);
+    snprintf(d, sizeof(d), "{\"event_id\":\"%s\"}", id);
+    SC_CHECK_INT(sc_store_decide(s, 1, SC_DLOG_EVENT_CLOSED, d, "", t + 6, NULL), 0);
+}
+
+static int64_t s_count(sc_store_t *s, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t n = -1;
+
+    if (sc_db_prepare(sc_store_test_db(s), &st, sql, "") == 0 &&
+        sc_db_step(sc_store_test_db(s), st) == 1)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+SC_TEST(closed_events_pruned)
+{
+    sc_store_t *s[2] = {NULL, NULL};
+    json_object *t[2] = {NULL, NULL};
+    char err[256];
+
+    /* two members fed the same entries keep the same rows: the newest 2 closed events', the
+     * open one however old, the newest 2 approvals and the open event's older, unanswered one */
+    for (int m = 0; m < 2; m++) {
+        s_fresh_path(m ? "prune_b" : "prune_a");
+        SC_REQUIRE(sc_store_open(s_path, &s[m], err, sizeof(err)) == 0);
+        sc_store_set_keep_closed(s[m], 2);
+        s_event_life(s[m], "open-1", 10, false);
+        s_event_life(s[m], "e1", 100, true);
+        s_event_life(s[m], "e2", 200, true);
+        s_event_life(s[m], "e3", 300, true);
+        SC_CHECK_INT(s_count(s[m], "SELECT count(*) FROM events WHERE event_id = 'e1'"), 0);
+        s_event_life(s[m], "e4", 400, true);
+        SC_CHECK_INT(sc_store_tables_json(s[m], &t[m]), 0);
+    }
+    for (int m = 0; m < 2; m++) {
+        SC_CHECK_INT(s_count(s[m], "SELECT count(*) FROM events"), 3);
+        SC_CHECK_INT(s_count(s[m], "SELECT count(*) FROM events WHERE event_id IN "
+                                   "('open-1', 'E3', 'e4') AND (closed_ms IS NULL) = "
+                                   "(event_id = 'open-1')"),
+                     3);
+        SC_CHECK_INT(s_count(s[m], "SELECT count(*) FROM drains WHERE event_id IN ('e1', 'e2')"),
+                     0);
+        SC_CHECK_INT(s_count(s[m], "SELECT count(*) FROM drains"), 3);
+        SC_CHECK_INT(s_count(s[m], "SELECT count(*) FROM approvals"), 3);
+        SC_CHECK_INT(s_count(s[m], "SELECT count(*) FROM approvals WHERE answered_ms IS NULL AND "
+                                   "event_ids LIKE '%open-1%'"),
+                     1);
+        SC_CHECK_INT(s_count(s[m], "SELECT count(*) FROM approvals WHERE event_ids LIKE '%e4%'"),
+                     1);
+        SC_CHECK_INT(s_count(s[m], "SELECT closed_ms FROM events WHERE event_id = 'e4'"), 406);
+    }
+    SC_CHECK_STR(json_object_to_json_string(t[1]), json_object_to_json_string(t[0]));
+    for (int m = 0; m < 2; m++) {
+        json_object_put(t[m]);
+        sc_store_close(&s[m]);
+    }
+}
+
 int main(void)
 {
     SC_RUN(migrates_from_empty);
@@ -594,5 +684,6 @@ int main(void)
     SC_RUN(hard_state_and_snapshots);
     SC_RUN(decision_refused_by_its_observer_is_not_written);
     SC_RUN(compaction_and_install);
+    SC_RUN(closed_events_pruned);
     return sc_test_done();
 }
