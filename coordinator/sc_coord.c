@@ -162,6 +162,8 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
     snprintf(dbpath, sizeof(dbpath), "%s/%s", o->state_dir, SC_CTL_DB_NAME);
     if ((rc = sc_store_open(dbpath, &c->store, err, errlen)) < 0)
         goto fail;
+    if (o->keep_closed > 0)
+        sc_store_set_keep_closed(c->store, o->keep_closed);
     if ((rc = sc_approver_new(c->store, o->imds_url, o->name, &c->approver)) < 0) {
         snprintf(err, errlen, "--imds-url %s: %s", o->imds_url, sc_strerror(rc));
         goto fail;

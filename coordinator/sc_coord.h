@@ -64,6 +64,8 @@ typedef struct sc_coord_opts {
     int64_t log_keep;       /* after one, the log keeps this many entries behind it (5000) */
     int64_t snapshot_chunk; /* a snapshot goes to a follower in chunks of this many bytes */
     bool snapshot_at_stop;  /* and one at a clean stop (true; tests: false, as after a crash) */
+    int64_t keep_closed;    /* tests: closed events whose rows the store keeps (0: its own
+                             * SC_STORE_KEEP_CLOSED; every member must use the same) */
     sc_sdnotify_t *sd;      /* NULL, or systemd's notify socket (borrowed): sc_coord_run says
                              * READY, STATUS, WATCHDOG and STOPPING */
     /* Told after each entry is applied to the state, with the state (tests, tracing): NULL. */

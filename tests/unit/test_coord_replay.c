@@ -10,7 +10,8 @@
  *   1. its log replayed from empty into a fresh sc_cstate equals its state, field by field;
  *   2. so does a replay from a snapshot taken mid-way (and from its own last snapshot);
  *   3. its log appended to a fresh store (sc_store_append_entry, the follower's way) gives the
- *      same rows: members, events, drains, approvals;
+ *      same rows: members, events, drains, approvals (every store keeps only the newest
+ *      S_KEEP_CLOSED closed events' rows, so these compare stores that pruned the same);
  *   4. what its status shows (approvals, drains, members gone) is what the state holds;
  *   5. a follower (vm_1) handed each entry as it is written holds, after every entry, the state
  *      the leader held after that entry; its log is the leader's, entry for entry (it writes
@@ -31,7 +32,9 @@
 #include "sc_cstate.h"
 #include "sc_error.h"
 #include "sc_msg.h"
+#include "sc_db.h"
 #include "sc_store.h"
+#include "sc_store_test.h"
 #include "sc_test.h"
 #include "sc_test_net.h"
 #include "sc_test_peer.h"
@@ -301,6 +304,22 @@ static void s_on_apply(void *ud, const sc_dlog_entry_t *e, const sc_cstate_t *cs
     json_object_put(o);
 }
 
+/* the closed events whose rows every member keeps: few, so that the rows of older ones go
+ * during a run, on every member the same */
+#define S_KEEP_CLOSED 3
+
+static int64_t s_count(sc_store_t *st, const char *sql)
+{
+    sqlite3_stmt *q = NULL;
+    int64_t n = -1;
+
+    if (sc_db_prepare(sc_store_test_db(st), &q, sql, "") == 0 &&
+        sc_db_step(sc_store_test_db(st), q) == 1)
+        n = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return n;
+}
+
 static int s_runs; /* leader processes started: every other one stops as after a crash (no
                     * snapshot at its stop: the next start replays a log tail) */
 
@@ -321,6 +340,7 @@ static sc_coord_t *s_start(const char *name, const char *dir, bool trace)
     o.resend_ms = 200;
     o.dead_after_ms = 60000;
     o.snapshot_every = 9;
+    o.keep_closed = S_KEEP_CLOSED;
     o.snapshot_at_stop = !trace || s_runs++ % 2 == 1;
     o.policy.prepare_retry_s = 0; /* rolled back drains tried again at once */
     if (trace) {
@@ -530,10 +550,13 @@ SC_TEST(replay_and_follower_equal_the_leader)
            kinds[SC_DLOG_APPROVAL_ANSWER], kinds[SC_DLOG_EVENT_STARTED], kinds[SC_DLOG_EVENT_ENDED],
            kinds[SC_DLOG_EVENT_CLOSED], kinds[SC_DLOG_MEMBER], kinds[SC_DLOG_ALERT], rehearsals,
            kinds[SC_DLOG_REHEARSAL]);
-    /* a run that exercised the machine: every kind a leader writes, some of each */
+    /* a run that exercised the machine: every kind a leader writes, some of each, and more
+     * events closed than the rows keep (so 3 and 6 below compare stores that pruned) */
     SC_CHECK(restarts == 3 && kinds[SC_DLOG_PREPARE_ORDERED] && kinds[SC_DLOG_RECOVER_ORDERED] &&
-             kinds[SC_DLOG_APPROVAL_ANSWER] && kinds[SC_DLOG_EVENT_CLOSED] &&
+             kinds[SC_DLOG_APPROVAL_ANSWER] && kinds[SC_DLOG_EVENT_CLOSED] > S_KEEP_CLOSED &&
              kinds[SC_DLOG_EVENT_STARTED]);
+    SC_CHECK_INT(s_count(lstore, "SELECT count(*) FROM events WHERE closed_ms IS NOT NULL"),
+                 S_KEEP_CLOSED);
     leader = s_text(sc_coord_state_json(c));
 
     /* 1. from empty */
@@ -584,6 +607,7 @@ SC_TEST(replay_and_follower_equal_the_leader)
     }
     /* 3. the store's rows, from the log alone */
     SC_REQUIRE(sc_store_open(":memory:", &fresh, err, sizeof(err)) == 0);
+    sc_store_set_keep_closed(fresh, S_KEEP_CLOSED);
     for (size_t i = 0; i < n; i++)
         if (sc_store_append_entry(fresh, &v[i]) < 0) {
             SC_FAILF("seed %u: entry %lld refused by a fresh store: %s", s_seed,
