@@ -123,6 +123,17 @@ sc_db_t *sc_store_test_db(sc_store_t *store)
     return store ? store->db : NULL;
 }
 
+int64_t sc_store_test_int(sc_store_t *store, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t n = -1;
+
+    if (store && sc_db_prepare(store->db, &st, sql, "") == 0 && sc_db_step(store->db, st) == 1)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
 const char *sc_store_errmsg(sc_store_t *store)
 {
     return store ? sc_db_errmsg(store->db) : "no store";

@@ -32,7 +32,6 @@
 #include "sc_cstate.h"
 #include "sc_error.h"
 #include "sc_msg.h"
-#include "sc_db.h"
 #include "sc_store.h"
 #include "sc_store_test.h"
 #include "sc_test.h"
@@ -308,18 +307,6 @@ static void s_on_apply(void *ud, const sc_dlog_entry_t *e, const sc_cstate_t *cs
  * during a run, on every member the same */
 #define S_KEEP_CLOSED 3
 
-static int64_t s_count(sc_store_t *st, const char *sql)
-{
-    sqlite3_stmt *q = NULL;
-    int64_t n = -1;
-
-    if (sc_db_prepare(sc_store_test_db(st), &q, sql, "") == 0 &&
-        sc_db_step(sc_store_test_db(st), q) == 1)
-        n = sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    return n;
-}
-
 static int s_runs; /* leader processes started: every other one stops as after a crash (no
                     * snapshot at its stop: the next start replays a log tail) */
 
@@ -555,8 +542,9 @@ SC_TEST(replay_and_follower_equal_the_leader)
     SC_CHECK(restarts == 3 && kinds[SC_DLOG_PREPARE_ORDERED] && kinds[SC_DLOG_RECOVER_ORDERED] &&
              kinds[SC_DLOG_APPROVAL_ANSWER] && kinds[SC_DLOG_EVENT_CLOSED] > S_KEEP_CLOSED &&
              kinds[SC_DLOG_EVENT_STARTED]);
-    SC_CHECK_INT(s_count(lstore, "SELECT count(*) FROM events WHERE closed_ms IS NOT NULL"),
-                 S_KEEP_CLOSED);
+    SC_CHECK_INT(
+        sc_store_test_int(lstore, "SELECT count(*) FROM events WHERE closed_ms IS NOT NULL"),
+        S_KEEP_CLOSED);
     leader = s_text(sc_coord_state_json(c));
 
     /* 1. from empty */

@@ -615,18 +615,6 @@ static void s_event_life(sc_store_t *s, const char *id, int64_t t, bool close)
     SC_CHECK_INT(sc_store_decide(s, 1, SC_DLOG_EVENT_CLOSED, d, "", t + 6, NULL), 0);
 }
 
-static int64_t s_count(sc_store_t *s, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    int64_t n = -1;
-
-    if (sc_db_prepare(sc_store_test_db(s), &st, sql, "") == 0 &&
-        sc_db_step(sc_store_test_db(s), st) == 1)
-        n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
-}
-
 SC_TEST(closed_events_pruned)
 {
     sc_store_t *s[2] = {NULL, NULL};
@@ -643,26 +631,31 @@ SC_TEST(closed_events_pruned)
         s_event_life(s[m], "e1", 100, true);
         s_event_life(s[m], "e2", 200, true);
         s_event_life(s[m], "e3", 300, true);
-        SC_CHECK_INT(s_count(s[m], "SELECT count(*) FROM events WHERE event_id = 'e1'"), 0);
+        SC_CHECK_INT(sc_store_test_int(s[m], "SELECT count(*) FROM events WHERE event_id = 'e1'"),
+                     0);
         s_event_life(s[m], "e4", 400, true);
         SC_CHECK_INT(sc_store_tables_json(s[m], &t[m]), 0);
     }
     for (int m = 0; m < 2; m++) {
-        SC_CHECK_INT(s_count(s[m], "SELECT count(*) FROM events"), 3);
-        SC_CHECK_INT(s_count(s[m], "SELECT count(*) FROM events WHERE event_id IN "
-                                   "('open-1', 'E3', 'e4') AND (closed_ms IS NULL) = "
-                                   "(event_id = 'open-1')"),
+        SC_CHECK_INT(sc_store_test_int(s[m], "SELECT count(*) FROM events"), 3);
+        SC_CHECK_INT(sc_store_test_int(s[m], "SELECT count(*) FROM events WHERE event_id IN "
+                                             "('open-1', 'E3', 'e4') AND (closed_ms IS NULL) = "
+                                             "(event_id = 'open-1')"),
                      3);
-        SC_CHECK_INT(s_count(s[m], "SELECT count(*) FROM drains WHERE event_id IN ('e1', 'e2')"),
-                     0);
-        SC_CHECK_INT(s_count(s[m], "SELECT count(*) FROM drains"), 3);
-        SC_CHECK_INT(s_count(s[m], "SELECT count(*) FROM approvals"), 3);
-        SC_CHECK_INT(s_count(s[m], "SELECT count(*) FROM approvals WHERE answered_ms IS NULL AND "
-                                   "event_ids LIKE '%open-1%'"),
-                     1);
-        SC_CHECK_INT(s_count(s[m], "SELECT count(*) FROM approvals WHERE event_ids LIKE '%e4%'"),
-                     1);
-        SC_CHECK_INT(s_count(s[m], "SELECT closed_ms FROM events WHERE event_id = 'e4'"), 406);
+        SC_CHECK_INT(
+            sc_store_test_int(s[m], "SELECT count(*) FROM drains WHERE event_id IN ('e1', 'e2')"),
+            0);
+        SC_CHECK_INT(sc_store_test_int(s[m], "SELECT count(*) FROM drains"), 3);
+        SC_CHECK_INT(sc_store_test_int(s[m], "SELECT count(*) FROM approvals"), 3);
+        SC_CHECK_INT(
+            sc_store_test_int(s[m], "SELECT count(*) FROM approvals WHERE answered_ms IS NULL AND "
+                                    "event_ids LIKE '%open-1%'"),
+            1);
+        SC_CHECK_INT(
+            sc_store_test_int(s[m], "SELECT count(*) FROM approvals WHERE event_ids LIKE '%e4%'"),
+            1);
+        SC_CHECK_INT(sc_store_test_int(s[m], "SELECT closed_ms FROM events WHERE event_id = 'e4'"),
+                     406);
     }
     SC_CHECK_STR(json_object_to_json_string(t[1]), json_object_to_json_string(t[0]));
     for (int m = 0; m < 2; m++) {
