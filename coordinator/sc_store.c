@@ -125,13 +125,9 @@ sc_db_t *sc_store_test_db(sc_store_t *store)
 
 int64_t sc_store_test_int(sc_store_t *store, const char *sql)
 {
-    sqlite3_stmt *st = NULL;
     int64_t n = -1;
 
-    if (store && sc_db_prepare(store->db, &st, sql, "") == 0 && sc_db_step(store->db, st) == 1)
-        n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
+    return store && sc_db_query_int64(store->db, &n, sql, NULL) == 0 ? n : -1;
 }
 
 const char *sc_store_errmsg(sc_store_t *store)
@@ -373,22 +369,22 @@ static int s_apply_intent(sc_store_t *self, int64_t index, json_object *d, int64
  * newest keep_closed (by close time, then id: the same rows on every member), and the
  * approvals older than the newest keep_closed that name no event still open (an open event's
  * approval stays, answered or not: a restart asks whether an unanswered one landed). */
+/* The closed events beyond the newest keep_closed (the parameter), by close time then id. */
+#define S_OLDER_CLOSED                                                                             \
+    "(SELECT event_id FROM events WHERE closed_ms IS NOT NULL "                                    \
+    "ORDER BY closed_ms DESC, event_id DESC LIMIT -1 OFFSET ?)"
+
 static int s_apply_closed(sc_store_t *self, const char *id, int64_t wall)
 {
-    static const char *const old = "SELECT event_id FROM events WHERE closed_ms IS NOT NULL "
-                                   "ORDER BY closed_ms DESC, event_id DESC LIMIT -1 OFFSET ?";
-    char sql[256];
     int rc;
 
     if ((rc = sc_db_run(self->db, NULL,
                         "UPDATE events SET closed_ms = coalesce(closed_ms, ?) WHERE event_id = ?",
-                        "ls", wall, id)) < 0)
-        return rc;
-    snprintf(sql, sizeof(sql), "DELETE FROM drains WHERE event_id IN (%s)", old);
-    if ((rc = sc_db_run(self->db, NULL, sql, "l", self->keep_closed)) < 0)
-        return rc;
-    snprintf(sql, sizeof(sql), "DELETE FROM events WHERE event_id IN (%s)", old);
-    if ((rc = sc_db_run(self->db, NULL, sql, "l", self->keep_closed)) < 0)
+                        "ls", wall, id)) < 0 ||
+        (rc = sc_db_run(self->db, NULL, "DELETE FROM drains WHERE event_id IN " S_OLDER_CLOSED, "l",
+                        self->keep_closed)) < 0 ||
+        (rc = sc_db_run(self->db, NULL, "DELETE FROM events WHERE event_id IN " S_OLDER_CLOSED, "l",
+                        self->keep_closed)) < 0)
         return rc;
     return sc_db_run(self->db, NULL,
                      "DELETE FROM approvals AS a WHERE a.id IN (SELECT id FROM approvals ORDER BY "

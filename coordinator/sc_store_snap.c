@@ -35,8 +35,10 @@ int sc_store_compact(sc_store_t *store, int64_t through)
         return rc;
     if (through > oldest) /* a restart may fall back on the older snapshot: its log stays */
         through = oldest;
-    if (through < 1 || (rc = sc_store_txn_begin(store, &own)) < 0)
-        return through < 1 ? 0 : rc;
+    if (through < 1)
+        return 0;
+    if ((rc = sc_store_txn_begin(store, &own)) < 0)
+        return rc;
     return sc_store_txn_end(store, own, sc_dlog_compact(store->db, through));
 }
 

@@ -55,15 +55,11 @@ deleted_history() {
         echo '{"wall":107,"kind":"completed","event":"'$R'"}'
         echo '{"wall":107,"kind":"completed","event":"'$E'"}'
     } | sort -s -t: -k2,2n >"$TMP/tl.jsonl"
-    printf 'start prepare vm_7 %s 100.6 1
-end prepare vm_7 %s 100.7 1
-' "$E" "$E" >"$TMP/hooks.log"
-    printf 'start prepare vm_1 %s 101 1
-end prepare vm_1 %s 102 1
-start recover vm_1 %s 107 1
-end recover vm_1 %s 108 1
-' \
-        "$R" "$R" "$R" "$R" >>"$TMP/hooks.log"
+    {
+        printf 'start prepare vm_7 %s 100.6 1\nend prepare vm_7 %s 100.7 1\n' "$E" "$E"
+        printf 'start prepare vm_1 %s 101 1\nend prepare vm_1 %s 102 1\n' "$R" "$R"
+        printf 'start recover vm_1 %s 107 1\nend recover vm_1 %s 108 1\n' "$R" "$R"
+    } >"$TMP/hooks.log"
     echo '{"events":[{"EventId":"'$R'","EventType":"Reboot","EventStatus":"Completed","Resources":["vm_1","vm_7"],"DurationInSeconds":30},{"EventId":"'$E'","EventType":"Preempt","EventStatus":"Completed","Resources":["vm_7"],"DurationInSeconds":-1}],"vms":[{"name":"vm_7","deleted":true}]}' >"$TMP/state.json"
 }
 deleted_history 103
