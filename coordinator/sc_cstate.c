@@ -162,30 +162,37 @@ const char *sc_drain_input_name(sc_drain_input_t in)
 
 /* ---- the approval table -------------------------------------------------------------------
  *
- *                  INTENT     ANSWER_OK   ANSWER_FAILED   STARTED
- *   none           intent     .           .               not_needed
- *   intent         .          approved    failed          .
- *   approved       .          .           .               .
- *   failed         intent     .           .               not_needed
- *   not_needed     .          .           .               .
+ *                  INTENT     ANSWER_OK   ANSWER_FAILED   STARTED      ANSWER_UNKNOWN
+ *   none           intent     .           .               not_needed   .
+ *   intent         .          approved    failed          .            unknown
+ *   approved       .          .           .               .            .
+ *   failed         intent     .           .               not_needed   .
+ *   not_needed     .          .           .               .            .
+ *   unknown        intent     .           .               not_needed   .
  *
  *   none ─INTENT─▶ intent ─OK─▶ approved (never again)
- *     │              └─FAILED─▶ failed ─INTENT─▶ intent (retried with backoff)
+ *     │              ├─FAILED─▶ failed ─INTENT─▶ intent (retried with backoff)
+ *     │              └─UNKNOWN─▶ unknown ─INTENT─▶ intent (POSTed again; blocks rollback)
  *     └─STARTED─▶ not_needed ◀─STARTED─┘ (Azure started it: never POSTed again)
  *
  * An intent in flight when the event starts stays an intent: its answer decides, and a failed
- * answer of an event that started is then STARTED's (not_needed). */
+ * answer of an event that started is then STARTED's (not_needed). FAILED is only a definite
+ * answer (an HTTP status from IMDS, or a delegate's): a POST that may still land is UNKNOWN,
+ * which the planner treats as an intent for rollback (never recovered into service while the
+ * event is listed) and as a failure for the next POST (Azure answers 200 to a repeat). */
 #define SAME SC_APPROVAL_MAX
 static const sc_approval_state_t s_approval_table[SC_APPROVAL_MAX][SC_AIN_MAX] = {
-    [SC_APPROVAL_NONE] = {SC_APPROVAL_INTENT, SAME, SAME, SC_APPROVAL_NOT_NEEDED},
-    [SC_APPROVAL_INTENT] = {SAME, SC_APPROVAL_APPROVED, SC_APPROVAL_FAILED, SAME},
-    [SC_APPROVAL_APPROVED] = {SAME, SAME, SAME, SAME},
-    [SC_APPROVAL_FAILED] = {SC_APPROVAL_INTENT, SAME, SAME, SC_APPROVAL_NOT_NEEDED},
-    [SC_APPROVAL_NOT_NEEDED] = {SAME, SAME, SAME, SAME},
+    [SC_APPROVAL_NONE] = {SC_APPROVAL_INTENT, SAME, SAME, SC_APPROVAL_NOT_NEEDED, SAME},
+    [SC_APPROVAL_INTENT] = {SAME, SC_APPROVAL_APPROVED, SC_APPROVAL_FAILED, SAME,
+                            SC_APPROVAL_UNKNOWN},
+    [SC_APPROVAL_APPROVED] = {SAME, SAME, SAME, SAME, SAME},
+    [SC_APPROVAL_FAILED] = {SC_APPROVAL_INTENT, SAME, SAME, SC_APPROVAL_NOT_NEEDED, SAME},
+    [SC_APPROVAL_NOT_NEEDED] = {SAME, SAME, SAME, SAME, SAME},
+    [SC_APPROVAL_UNKNOWN] = {SC_APPROVAL_INTENT, SAME, SAME, SC_APPROVAL_NOT_NEEDED, SAME},
 };
 
 static const char *const s_ain_names[SC_AIN_MAX] = {"intent", "answer_ok", "answer_failed",
-                                                    "started"};
+                                                    "started", "answer_unknown"};
 
 sc_approval_state_t sc_cstate_approval_next(sc_approval_state_t cur, sc_approval_input_t in)
 {
@@ -649,15 +656,21 @@ static int s_apply_answer(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_objec
                           size_t errlen)
 {
     int64_t intent, arc;
+    json_object *unk = NULL;
+    bool unknown;
 
     if (!sc_json_int(d, "intent", &intent) || !sc_json_int(d, "rc", &arc))
         return sc_errf(err, errlen, -EINVAL, "approval_answer: \"intent\" and \"rc\" needed");
+    /* "unknown": no HTTP status, the POST may still land (absent in logs written before) */
+    unknown =
+        arc != 0 && json_object_object_get_ex(d, "unknown", &unk) && json_object_get_boolean(unk);
     for (size_t i = 0; i < cs->n_ev; i++) {
         sc_cs_event_t *e = cs->ev[i];
         if (!intent || e->intent != intent)
             continue;
-        e->approval = sc_cstate_approval_next(e->approval,
-                                              arc == 0 ? SC_AIN_ANSWER_OK : SC_AIN_ANSWER_FAILED);
+        e->approval = sc_cstate_approval_next(e->approval, arc == 0  ? SC_AIN_ANSWER_OK
+                                                           : unknown ? SC_AIN_ANSWER_UNKNOWN
+                                                                     : SC_AIN_ANSWER_FAILED);
         /* answered after it started: a failure is never retried */
         if (e->start_kind != SC_START_NONE)
             e->approval = sc_cstate_approval_next(e->approval, SC_AIN_STARTED);

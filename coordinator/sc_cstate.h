@@ -54,10 +54,11 @@ typedef enum {
 
 /* What happens to one event's approval. */
 typedef enum {
-    SC_AIN_INTENT,        /* an approval intent names it (POST or delegation under way) */
-    SC_AIN_ANSWER_OK,     /* its intent was answered 2xx (or resolved as done) */
-    SC_AIN_ANSWER_FAILED, /* its intent failed (or timed out, or resolved as not done) */
-    SC_AIN_STARTED,       /* Azure started it */
+    SC_AIN_INTENT,         /* an approval intent names it (POST or delegation under way) */
+    SC_AIN_ANSWER_OK,      /* its intent was answered 2xx (or resolved as done) */
+    SC_AIN_ANSWER_FAILED,  /* its intent failed (or timed out, or resolved as not done) */
+    SC_AIN_STARTED,        /* Azure started it */
+    SC_AIN_ANSWER_UNKNOWN, /* its intent got no HTTP status: the POST may still land */
     SC_AIN_MAX
 } sc_approval_input_t;
 

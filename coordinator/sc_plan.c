@@ -50,8 +50,8 @@ static const char *const s_drain_names[SC_DRAIN_MAX] = {
     "none",           "prepare_ordered",     "preparing",       "prepared",
     "prepare_failed", "prepare_interrupted", "recover_ordered", "recovering",
     "recovered",      "recover_failed",      "rolled_back"};
-static const char *const s_approval_names[SC_APPROVAL_MAX] = {"none", "intent", "approved",
-                                                              "failed", "not_needed"};
+static const char *const s_approval_names[SC_APPROVAL_MAX] = {"none",   "intent",     "approved",
+                                                              "failed", "not_needed", "unknown"};
 static const char *const s_action_names[SC_ACT_MAX] = {"PREPARE",     "RECOVER", "APPROVE",
                                                        "APPROVE_VIA", "ALERT",   "MEMBER_GONE"};
 static const char *const s_alert_names[SC_ALERT_MAX] = {
@@ -70,7 +70,7 @@ const char *sc_drain_state_name(sc_drain_state_t s)
 
 const char *sc_approval_state_name(sc_approval_state_t s)
 {
-    return s >= 0 && s < SC_APPROVAL_MAX ? s_approval_names[s] : "unknown";
+    return s >= 0 && s < SC_APPROVAL_MAX ? s_approval_names[s] : "invalid";
 }
 
 const char *sc_action_kind_name(sc_action_kind_t k)
@@ -369,7 +369,8 @@ static void s_compute_states(s_plan_t *pl)
             } else if (x->started && !e->vms[j].dropped) {
                 s_mark(pl, m, SC_MEMBER_IMPACTED, i);
             } else if (s == SC_DRAIN_NONE && !e->vms[j].dropped &&
-                       (e->approval == SC_APPROVAL_INTENT || e->approval == SC_APPROVAL_APPROVED)) {
+                       (e->approval == SC_APPROVAL_INTENT || e->approval == SC_APPROVAL_APPROVED ||
+                        e->approval == SC_APPROVAL_UNKNOWN)) {
                 /* approved undrained (User deadline): impacted as soon as Azure starts it */
                 s_mark(pl, m, SC_MEMBER_IMPACTED, i);
             } else if (s == SC_DRAIN_PREPARED) {
@@ -582,7 +583,8 @@ static bool s_user_deadline_may_approve(const s_plan_t *pl, size_t i)
     return pl->ev[i].cls == SC_CLASS_USER && s_user_deadline_passed(pl, i) && !pl->p->pause &&
            pl->p->approve_user_events && !(e->n_strangers && !pl->p->approve_with_strangers) &&
            (e->approval == SC_APPROVAL_NONE ||
-            (e->approval == SC_APPROVAL_FAILED && pl->in->now_ms >= e->retry_at_ms));
+            ((e->approval == SC_APPROVAL_FAILED || e->approval == SC_APPROVAL_UNKNOWN) &&
+             pl->in->now_ms >= e->retry_at_ms));
 }
 
 /* Rule 2 for an approval without a full drain (a User event at its deadline): its VMs are
@@ -828,7 +830,8 @@ static int s_plan_forecast(s_plan_t *pl, size_t i)
     const char *why = e->forecast_why ? e->forecast_why : "";
 
     if (!e->forecast_late || !pl->ev[i].scheduled || pl->ev[i].cls == SC_CLASS_NO_DRAIN ||
-        (e->approval != SC_APPROVAL_NONE && e->approval != SC_APPROVAL_FAILED))
+        (e->approval != SC_APPROVAL_NONE && e->approval != SC_APPROVAL_FAILED &&
+         e->approval != SC_APPROVAL_UNKNOWN))
         return 0;
     s_wait(&pl->ev[i], "forecast: %s", why);
     return s_act(pl, SC_ACT_ALERT, SC_PLAN_NONE, i, SC_ALERT_FORECAST_LATE,
@@ -975,8 +978,11 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
         s_wait(x, "user event: approve-user-events is off, waiting for NotBefore");
         return 0;
     }
-    if (e->approval == SC_APPROVAL_FAILED && in->now_ms < e->retry_at_ms) {
-        s_wait(x, "approval failed; retry in %lld ms", (long long)(e->retry_at_ms - in->now_ms));
+    if ((e->approval == SC_APPROVAL_FAILED || e->approval == SC_APPROVAL_UNKNOWN) &&
+        in->now_ms < e->retry_at_ms) {
+        s_wait(x, "approval %s; retry in %lld ms",
+               e->approval == SC_APPROVAL_FAILED ? "failed" : "unknown (the POST may still land)",
+               (long long)(e->retry_at_ms - in->now_ms));
         return 0;
     }
     if (x->cls == SC_CLASS_NO_DRAIN) {
@@ -1202,9 +1208,11 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
          * VMs go away (bringing one back into service just before is worse) */
         x->rollback =
             x->rollback && x->scheduled && x->cls != SC_CLASS_EVICT && x->cls != SC_CLASS_NO_DRAIN;
-        /* an approval made (or in flight) is irreversible while the event is listed: none of
-         * its VMs is recovered, its fault domain is not released (proto/README.md, Fencing) */
-        if (e->approval == SC_APPROVAL_INTENT || e->approval == SC_APPROVAL_APPROVED)
+        /* an approval made, in flight, or whose POST may still land (unknown) is irreversible
+         * while the event is listed: none of its VMs is recovered, its fault domain is not
+         * released (proto/README.md, Fencing) */
+        if (e->approval == SC_APPROVAL_INTENT || e->approval == SC_APPROVAL_APPROVED ||
+            e->approval == SC_APPROVAL_UNKNOWN)
             x->rollback = false;
         x->retry_ready = x->rollback && !x->in_flight && x->retry_ready;
     }

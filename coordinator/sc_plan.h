@@ -125,6 +125,11 @@ typedef enum {
     SC_APPROVAL_APPROVED,   /* POST answered 200: never again */
     SC_APPROVAL_FAILED,     /* POST failed: retried when now_ms >= retry_at_ms */
     SC_APPROVAL_NOT_NEEDED, /* will not be approved (left to Azure, or started on its own) */
+    SC_APPROVAL_UNKNOWN,    /* a POST that may still land (no HTTP status: a timeout, a delegate
+                               that never answered, a tenure that ended before the answer): as
+                               FAILED it is POSTed again (Azure answers 200 to a repeat), as
+                               INTENT it blocks rollback, until a definite answer (an HTTP
+                               status) or the event is Started or gone (proto/README.md) */
     SC_APPROVAL_MAX
 } sc_approval_state_t;
 
