@@ -48,6 +48,16 @@ int sc_approver_intent_via(sc_approver_t *a, int64_t term, const char *via, cons
 /* Logs the answer of intent (delegated POST, or an intent resolved after a restart). */
 int sc_approver_record_answer(sc_approver_t *a, int64_t term, int64_t intent, int rc,
                               long http_status, const char *message);
+/* The pipeline's parts (the coordinator proposes the entries and POSTs once the intent is
+ * committed, sc_coord_exec.c): an intent's data for n EventIds (delegated to via, NULL: the
+ * leader POSTs), with its body; *ret_data is the caller's. 0, or -EINVAL for bad ids. */
+int sc_approver_intent_data(const sc_approver_t *a, const char *via, const char *const *ids,
+                            size_t n, json_object **ret_data);
+/* An answer's data (the caller's): rc 0 approved; rc != 0 with an HTTP status a definite
+ * failure; with none ("unknown": true) a POST that may still land. */
+json_object *sc_approver_answer_data(int64_t intent, int rc, long http_status, const char *message);
+/* One POST of body through our own IMDS; the outcome (intent_index 0) in *ret_outcome. */
+int sc_approver_post(sc_approver_t *a, const char *body, sc_approval_outcome_t *ret_outcome);
 /* Intents without an answer, oldest first: a JSON array of {"id","event_ids":[...],"via"}.
  * *ret_json is the caller's. */
 int sc_approver_unanswered(sc_approver_t *a, json_object **ret_json);

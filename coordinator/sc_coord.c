@@ -264,7 +264,9 @@ void sc_coord_destroy(sc_coord_t **coord)
     if (!coord || !*coord)
         return;
     c = *coord;
-    sc_coord_notify_destroy(c); /* bounded: what is queued gets 2 s */
+    if (c->raft)
+        sc_coord_raft_txn_commit(c); /* what the last turn proposed is kept */
+    sc_coord_notify_destroy(c);      /* bounded: what is queued gets 2 s */
     if (c->ctl_fd >= 0)
         sc_ctl_close(c->ctl_fd, c->ctl_path);
     if (c->router)
@@ -311,7 +313,13 @@ static int s_timers(sc_coord_t *c)
         sc_coord_dispatch_broadcast_leader(c);
     }
     sc_coord_exec_resend_orders(c, now);
-    return sc_coord_rehearse_tick(c, now);
+    /* a rehearsal's timers decide from the state as the planner does: not while what they
+     * proposed is in flight */
+    if (!sc_coord_raft_settled(c))
+        return 0;
+    rc = sc_coord_rehearse_tick(c, now);
+    sc_coord_raft_fence(c);
+    return rc;
 }
 
 /* Waits up to timeout_ms for a message or a control request, less when a plan round is due
@@ -327,7 +335,9 @@ static int s_poll(sc_coord_t *c, int timeout_ms, bool *ret_ctl)
 
     if (c->dirty || next < 0)
         next = 0;
-    if (!sc_coord_may_act(c)) /* no plan rounds to wake up for (a follower, the start grace) */
+    /* no plan rounds to wake up for (a follower, the start grace), or not before what the
+     * last one proposed is applied (its commit wakes the poll: an append_ack) */
+    if (!sc_coord_may_act(c) || !sc_coord_raft_settled(c))
         next = timeout_ms;
     if (timeout_ms > next)
         timeout_ms = (int)next;
@@ -348,19 +358,24 @@ static void s_serve_control(sc_coord_t *c)
 
 /* A plan round when one is due. A follower plans nothing: no orders, approvals, alerts or
  * membership decisions; nor does a leader that just started before its members had a chance
- * to report. */
+ * to report. A leader plans from the applied state, so not while what its last round
+ * proposed is in flight (it would decide it twice): its commit makes the next round due. */
 static int s_plan_if_due(sc_coord_t *c, int64_t now)
 {
     int rc;
 
     bool act = sc_coord_may_act(c);
 
+    if (act && !sc_coord_raft_settled(c))
+        return 0;
     if (act ? !(c->dirty || now - c->last_plan_ms >= S_PLAN_EVERY_MS)
             : now - c->last_plan_ms < S_VIEW_EVERY_MS)
         return 0;
     c->dirty = false;
     c->last_plan_ms = now;
     rc = sc_coord_exec_plan_round(c, act);
+    if (act)
+        sc_coord_raft_fence(c);
     return rc < 0 ? rc : 0;
 }
 
@@ -410,8 +425,8 @@ bool sc_coord_stall_check(sc_coord_t *c, int64_t waited_ms)
     return tilt;
 }
 
-/* A decision not committed (no majority in time, or no longer the leader) is not acted on and
- * not fatal: it stays in the log, the election sorts it out. */
+/* A decision not proposed because we no longer lead is not fatal: the election sorts it
+ * out. */
 static int s_nonfatal(int rc)
 {
     return rc == SC_E_NOT_COMMITTED ? 0 : rc;
@@ -441,7 +456,10 @@ int sc_coord_step(sc_coord_t *c, int timeout_ms)
     now = sc_mono_ms();
     if (c->in_grace)
         sc_coord_members_grace_check(c, now);
-    return s_nonfatal(s_plan_if_due(c, now));
+    if ((rc = s_nonfatal(s_plan_if_due(c, now))) < 0)
+        return rc;
+    /* the turn's decisions: durable (one fsync), sent to the voters, acted on once committed */
+    return sc_coord_raft_flush(c);
 }
 
 int sc_coord_run(sc_coord_t *c, volatile sig_atomic_t *stop)

@@ -222,6 +222,11 @@ static int s_on_approve_result(sc_coord_t *c, size_t mi, uint64_t term,
                     c->members[mi].name, (unsigned long long)term, (long long)c->term);
         return 0;
     }
+    if (!sc_coord_is_leader(c)) { /* we stepped down in this term: the next leader settles it */
+        sc_log_info("approval answer not recorded: not leading", "member=%s term=%llu",
+                    c->members[mi].name, (unsigned long long)term);
+        return 0;
+    }
     for (size_t i = 0; i < r->n_events; i++) {
         const sc_cs_event_t *ce = sc_coord_exec_cs(c, r->events[i]);
         bool known = false;
@@ -246,8 +251,11 @@ static int s_on_approve_result(sc_coord_t *c, size_t mi, uint64_t term,
             if (e)
                 e->retry_at_ms = now + sc_backoff_next(&e->backoff, 0);
         }
-        rc = sc_approver_record_answer(c->approver, c->term, intents[k], ok ? 0 : SC_E_HTTP_OTHER,
-                                       r->http_status, r->message ? r->message : r->result);
+        rc = sc_coord_exec_decide(
+            c, SC_DLOG_APPROVAL_ANSWER,
+            sc_approver_answer_data(intents[k], ok ? 0 : SC_E_HTTP_OTHER, r->http_status,
+                                    r->message ? r->message : r->result),
+            ok ? "approval answered (delegated)" : "approval failed (delegated)");
     }
     if (n_refused) {
         c->rejected++;
@@ -294,11 +302,10 @@ static int s_on_malformed(sc_coord_t *c, sc_cmember_t *m, const sc_msg_document_
     return rc;
 }
 
-/* *txn: whether the batch's transaction is open; opened here before the first message that
- * may write (anything but a nack, or a heartbeat that changes nothing, from a member already
- * alive), so that the once-a-second heartbeats of a quiet set cost no SQLite transaction. */
-static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len, zmq_msg_t *zm,
-                        bool *txn)
+/* One message. What it makes the leader decide is proposed in the turn's transaction, opened
+ * at the first proposal (sc_coord_raft_propose): the once-a-second heartbeats of a quiet set
+ * cost no SQLite transaction. */
+static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len, zmq_msg_t *zm)
 {
     char err[256];
     sc_msg_t *msg = NULL;
@@ -340,14 +347,6 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
     if (msg->term > (uint64_t)c->term &&
         (rc = sc_coord_members_adopt_term(c, msg->term, m->name)) < 0)
         goto out;
-    if (!*txn && sc_coord_raft_can_batch(c) &&
-        !(m->alive && (msg->type == SC_MSG_NACK ||
-                       (msg->type == SC_MSG_HEARTBEAT &&
-                        sc_coord_members_is_blind(c, &msg->heartbeat) == m->blind)))) {
-        if ((rc = sc_store_begin(c->store)) < 0)
-            goto out;
-        *txn = true;
-    }
     if (rid_len && rid_len <= SC_COORD_RID_MAX) {
         memcpy(m->rid, rid, rid_len);
         m->rid_len = rid_len;
@@ -430,13 +429,12 @@ out:
     return rc;
 }
 
-/* Reads every message waiting on the ROUTER (bounded per round). The decisions of one batch
- * are committed together (one fsync, not one per decision): nothing a message handler sends
- * depends on them (LEADER, DOC_REQUEST), and orders go out from the plan round, after the
- * commit. A failure rolls the whole batch back; the daemon stops on it. */
+/* Reads every message waiting on the ROUTER (bounded per round). The decisions of one turn are
+ * committed together by sc_coord_raft_flush (one fsync, not one per decision): nothing a
+ * message handler sends depends on them (LEADER, DOC_REQUEST), and what they make the leader
+ * do is done once they are committed. A store failure is fatal: the daemon stops on it. */
 int sc_coord_dispatch_drain_router(sc_coord_t *c)
 {
-    bool txn = false;
     int rc = 0;
 
     for (int n = 0; n < 100000 && rc >= 0; n++) {
@@ -472,14 +470,9 @@ int sc_coord_dispatch_drain_router(sc_coord_t *c)
             zmq_msg_close(&id);
             continue;
         }
-        rc = s_on_message(c, zmq_msg_data(&id), zmq_msg_size(&id), &body, &txn);
+        rc = s_on_message(c, zmq_msg_data(&id), zmq_msg_size(&id), &body);
         zmq_msg_close(&body);
         zmq_msg_close(&id);
     }
-    if (txn && rc >= 0 && (rc = sc_store_commit(c->store)) < 0)
-        sc_log_err("decisions not recorded", "rc=%s why=\"%s\"", sc_errname(rc),
-                   sc_log_q(sc_store_errmsg(c->store)));
-    if (txn && rc < 0)
-        sc_store_rollback(c->store);
     return rc;
 }

@@ -35,14 +35,10 @@ int sc_coord_raft_next_ms(const sc_coord_t *c)
     return d < 0 ? 0 : d > 1000 ? 1000 : (int)d;
 }
 
-bool sc_coord_raft_can_batch(const sc_coord_t *c)
-{
-    return c->voters.n <= 1;
-}
-
 bool sc_coord_raft_leads(const sc_coord_t *c)
 {
-    return sc_coord_is_leader(c) && !c->raft->need_term_entry && c->raft->term_entry;
+    return sc_coord_is_leader(c) && !c->raft->need_term_entry && c->raft->term_entry &&
+           c->raft->durable >= c->raft->term_entry;
 }
 
 int64_t sc_coord_raft_commit(const sc_coord_t *c)
@@ -53,8 +49,10 @@ int64_t sc_coord_raft_commit(const sc_coord_t *c)
 bool sc_coord_raft_may_act(const sc_coord_t *c)
 {
     const sc_craft_t *r = c->raft;
-    return r && !r->need_term_entry && r->term_entry && r->applied >= r->last_index &&
-           sc_elect_may_act(r->e, sc_mono_ms());
+    /* our term's first entry committed and applied, so every entry of former terms before it
+     * is applied too; what we proposed since may still be in flight (the pipeline) */
+    return r && !r->need_term_entry && r->term_entry && r->applied >= r->term_entry &&
+           r->durable >= r->term_entry && sc_elect_may_act(r->e, sc_mono_ms());
 }
 
 /* The election module from hard (c->raft->e), with the daemon's settings. */
@@ -139,7 +137,6 @@ int sc_coord_raft_new(sc_coord_t *c, const sc_curve_keypair_t *kp, const sc_keyr
         return rc == -EINVAL ? SC_E_CONFIG : rc;
     c->term = hard.term;
     sc_coord_raft_set_log(c);
-    sc_store_on_commit(c->store, sc_coord_raft_gate, c); /* one voter: commits at once */
     /* our DEALER to every other voter */
     for (size_t k = 0; k < c->voters.n; k++) {
         size_t vi = c->voters.index[k];
@@ -188,6 +185,7 @@ void sc_coord_raft_destroy(sc_coord_t *c)
         if (r->dealer[k])
             zmq_close(r->dealer[k]);
     sc_coord_snap_destroy(c);
+    sc_coord_raft_effects_free(c);
     sc_elect_destroy(&r->e);
     free(r->next);
     free(r->match);
@@ -226,9 +224,7 @@ void sc_coord_raft_log_may_act(sc_coord_t *c)
     sc_craft_t *r = c->raft;
     bool now = sc_coord_may_act(c);
 
-    /* inside a commit wait the decision waited for is not applied yet: not a change of the
-     * permission to act, which is said once the wait is over */
-    if (now == r->may_act || r->in_gate)
+    if (now == r->may_act)
         return;
     r->may_act = now;
     sc_log_notice("may act", "value=%s term=%lld commit=%lld", now ? "true" : "false",

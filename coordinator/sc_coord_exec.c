@@ -71,18 +71,16 @@ static void s_ev_remove(sc_coord_t *c, sc_cevstate_t *e)
 
 /* ---- decisions ----------------------------------------------------------------------- */
 
-/* Appends a decision; the store applies it to its tables and, through sc_store_on_decide, to
- * the state (sc_coord_cstate_apply). Only a leader appends: a follower keeps what it hears in
- * memory and writes nothing (its log is its leader's). A store failure is fatal for the daemon:
- * it must not act on what it could not record. */
+/* Proposes a decision (sc_coord_raft_propose): appended to the log in the turn's transaction;
+ * applied to the store's tables and, through sc_store_on_decide, to the state once committed.
+ * Only a leader proposes: a follower keeps what it hears in memory and writes nothing (its log
+ * is its leader's). A store failure is fatal for the daemon: it must not act on what it could
+ * not record. */
 int sc_coord_exec_decide(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data, const char *reason)
 {
     int rc = 0;
 
-    if (sc_coord_is_leader(c) &&
-        (rc = sc_store_decide_json(c->store, c->term, kind, data, reason, sc_wall_ms(), NULL)) <
-            0 &&
-        rc != SC_E_NOT_COMMITTED) /* sc_coord_raft.c said why */
+    if (sc_coord_is_leader(c) && (rc = sc_coord_raft_propose(c, kind, data, reason, NULL)) < 0)
         sc_log_err("decision not recorded", "kind=%s rc=%s why=\"%s\"", sc_dlog_kind_name(kind),
                    sc_errname(rc), sc_log_q(sc_store_errmsg(c->store)));
     json_object_put(data);
@@ -268,9 +266,7 @@ int sc_coord_exec_alert(sc_coord_t *c, sc_alert_t kind, const char *event_id, co
 static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
 {
     const char *ids[SC_DOC_MAX_EVENTS];
-    sc_cevstate_t *es[SC_DOC_MAX_EVENTS];
     size_t n = 0;
-    int64_t now = sc_mono_ms();
     int rc;
 
     if (!sc_coord_may_act(c))
@@ -296,56 +292,21 @@ static int s_approve(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t
         if (!e)
             continue;
         e->touched = true;
-        ids[n] = e->id;
-        es[n++] = e;
+        ids[n++] = e->id;
     }
     if (!n)
         return 0;
-    /* the intent's entry makes them INTENT, its answer APPROVED or FAILED (sc_cstate) */
-    if (a->kind == SC_ACT_APPROVE_VIA) {
-        int64_t intent = 0;
-        sc_msg_t *msg = NULL;
-        sc_cmember_t *m = &c->members[a->member];
-        rc = sc_approver_intent_via(c->approver, c->term, m->name, ids, n, a->reason, &intent);
-        if (rc < 0)
+    /* the intent's entry makes them INTENT, its answer APPROVED, FAILED or UNKNOWN
+     * (sc_cstate); the POST or the delegation is its effect, once committed */
+    {
+        json_object *d = NULL;
+        const char *via = a->kind == SC_ACT_APPROVE_VIA ? c->members[a->member].name : NULL;
+        if ((rc = sc_approver_intent_data(c->approver, via, ids, n, &d)) < 0) {
+            sc_log_err("approval not proposed", "events=%zu first=%s rc=%s", n, ids[0],
+                       sc_errname(rc));
             return rc;
-        for (size_t i = 0; i < n; i++)
-            es[i]->intent_ms = now;
-        if (sc_msg_new(SC_MSG_APPROVE_VIA, c->name, (uint64_t)c->term, ++c->seq, &msg) == 0) {
-            msg->approve_via.index = (uint64_t)sc_coord_raft_commit(c);
-            for (size_t i = 0; i < n; i++)
-                sc_msg_add_event(msg, ids[i]);
-            sc_coord_dispatch_send(c, m, msg);
-            sc_msg_destroy(&msg);
         }
-        c->count.delegated++;
-        sc_log_notice("approval delegated", "via=%s events=%zu first=%s why=\"%s\"", m->name, n,
-                      ids[0], sc_log_q(a->reason));
-        return 0;
-    } else {
-        sc_approval_outcome_t out;
-        rc = sc_approver_approve(c->approver, c->term, ids, n, a->reason, &out);
-        c->last_post_ms = sc_mono_ms();
-        if (rc < 0 && !out.intent_index)
-            return rc;
-        for (size_t i = 0; i < n; i++) {
-            if (out.rc == 0)
-                sc_backoff_reset(&es[i]->backoff);
-            else
-                es[i]->retry_at_ms = now + sc_backoff_next(&es[i]->backoff, out.retry_after_ms);
-        }
-        if (out.rc == 0)
-            c->count.posts_ok++;
-        else
-            c->count.posts_failed++;
-        if (out.rc == 0)
-            sc_log_notice("approved", "events=%zu first=%s http=%ld why=\"%s\"", n, ids[0],
-                          out.http_status, sc_log_q(a->reason));
-        else
-            sc_log_warn("approval failed, will retry",
-                        "events=%zu first=%s retry_ms=%lld why=\"%s\"", n, ids[0],
-                        (long long)(es[0]->retry_at_ms - now), sc_log_q(out.message));
-        return rc;
+        return sc_coord_exec_decide(c, SC_DLOG_APPROVAL_INTENT, d, a->reason);
     }
 }
 
@@ -385,17 +346,9 @@ static int s_act(sc_coord_t *c, const sc_plan_input_t *in, const sc_action_t *a)
         json_object_array_add(vms, json_object_new_string(m->name));
         json_object_object_add(d, "vms", vms);
         json_object_object_add(d, "attempt", json_object_new_int(attempt));
-        rc = sc_coord_exec_decide(c, prep ? SC_DLOG_PREPARE_ORDERED : SC_DLOG_RECOVER_ORDERED, d,
-                                  a->reason);
-        if (rc < 0)
-            return rc;
-        e->sent_ms[a->member] = sc_mono_ms();
-        c->count.orders[prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER]++;
-        sc_log_notice(prep ? "prepare ordered" : "recover ordered", "event=%s vm=%s why=\"%s\"",
-                      e->id, m->name, sc_log_q(a->reason));
-        sc_coord_dispatch_send_order(c, a->member, e->id,
-                                     prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER, attempt);
-        return 0;
+        /* the order goes out once the entry is committed (s_order_effect) */
+        return sc_coord_exec_decide(c, prep ? SC_DLOG_PREPARE_ORDERED : SC_DLOG_RECOVER_ORDERED, d,
+                                    a->reason);
     }
     case SC_ACT_APPROVE:
     case SC_ACT_APPROVE_VIA: return s_approve(c, in, a);
@@ -485,7 +438,9 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
         le->touched = false;
         p->ev = &re->ev;
         p->phase = re->phase;
-        p->start_kind = re->start_kind;
+        /* how it started as decided, when it was (a report heard while following may have
+         * missed our approval: the registry would call it forced) */
+        p->start_kind = e->start_kind != SC_START_NONE ? e->start_kind : re->start_kind;
         p->first_seen_ms = re->first_seen_ms;
         p->approval = e->approval;
         p->retry_at_ms = le->retry_at_ms;
@@ -558,6 +513,14 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
             e->waiting_for = out.waiting_for[i] ? strdup(out.waiting_for[i]) : NULL;
         }
     }
+    /* approved (or possibly: in flight, unknown) as decided: a start is ours, not forced —
+     * on a follower too, which may lead next */
+    for (size_t i = 0; i < sc_cstate_n_events(c->cs); i++) {
+        const sc_cs_event_t *e = sc_cstate_event_at(c->cs, i);
+        if (e->approval == SC_APPROVAL_INTENT || e->approval == SC_APPROVAL_APPROVED ||
+            e->approval == SC_APPROVAL_UNKNOWN)
+            sc_registry_mark_approved(c->reg, e->ev.id);
+    }
     if (!act) { /* a follower's view: the states and words of the plan, nothing carried out */
         for (size_t i = c->n_ev; i-- > 0;)
             if (!sc_coord_exec_cs(c, c->ev[i]->id))
@@ -570,11 +533,6 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
     for (size_t i = 0; i < out.n_actions && rc >= 0; i++)
         if (out.actions[i].kind != SC_ACT_MEMBER_GONE)
             rc = s_act(c, &in, &out.actions[i]);
-    for (size_t i = 0; i < sc_cstate_n_events(c->cs); i++) {
-        const sc_cs_event_t *e = sc_cstate_event_at(c->cs, i);
-        if (e->approval == SC_APPROVAL_INTENT || e->approval == SC_APPROVAL_APPROVED)
-            sc_registry_mark_approved(c->reg, e->ev.id);
-    }
     for (size_t i = 0; i < out.n_actions && rc >= 0; i++)
         if (out.actions[i].kind == SC_ACT_MEMBER_GONE) {
             rc = s_act(c, &in, &out.actions[i]);
@@ -648,8 +606,11 @@ int sc_coord_exec_expire_via(sc_coord_t *c, int64_t now)
                 le->retry_at_ms = now;
             }
         }
-        rc = sc_approver_record_answer(c->approver, c->term, intent, SC_E_TIMEOUT, 0,
-                                       "no answer from the delegated agent");
+        /* no answer: its POST may still land (unknown), never a failure that allows rollback */
+        rc = sc_coord_exec_decide(
+            c, SC_DLOG_APPROVAL_ANSWER,
+            sc_approver_answer_data(intent, SC_E_TIMEOUT, 0, "no answer from the delegated agent"),
+            "approval unknown: no answer from the delegate");
         if (rc < 0)
             return rc;
         c->dirty = true;

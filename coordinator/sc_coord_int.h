@@ -19,7 +19,10 @@
  *   sc_coord_rehearse.c  rehearsals: made-up events planned as real ones, nothing POSTed
  *   sc_coord_report.c    a rehearsal's report
  *   sc_coord_raft.c      the election (sc_elect) and the decision log's replication: peer
- *                        sockets, votes, appends, the commit wait before anything is acted on
+ *                        sockets, votes, appends and their answers
+ *   sc_coord_log.c       the decision log as a pipeline: proposals in the turn's transaction,
+ *                        the flush (one fsync, appends sent), commit, apply, effects queued
+ *   sc_coord_effect.c    effects of committed entries: orders, approval POSTs, delegations
  *   sc_coord_elect.c     the election's life: new, destroy, status, a newer term adopted
  *   sc_coord_handover.c  leadership handed over: before approving our own VM's event, and
  *                        back to the preferred member when nothing is in flight
@@ -244,6 +247,13 @@ int sc_coord_exec_expire_via(sc_coord_t *c, int64_t now);
 /* Sends again the orders not acknowledged within --resend to members alive. */
 void sc_coord_exec_resend_orders(sc_coord_t *c, int64_t now);
 
+/* ---- sc_coord_effect.c: effects of committed entries ------------------------------------- */
+
+/* What committed entry e (data: parsed), applied on the leader of its term that may act, makes
+ * it do: an order sent (PREPARE_ORDERED, RECOVER_ORDERED), an approval POSTed or delegated
+ * (APPROVAL_INTENT; the POST's answer proposed). Nothing for other kinds. */
+void sc_coord_effect_run(sc_coord_t *c, const sc_dlog_entry_t *e, json_object *data);
+
 /* ---- sc_coord_restart.c: restart recovery -------------------------------------------- */
 
 /* Rebuilds the state from the store's last snapshot and the log after it (sc_cstate_apply of
@@ -258,6 +268,11 @@ void sc_coord_restart_snapshot(sc_coord_t *c, int64_t every);
  * (our own IMDS read once if needed). A follower only rebuilds. 0 or an error. */
 int sc_coord_restart_restore(sc_coord_t *c);
 
+/* Events the state holds (and still owe something) that the registry lacks are restored into it,
+ * as a restart would: a snapshot installed, entries followed that no agent of ours reported.
+ * The planner plans the registry's events: without this their drains would be invisible to it
+ * (rule 1, rule 3). 0 or -ENOMEM. */
+int sc_coord_restart_reconcile_registry(sc_coord_t *c);
 /* The leader's work on taking the lead (its term's first entry committed): members recorded,
  * approval intents left without an answer resolved. 0 or an error. */
 int sc_coord_restart_take_lead(sc_coord_t *c);
@@ -267,6 +282,13 @@ int sc_coord_restart_take_lead(sc_coord_t *c);
 int sc_coord_restart_resolve_intents(sc_coord_t *c);
 
 /* ---- sc_coord_raft.c, sc_coord_elect.c: the election and the replication -------------- */
+
+/* An entry applied on the leader, whose effect (order, approval POST or delegation,
+ * notification) waits for the end of the turn (sc_coord_raft_flush). */
+typedef struct sc_coord_effect {
+    sc_dlog_entry_t e; /* its index, term, kind, wall_ms, reason (ours); data unused */
+    json_object *data; /* its data (a reference) */
+} sc_coord_effect_t;
 
 /* The election and the replication's state (sc_coord_raft.c). */
 struct sc_craft {
@@ -284,7 +306,11 @@ struct sc_craft {
     int64_t applied;               /* applied through */
     int64_t term_entry;            /* index of our term's first entry (leader; 0: not yet) */
     bool need_term_entry;          /* just won: our term's first entry is due */
-    bool in_gate;                  /* inside s_gate (do not apply from the acks) */
+    int64_t durable;               /* leader: our log is durable through (fsynced) */
+    int64_t plan_fence;            /* leader: the planner plans again once applied through */
+    bool txn;                      /* leader: the turn's transaction is open */
+    sc_coord_effect_t *fx;         /* effects of entries applied, carried out by the flush */
+    size_t n_fx, cap_fx;           /* their number, and room */
     bool may_act;                  /* as last logged */
     bool resolve;                  /* intents may be left without a POST: resolve them */
     int chan_dealer;               /* the message being handled came on dealer k (-1) */
@@ -299,12 +325,34 @@ struct sc_craft {
 int sc_coord_raft_outputs(sc_coord_t *c, const sc_elect_outputs_t *out);
 /* Tells the election the log's end and commit index. */
 void sc_coord_raft_set_log(sc_coord_t *c);
-/* The store's commit gate (sc_store_on_commit): waits until a majority stored index. */
-int sc_coord_raft_gate(void *ud, int64_t index);
-/* Whether several decisions may share one SQLite transaction (one fsync): only when this member
- * alone is the majority (one voter). With more, each decision is committed by the voters on its
- * own (the commit gate), and one not committed must not undo the others by a rollback. */
-bool sc_coord_raft_can_batch(const sc_coord_t *c);
+/* sc_coord_log.c: the pipeline. Leader: the highest index a majority stored (ours once
+ * durable), if of our term, is committed. */
+void sc_coord_log_advance_commit(sc_coord_t *c);
+/* Applies what is committed and not applied yet. 0 or a store error. */
+int sc_coord_log_apply_committed(sc_coord_t *c);
+/* An append to member to with what it is owed from its next index (a heartbeat when nothing;
+ * round: the heartbeat round, 0 none; answer: on the channel of the message being handled). */
+void sc_coord_raft_send_append(sc_coord_t *c, size_t to, int64_t round, bool answer);
+/* The leader proposes a decision: appended to the log in the turn's transaction, not applied
+ * (with one voter: applied too, committed once durable). Never waits. *ret_index (may be NULL)
+ * gets its index. 0, SC_E_NOT_COMMITTED when we do not lead (nothing written), or a store
+ * error (fatal). */
+int sc_coord_raft_propose(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data, const char *reason,
+                          int64_t *ret_index);
+/* The end of a loop turn: the turn's transaction committed (one fsync), the new entries sent
+ * to the voters, the effects of the entries applied carried out. 0 or a fatal error. */
+int sc_coord_raft_flush(sc_coord_t *c);
+/* Commits the turn's transaction now (before a vote or an append is answered). 0 or an error. */
+int sc_coord_raft_txn_commit(sc_coord_t *c);
+/* Whether everything the planner proposed is applied (it may plan again: it derives from the
+ * applied state, and would otherwise decide twice what is in flight). */
+bool sc_coord_raft_settled(const sc_coord_t *c);
+/* The planner proposed: it plans again once the log's end now is applied. */
+void sc_coord_raft_fence(sc_coord_t *c);
+/* The state applied entry e (data: parsed): its effect queued, on the leader. */
+void sc_coord_raft_effect_push(sc_coord_t *c, const sc_dlog_entry_t *e, json_object *data);
+/* Frees the effects not carried out (destroy). */
+void sc_coord_raft_effects_free(sc_coord_t *c);
 /* What stepping down from the lead leaves to do: no term entry due, intents to resolve. */
 void sc_coord_raft_stepped_down(sc_coord_t *c);
 /* Logs "may act" when sc_coord_may_act changed. */

@@ -6,12 +6,20 @@
  * leader's appends and their acknowledgements travel on its own DEALERs, which the commit wait
  * below polls without touching the ROUTER.
  *
- * Log: the leader appends a decision, the store makes it durable and calls s_gate, which
- * sends it to the voters and waits (at most S_GATE_MS) until a majority stored it; only then is
- * it applied to the store's tables and the state, and only then does the caller act on it
- * (order, POST). A decision not committed in time stays in the log, not applied (a later commit
- * applies it, or a newer leader replaces it) and the caller does nothing. A follower stores
- * what its leader sends (Raft's log matching), applies it up to the leader's commit index. */
+ * Log, a pipeline (etcd's Ready, hashicorp/raft's pipelined appends and group commit): the
+ * leader proposes a loop turn's decisions as entries in one transaction (sc_coord_raft_propose:
+ * appended, not applied), and at the end of the turn (sc_coord_raft_flush) commits it — one
+ * fsync — and sends them to the voters without waiting. Entries commit when a majority stored
+ * them (our own counted once durable); then, on every member, they are applied to the store's
+ * tables and the state, in order. What an entry makes the leader do — an order, an approval
+ * POST or delegation, a notification — is an effect, queued as the entry is applied and
+ * carried out by the flush, after the transaction: never before its commit, and only by the
+ * leader of the entry's term that may act. Nothing waits for a majority inside the decision
+ * path, and nothing is thrown away: an entry is committed, or replaced by a newer term's
+ * leader, whose planner derives again from the applied state what is still owed. With one
+ * voter, an entry is committed once durable: it is applied as it is proposed, its effects
+ * wait for the flush's fsync. A follower stores what its leader sends (Raft's log matching),
+ * durably before it answers, and applies it up to the leader's commit index. */
 #include "sc_coord_int.h"
 
 #include "sc_elect.h"
@@ -27,7 +35,6 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#define S_GATE_MS 400           /* a decision waits at most this long for a majority */
 #define S_BATCH_ENTRIES 256     /* entries in one append, at most */
 #define S_BATCH_BYTES 262144    /* and about this many bytes of data */
 #define S_NONVOTER_EVERY_MS 500 /* a non-voter gets what it is owed at most this often */
@@ -95,7 +102,7 @@ static sc_msg_t *s_new_msg(sc_coord_t *c, sc_msg_type_t type, int64_t term)
 
 /* An append to member to with the entries it is owed from r->next[to] (none for a heartbeat
  * when it has them all), the round given (0: not a heartbeat round). */
-static void s_send_append(sc_coord_t *c, size_t to, int64_t round, bool answer)
+void sc_coord_raft_send_append(sc_coord_t *c, size_t to, int64_t round, bool answer)
 {
     sc_craft_t *r = c->raft;
     sc_dlog_entry_t *v = NULL;
@@ -162,9 +169,11 @@ static void s_became_leader(sc_coord_t *c)
         r->match[i] = 0;
         r->sent_ms[i] = 0;
     }
-    r->match[c->self] = r->last_index;
+    r->durable = r->last_index; /* a follower's log is durable before it answers */
+    r->match[c->self] = r->durable;
     r->term_entry = 0;
     r->need_term_entry = true;
+    r->plan_fence = 0;
     /* what it knows may be old: the members report again before it acts (the start grace) */
     c->in_grace = true;
     c->stalled = false;
@@ -190,7 +199,9 @@ int sc_coord_raft_outputs(sc_coord_t *c, const sc_elect_outputs_t *out)
         case SC_ELECT_OUT_PERSIST: {
             const char *vf =
                 o->hard.voted_for == SC_ELECT_NONE ? "" : c->members[o->hard.voted_for].name;
-            int rc = sc_store_set_hard_state(c->store, o->hard.term, vf);
+            int rc = sc_coord_raft_txn_commit(c); /* durable before anything is answered */
+            if (rc >= 0)
+                rc = sc_store_set_hard_state(c->store, o->hard.term, vf);
             if (rc < 0) {
                 sc_log_err("election state not persisted: nothing sent", "term=%lld rc=%s",
                            (long long)o->hard.term, sc_errname(rc));
@@ -225,7 +236,7 @@ int sc_coord_raft_outputs(sc_coord_t *c, const sc_elect_outputs_t *out)
                 sc_msg_set_text(&m->vote.reason, em->reason, strlen(em->reason), false);
                 answer = true;
                 break;
-            case SC_ELECT_MSG_APPEND: s_send_append(c, em->to, em->round, false); break;
+            case SC_ELECT_MSG_APPEND: sc_coord_raft_send_append(c, em->to, em->round, false); break;
             case SC_ELECT_MSG_APPEND_ANSWER:
                 if (!(m = s_new_msg(c, SC_MSG_APPEND_ACK, em->term)))
                     break;
@@ -275,114 +286,6 @@ void sc_coord_raft_set_log(sc_coord_t *c)
     if (sc_elect_set_log(r->e, r->last_index, r->last_term, r->commit) < 0)
         sc_log_err("election: log position refused", "last=%lld commit=%lld",
                    (long long)r->last_index, (long long)r->commit);
-}
-
-/* ---- commit ------------------------------------------------------------------------------- */
-
-/* Applies what is committed and not applied yet (outside s_gate: the gate's decision applies
- * itself, after the entries before it). */
-static int s_apply_committed(sc_coord_t *c)
-{
-    sc_craft_t *r = c->raft;
-    int rc;
-
-    if (r->in_gate || r->applied >= r->commit)
-        return 0;
-    if ((rc = sc_store_apply_through(c->store, r->applied + 1, r->commit)) < 0) {
-        sc_log_err("committed entries not applied", "commit=%lld rc=%s why=\"%s\"",
-                   (long long)r->commit, sc_errname(rc), sc_log_q(sc_store_errmsg(c->store)));
-        return rc;
-    }
-    r->applied = r->commit;
-    c->dirty = true;
-    return 0;
-}
-
-/* Leader: the highest index a majority of the voters stored, if of our term, is committed. */
-static void s_advance_commit(sc_coord_t *c)
-{
-    sc_craft_t *r = c->raft;
-    int64_t m[SC_VOTERS_MAX];
-    size_t n = c->voters.n;
-
-    r->match[c->self] = r->last_index;
-    for (size_t k = 0; k < n; k++)
-        m[k] = r->match[c->voters.index[k]];
-    for (size_t i = 1; i < n; i++) /* descending */
-        for (size_t j = i; j > 0 && m[j - 1] < m[j]; j--) {
-            int64_t t = m[j];
-            m[j] = m[j - 1];
-            m[j - 1] = t;
-        }
-    int64_t maj = m[n / 2];
-    if (maj > r->commit && r->term_entry && maj >= r->term_entry) {
-        r->commit = maj; /* an entry of our term (the first) is in it: Raft's commit rule */
-        sc_coord_raft_set_log(c);
-    }
-}
-
-static int s_drain_dealers(sc_coord_t *c);
-
-/* The store's gate: decision index is durable in our log; wait until a majority has it. */
-int sc_coord_raft_gate(void *ud, int64_t index)
-{
-    sc_coord_t *c = ud;
-    sc_craft_t *r = c->raft;
-    int64_t start = s_now(), now = start;
-    bool stalled = false;
-    int rc = 0;
-
-    if (!sc_coord_is_leader(c))
-        return SC_E_NOT_COMMITTED;
-    r->last_index = index; /* the entry just appended, of our term: the log's end */
-    r->last_term = sc_elect_term(r->e);
-    if (r->need_term_entry && !r->term_entry)
-        r->term_entry = index; /* the first entry of our term (its TERM entry) */
-    if (c->voters.n <= 1)
-        r->commit = index;
-    sc_coord_raft_set_log(c);
-    if (c->voters.n > 1) {
-        for (size_t k = 0; k < c->voters.n; k++)
-            if (c->voters.index[k] != c->self)
-                s_send_append(c, c->voters.index[k], 0, false);
-        s_advance_commit(c);
-    }
-    r->in_gate = true;
-    while (r->commit < index && sc_coord_is_leader(c) && now - start < S_GATE_MS) {
-        zmq_pollitem_t it[SC_VOTERS_MAX];
-        long wait = (long)(S_GATE_MS - (now - start));
-        int n = 0;
-        for (size_t k = 0; k < c->voters.n; k++)
-            if (r->dealer[k])
-                it[n++] = (zmq_pollitem_t){.socket = r->dealer[k], .events = ZMQ_POLLIN};
-        if (zmq_poll(it, n, wait) < 0 && zmq_errno() != EINTR)
-            break;
-        /* stopped inside the wait: the answers read now may be older than a new term's
-         * leader; nothing decided in this wait is acted on (TILT) */
-        if (sc_coord_stall_check(c, wait))
-            stalled = true;
-        if ((rc = s_drain_dealers(c)) < 0)
-            break;
-        now = s_now();
-    }
-    r->in_gate = false;
-    if (rc < 0)
-        return rc;
-    if (r->commit < index || stalled) {
-        r->resolve = true;
-        sc_log_warn("decision not committed: not acted on",
-                    "index=%lld commit=%lld role=%s waited_ms=%lld stalled=%s", (long long)index,
-                    (long long)r->commit, sc_elect_role(r->e), (long long)(now - start),
-                    stalled ? "true" : "false");
-        return SC_E_NOT_COMMITTED;
-    }
-    /* the entries before it first (a former follower's, committed with it) */
-    if ((rc = sc_store_apply_through(c->store, r->applied + 1, index - 1)) < 0)
-        return rc;
-    r->applied = index;
-    if (r->need_term_entry && r->term_entry == index)
-        r->need_term_entry = false;
-    return 0;
 }
 
 /* ---- receiving ---------------------------------------------------------------------------- */
@@ -454,7 +357,7 @@ static bool s_follow_append(sc_coord_t *c, const sc_msg_append_t *a, int64_t *re
     if (commit > r->commit)
         r->commit = commit;
     sc_coord_raft_set_log(c);
-    if (s_apply_committed(c) < 0)
+    if (sc_coord_log_apply_committed(c) < 0)
         return false;
     *ret_match = last_new;
     return true;
@@ -506,6 +409,10 @@ static int s_on_peer(sc_coord_t *c, size_t mi, const sc_msg_t *msg)
         break;
     default: return 0;
     }
+    /* anything but an append's answer may make us answer, or store what a leader sends: our
+     * turn's proposals are made durable first (a vote or an append_ack promises durability) */
+    if (msg->type != SC_MSG_APPEND_ACK && (rc = sc_coord_raft_txn_commit(c)) < 0)
+        return rc;
     if (sc_elect_step(r->e, now, &em, &out) < 0)
         return 0;
     if ((rc = sc_coord_raft_outputs(c, &out)) < 0)
@@ -538,16 +445,16 @@ static int s_on_peer(sc_coord_t *c, size_t mi, const sc_msg_t *msg)
                 r->match[mi] = mt;
             if (r->next[mi] < mt + 1)
                 r->next[mi] = mt + 1;
-            s_advance_commit(c);
-            if ((rc = s_apply_committed(c)) < 0)
+            sc_coord_log_advance_commit(c);
+            if ((rc = sc_coord_log_apply_committed(c)) < 0)
                 return rc;
             if (r->next[mi] <= r->last_index) /* more owed: at once */
-                s_send_append(c, mi, 0, false);
+                sc_coord_raft_send_append(c, mi, 0, false);
         } else { /* not matching: back to what it has (Raft's next index decrement, fast) */
             r->next[mi] = mt + 1 < r->next[mi] - 1 ? mt + 1 : r->next[mi] - 1;
             if (r->next[mi] < 1)
                 r->next[mi] = 1;
-            s_send_append(c, mi, 0, false);
+            sc_coord_raft_send_append(c, mi, 0, false);
         }
     }
     return 0;
@@ -641,21 +548,26 @@ int sc_coord_raft_tick(sc_coord_t *c)
         if ((rc = sc_coord_raft_outputs(c, &out)) < 0)
             return rc;
     }
-    if (sc_coord_is_leader(c) && r->need_term_entry && !r->in_gate) {
+    if (sc_coord_is_leader(c) && r->need_term_entry && !r->term_entry) {
+        /* the term's first entry, proposed once: it commits when a majority has it (then the
+         * entries of former terms before it commit with it), however long that takes */
         json_object *d = json_object_new_object();
         json_object_object_add(d, "term", json_object_new_int64(sc_elect_term(r->e)));
         rc = sc_coord_exec_decide(c, SC_DLOG_TERM, d, "won the election: the term's first entry");
-        if (rc == SC_E_NOT_COMMITTED)
-            rc = 0;
-        if (rc < 0)
+        if (rc < 0 && rc != SC_E_NOT_COMMITTED)
             return rc;
-        if (!r->need_term_entry) {
-            r->led_since_ms = now;
-            c->last_leader_ms = 0; /* tell the agents at once */
-            c->dirty = true;
-            if ((rc = sc_coord_restart_take_lead(c)) < 0)
-                return rc;
-        }
+        if ((rc = sc_coord_raft_flush(c)) < 0) /* out at once: failover waits for its commit */
+            return rc;
+    }
+    if (sc_coord_is_leader(c) && r->need_term_entry && r->term_entry &&
+        r->commit >= r->term_entry && r->applied >= r->term_entry) {
+        r->need_term_entry = false;
+        r->led_since_ms = now;
+        c->last_leader_ms = 0; /* tell the agents at once */
+        c->dirty = true;
+        if ((rc = sc_coord_restart_take_lead(c)) < 0)
+            return rc;
+        sc_coord_raft_fence(c); /* the planner sees what the take-over decided first */
     }
     if (sc_coord_is_leader(c) && now - r->nonvoters_ms >= c->o.heartbeat_ms) {
         /* non-voters: what they are owed, or a keepalive (a pass over the members: once a
@@ -670,7 +582,7 @@ int sc_coord_raft_tick(sc_coord_t *c)
                 continue;
             if (!heard)
                 r->next[i] = r->last_index + 1;
-            s_send_append(c, i, 0, false);
+            sc_coord_raft_send_append(c, i, 0, false);
         }
     }
     if (sc_coord_is_leader(c))

@@ -43,8 +43,10 @@ static int s_on_decide(void *ud, const sc_dlog_entry_t *e, json_object *data)
         json_object_object_get_ex(data, "event_id", &id);
         sc_coord_exec_forget_closed(c, id ? json_object_get_string(id) : NULL);
     }
-    if (rc >= 0) /* live, not replayed: what it means is told (on the leader) */
-        sc_coord_notify_entry(c, e, data);
+    /* live, not replayed: what it means is told, what it makes the leader do is done, once
+     * the turn's transaction is durable (sc_coord_raft_flush) */
+    if (rc >= 0 && sc_coord_is_leader(c))
+        sc_coord_raft_effect_push(c, e, data);
     return rc;
 }
 
@@ -226,6 +228,60 @@ static int s_tombstone(sc_coord_t *c, const char *id, sc_reg_phase_t phase, int6
     return rc;
 }
 
+/* State event e into the registry, as a restart finds it: its witnesses (seen_by) present, its
+ * phase and start as decided. A refusal is logged and passed over. 0 or -ENOMEM. */
+static int s_restore_one(sc_coord_t *c, const sc_cs_event_t *e, int64_t wall, int64_t now)
+{
+    const char *wit[SC_COORD_MAX_MEMBERS];
+    sc_reg_restore_t r = {0};
+    sc_cevstate_t *le;
+    int rc;
+
+    r.ev = &e->ev;
+    r.phase = e->phase;
+    r.start_kind = e->start_kind;
+    r.approved = e->approved_ms != 0;
+    r.first_seen_ms = now - (wall - e->first_seen_ms);
+    r.last_seen_ms = now;
+    r.started_ms = e->started_ms ? now - (wall - e->started_ms) : 0;
+    r.ended_ms = e->ended_ms ? now - (wall - e->ended_ms) : 0;
+    r.observed_ms = e->observed_ms;
+    for (size_t k = 0; k < e->n_seen_by && k < SC_COORD_MAX_MEMBERS; k++)
+        wit[r.n_witnesses++] = e->seen_by[k];
+    r.witnesses = wit;
+    if ((rc = sc_registry_restore_event(c->reg, &r)) < 0) {
+        sc_log_warn("event not restored", "event=%s rc=%s", e->ev.id, sc_errname(rc));
+        return rc == -ENOMEM ? rc : 0;
+    }
+    /* the backoff of a rolled-back drain is a timer: not kept across a restart */
+    if ((le = sc_coord_exec_ev_get(c, e->ev.id)))
+        for (size_t k = 0; k < c->n_members; k++)
+            le->drain_retry_ms[k] = now;
+    return 0;
+}
+
+int sc_coord_restart_reconcile_registry(sc_coord_t *c)
+{
+    int64_t now = sc_mono_ms(), wall = sc_wall_ms();
+    size_t n = 0;
+    int rc = 0;
+
+    for (size_t i = 0; rc >= 0 && i < sc_cstate_n_events(c->cs); i++) {
+        const sc_cs_event_t *e = sc_cstate_event_at(c->cs, i);
+        if (!s_wanted(c, e, wall) || sc_registry_find(c->reg, e->ev.id))
+            continue;
+        sc_log_notice("event of the state missing from the registry: restored",
+                      "event=%s "
+                      "phase=%s",
+                      e->ev.id, sc_reg_phase_name(e->phase));
+        if ((rc = s_restore_one(c, e, wall, now)) >= 0)
+            n++;
+    }
+    if (n)
+        c->dirty = true;
+    return rc < 0 ? rc : 0;
+}
+
 /* The registry holds what the state decided: events still owing something, tombstones for the
  * others. ids_closing gets the events to close (the caller's, n_closing of them). */
 static int s_rebuild_registry(sc_coord_t *c, int64_t wall, int64_t now, char ***ret_closing,
@@ -243,9 +299,6 @@ static int s_rebuild_registry(sc_coord_t *c, int64_t wall, int64_t now, char ***
     }
     for (size_t i = 0; rc >= 0 && i < n_ev; i++) {
         const sc_cs_event_t *e = sc_cstate_event_at(c->cs, i);
-        const char *wit[SC_COORD_MAX_MEMBERS];
-        sc_reg_restore_t r = {0};
-        sc_cevstate_t *le;
 
         if (!s_wanted(c, e, wall)) {
             rc = s_tombstone(c, e->ev.id, e->phase, e->ended_ms, wall, now);
@@ -253,27 +306,8 @@ static int s_rebuild_registry(sc_coord_t *c, int64_t wall, int64_t now, char ***
                 rc = -ENOMEM;
             continue;
         }
-        r.ev = &e->ev;
-        r.phase = e->phase;
-        r.start_kind = e->start_kind;
-        r.approved = e->approved_ms != 0;
-        r.first_seen_ms = now - (wall - e->first_seen_ms);
-        r.last_seen_ms = now;
-        r.started_ms = e->started_ms ? now - (wall - e->started_ms) : 0;
-        r.ended_ms = e->ended_ms ? now - (wall - e->ended_ms) : 0;
-        r.observed_ms = e->observed_ms;
-        for (size_t k = 0; k < e->n_seen_by && k < SC_COORD_MAX_MEMBERS; k++)
-            wit[r.n_witnesses++] = e->seen_by[k];
-        r.witnesses = wit;
-        if ((rc = sc_registry_restore_event(c->reg, &r)) < 0) {
-            sc_log_warn("event not restored", "event=%s rc=%s", e->ev.id, sc_errname(rc));
-            rc = 0;
-            continue;
-        }
-        /* the backoff of a rolled-back drain is a timer: not kept across a restart */
-        if ((le = sc_coord_exec_ev_get(c, e->ev.id)))
-            for (size_t k = 0; k < c->n_members; k++)
-                le->drain_retry_ms[k] = now;
+        if ((rc = s_restore_one(c, e, wall, now)) < 0)
+            break;
     }
     if (rc < 0) {
         sc_strv_free(closing, n_closing);
@@ -291,9 +325,7 @@ static int s_rebuild_registry(sc_coord_t *c, int64_t wall, int64_t now, char ***
  * this entry said "healthy" and the store forgot a gone member the memory still held). */
 static int s_record_members(sc_coord_t *c)
 {
-    /* one transaction (one fsync, not one per member: 1,000 members took seconds) when it can */
-    bool txn = sc_coord_raft_can_batch(c) && sc_store_begin(c->store) == 0;
-    int rc = 0;
+    int rc = 0; /* proposals: the turn's transaction (one fsync) holds them all */
 
     for (size_t i = 0; i < c->n_members && rc >= 0; i++) {
         const sc_cs_member_t *cm = sc_cstate_member(c->cs, i);
@@ -312,8 +344,6 @@ static int s_record_members(sc_coord_t *c)
         if (rc >= 0 && m->fault_domain >= 0) /* heard at all */
             rc = sc_coord_members_decide_domains(c, i, "heard while following");
     }
-    if (txn && (rc < 0 || (rc = sc_store_commit(c->store)) < 0))
-        sc_store_rollback(c->store);
     return rc;
 }
 
@@ -347,14 +377,29 @@ static int s_own_doc(sc_coord_t *c, sc_doc_t **ret_doc, char *why, size_t whylen
     return rc;
 }
 
-/* True when every EventId of ids is Started in doc or absent from it. */
-static bool s_started_or_gone_in(const sc_doc_t *doc, json_object *ids)
+/* Whether our own IMDS document settles every EventId of ids: each is Started in it, or absent
+ * from it while no other member's report still shows it (the registry: seen by us alone, or
+ * not at all). An event absent from our IMDS that another member sees is not settled by our
+ * IMDS: with per-VM visibility we never see it at all. */
+static bool s_own_doc_settles(const sc_coord_t *c, const sc_doc_t *doc, json_object *ids)
 {
     for (size_t k = 0; ids && k < json_object_array_length(ids); k++) {
         const char *id = json_object_get_string(json_object_array_get_idx(ids, k));
-        for (size_t j = 0; id && j < doc->n_events; j++)
-            if (strcasecmp(doc->events[j].id, id) == 0 && doc->events[j].status != SC_EVENT_STARTED)
+        const sc_reg_event_t *re = id ? sc_registry_find(c->reg, id) : NULL;
+        bool present = false;
+
+        for (size_t j = 0; id && j < doc->n_events; j++) {
+            if (strcasecmp(doc->events[j].id, id) != 0)
+                continue;
+            present = true;
+            if (doc->events[j].status != SC_EVENT_STARTED)
                 return false;
+        }
+        if (present || !re || re->phase != SC_REG_ACTIVE || sc_event_is_started(&re->ev))
+            continue;
+        for (size_t s = 0; s < re->n_seen_by; s++)
+            if (strcmp(re->seen_by[s], c->name) != 0)
+                return false; /* another member sees it Scheduled: not ours to settle */
     }
     return true;
 }
@@ -388,7 +433,11 @@ int sc_coord_restart_restore(sc_coord_t *c)
 
 int sc_coord_restart_take_lead(sc_coord_t *c)
 {
-    int rc = s_record_members(c);
+    /* the state may hold events our registry never did (a snapshot installed, entries
+     * followed that no agent of ours reported): the planner plans the registry's */
+    int rc = sc_coord_restart_reconcile_registry(c);
+    if (rc >= 0)
+        rc = s_record_members(c);
     if (rc >= 0)
         rc = sc_coord_exec_sync_registry(c);
     for (size_t i = 0; rc >= 0 && i < c->n_ev; i++) /* a new tenure: no order sent in it yet */
@@ -404,11 +453,13 @@ int sc_coord_restart_resolve_intents(sc_coord_t *c)
     char own_why[300] = "";
     int rc, own_rc = 1;
 
-    /* Intents without an answer: the crash came between the intent and the answer. An intent
-     * of ours (not delegated) whose events the registry still has Scheduled: our own IMDS is
-     * asked once (GET) whether they started or are gone — then the POST landed (or no longer
-     * matters) and is not sent again; if some are still Scheduled we cannot tell whether the
-     * first POST landed, and POST again (Azure answers 200 for an already approved id). */
+    /* Intents without an answer: a crash, or a tenure that ended, between the intent and its
+     * answer. The members that see the events settle them (the registry, their reports): all
+     * Started or gone, done. Else, for an intent of ours (not delegated), our own IMDS is asked
+     * once (GET): Started there, done; absent there, done only when no other member sees it
+     * (with per-VM visibility we may never see it). Otherwise nobody can tell whether the POST
+     * landed: its answer is UNKNOWN — it blocks rollback as an intent does, and the planner
+     * POSTs again (through a member that sees it: Azure answers 200 to a repeat). */
     if ((rc = sc_approver_unanswered(c->approver, &pend)) < 0)
         return rc;
     for (size_t i = 0; rc >= 0 && i < json_object_array_length(pend); i++) {
@@ -424,27 +475,31 @@ int sc_coord_restart_resolve_intents(sc_coord_t *c)
         }
         if (!all_started && !via) {
             if (own_rc == 1 && (own_rc = s_own_doc(c, &own, own_why, sizeof(own_why))) < 0)
-                sc_log_warn("own IMDS not read at restart: unanswered approvals POSTed again",
+                sc_log_warn("own IMDS not read: unanswered approvals POSTed again",
                             "rc=%s why=\"%s\"", sc_errname(own_rc), sc_log_q(own_why));
-            own_done = own_rc == 0 && s_started_or_gone_in(own, ids);
+            own_done = own_rc == 0 && s_own_doc_settles(c, own, ids);
         }
-        rc = sc_approver_record_answer(
-            c->approver, c->term, s_jint(p, "id"), all_started || own_done ? 0 : SC_E_STATE, 0,
-            all_started ? "resolved after restart: the event started or is gone"
-            : own_done  ? "resolved after restart: already started/gone at restart (own IMDS)"
-                        : "resolved after restart: no answer recorded, approving again");
-        /* the answer settles the events (sc_cstate); a failed one is retried from now */
+        rc = sc_coord_exec_decide(
+            c, SC_DLOG_APPROVAL_ANSWER,
+            sc_approver_answer_data(
+                s_jint(p, "id"), all_started || own_done ? 0 : SC_E_STATE, 0,
+                all_started ? "resolved: the event started or is gone (the members' reports)"
+                : own_done  ? "resolved: started, or gone and seen by nobody else (own IMDS)"
+                            : "resolved: no answer recorded, the POST may have landed: unknown, "
+                              "approving again"),
+            "approval intent left open: resolved");
+        /* the answer settles the events (sc_cstate); an unknown one is POSTed again from now */
         for (size_t k = 0; ids && k < json_object_array_length(ids); k++) {
             sc_cevstate_t *e =
                 sc_coord_exec_ev_get(c, json_object_get_string(json_object_array_get_idx(ids, k)));
             if (e)
                 e->retry_at_ms = now;
         }
-        sc_log_notice("approval intent resolved after restart", "intent=%lld outcome=%s",
+        sc_log_notice("approval intent resolved", "intent=%lld outcome=%s",
                       (long long)s_jint(p, "id"),
                       all_started ? "done"
-                      : own_done  ? "done (started or gone in our own IMDS)"
-                                  : "approve again");
+                      : own_done  ? "done (own IMDS, nobody else sees it)"
+                                  : "unknown: approve again");
     }
     sc_doc_destroy(&own);
     json_object_put(pend);

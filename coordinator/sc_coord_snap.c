@@ -327,6 +327,9 @@ static int s_install(sc_coord_t *c, char *err, size_t errlen)
     }
     sc_cstate_destroy(&c->cs);
     c->cs = cs;
+    if ((rc = sc_coord_restart_reconcile_registry(c)) < 0)
+        sc_log_err("registry not brought in line with the snapshot's state", "rc=%s",
+                   sc_errname(rc)); /* the take-over does it again */
     r->base_index = r->last_index = r->commit = r->applied = s->rx_index;
     r->base_term = r->last_term = s->rx_term;
     c->snapshot_at = s->rx_index;

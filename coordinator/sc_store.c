@@ -145,6 +145,11 @@ int sc_store_commit(sc_store_t *store)
     return store ? sc_db_commit(store->db) : -EINVAL;
 }
 
+bool sc_store_in_transaction(sc_store_t *store)
+{
+    return store && sc_db_in_transaction(store->db);
+}
+
 int sc_store_rollback(sc_store_t *store)
 {
     return store ? sc_db_rollback(store->db) : -EINVAL;
@@ -506,9 +511,10 @@ int sc_store_apply(sc_store_t *store, const sc_dlog_entry_t *e)
 }
 
 /* sc_store_decide with the data as text, and as an object if the caller has one (NULL: it is
- * parsed from the text). */
+ * parsed from the text). apply false: appended only (sc_store_propose_json). */
 static int s_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const char *data,
-                    json_object *obj, const char *reason, int64_t wall_ms, int64_t *ret_index)
+                    json_object *obj, const char *reason, int64_t wall_ms, bool apply,
+                    int64_t *ret_index)
 {
     sc_dlog_entry_t e = {0};
     bool own_txn;
@@ -520,20 +526,7 @@ static int s_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const 
     if (own_txn && (rc = sc_db_begin(store->db)) < 0)
         return rc;
     rc = sc_dlog_append(store->db, term, kind, data, reason, wall_ms, &e.index);
-    if (rc >= 0 && store->gate) {
-        /* Durable first (its own transaction when it can have one), then replicated: applied
-         * only once the gate says it is committed; else it stays in the log, not applied. */
-        if (own_txn && (rc = sc_db_commit(store->db)) >= 0)
-            rc = sc_db_begin(store->db);
-        if (rc >= 0)
-            rc = store->gate(store->gate_ud, e.index);
-        if (rc < 0) {
-            if (own_txn)
-                sc_db_commit(store->db); /* nothing written since: ends the transaction */
-            return rc;
-        }
-    }
-    if (rc >= 0) {
+    if (rc >= 0 && apply) {
         e.term = term;
         e.kind = kind;
         e.data = (char *)(uintptr_t)data; /* read only */
@@ -607,7 +600,7 @@ int sc_store_append_entry(sc_store_t *store, const sc_dlog_entry_t *e)
 int sc_store_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const char *data,
                     const char *reason, int64_t wall_ms, int64_t *ret_index)
 {
-    return s_decide(store, term, kind, data, NULL, reason, wall_ms, ret_index);
+    return s_decide(store, term, kind, data, NULL, reason, wall_ms, true, ret_index);
 }
 
 int sc_store_decide_json(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, json_object *data,
@@ -616,7 +609,16 @@ int sc_store_decide_json(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, j
     if (!data)
         return -EINVAL;
     return s_decide(store, term, kind, json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN),
-                    data, reason, wall_ms, ret_index);
+                    data, reason, wall_ms, true, ret_index);
+}
+
+int sc_store_propose_json(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, json_object *data,
+                          const char *reason, int64_t wall_ms, int64_t *ret_index)
+{
+    if (!data)
+        return -EINVAL;
+    return s_decide(store, term, kind, json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN),
+                    data, reason, wall_ms, false, ret_index);
 }
 
 int sc_store_apply_pending(sc_store_t *store)
@@ -1006,14 +1008,6 @@ static int s_query_text(sc_store_t *store, char **ret, const char *sql, bool has
         rc = -ENOMEM;
     sqlite3_finalize(st);
     return rc < 0 ? rc : 0;
-}
-
-void sc_store_on_commit(sc_store_t *store, sc_store_commit_fn fn, void *ud)
-{
-    if (!store)
-        return;
-    store->gate = fn;
-    store->gate_ud = ud;
 }
 
 int sc_store_log_entries(sc_store_t *store, const sc_dlog_entry_t *v, size_t n,

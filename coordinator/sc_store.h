@@ -61,6 +61,8 @@ const char *sc_store_errmsg(sc_store_t *store);
 int sc_store_begin(sc_store_t *store);
 int sc_store_commit(sc_store_t *store);
 int sc_store_rollback(sc_store_t *store);
+/* Whether a transaction is open. */
+bool sc_store_in_transaction(sc_store_t *store);
 
 /* The persisted term (0 when none yet). */
 int sc_store_term(sc_store_t *store, int64_t *ret_term);
@@ -105,14 +107,12 @@ sc_drain_state_t sc_store_drain_state(const char *prepare_result, bool prepare_o
 typedef int (*sc_store_decide_fn)(void *ud, const sc_dlog_entry_t *e, json_object *data);
 void sc_store_on_decide(sc_store_t *store, sc_store_decide_fn fn, void *ud);
 
-/* The replication's gate (the election wired, more than one voter): a decision appended by
- * sc_store_decide* is made durable first (its own transaction committed, when the caller has
- * none open), then fn(ud, index) is called; only if it returns 0 (a majority stored it) is
- * the entry applied to the tables and the observer. Otherwise the entry stays in the log not
- * applied (a newer leader may replace it: sc_store_log_entries) and the decision returns fn's
- * error. NULL: applied at once. */
-typedef int (*sc_store_commit_fn)(void *ud, int64_t index);
-void sc_store_on_commit(sc_store_t *store, sc_store_commit_fn fn, void *ud);
+/* A leader's proposal (more than one voter): the decision appended to the log only, in the
+ * caller's transaction (or its own), not applied — the replication applies it once a majority
+ * stored it (sc_store_apply_through), or a newer leader replaces it (sc_store_log_entries).
+ * *ret_index (may be NULL) gets its index. */
+int sc_store_propose_json(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, json_object *data,
+                          const char *reason, int64_t wall_ms, int64_t *ret_index);
 /* A follower's way to take its leader's entries (Raft's AppendEntries after the prev check):
  * each of v[n] (consecutive indexes) already held with the same term is kept; one whose index
  * holds another term replaces it and everything after it (only entries not applied may go:

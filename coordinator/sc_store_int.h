@@ -8,8 +8,6 @@ struct sc_store {
     sc_db_t *db;                  /* the database */
     sc_store_decide_fn on_decide; /* told of every entry decided (NULL: none) */
     void *on_decide_ud;           /* its argument */
-    sc_store_commit_fn gate;      /* a decision is applied only once it returns 0 (NULL: at once) */
-    void *gate_ud;                /* its argument */
     int64_t keep_closed;          /* SC_STORE_KEEP_CLOSED */
 };
 

@@ -1,0 +1,123 @@
+/* Effects: what a committed entry, applied on the leader of its term that may act, makes it do
+ * — an order sent to each of its VMs (PREPARE_ORDERED, RECOVER_ORDERED), an approval POSTed
+ * through our own IMDS with its answer proposed, or delegated to the member that sees the
+ * event (APPROVAL_INTENT). Carried out from one place, sc_coord_raft_flush (sc_coord_log.c),
+ * after the turn's transaction: never before the entry's commit. */
+#include "sc_coord_int.h"
+
+#include "sc_error.h"
+#include "sc_log.h"
+#include "sc_time.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The effect of a committed APPROVAL_INTENT: delegated, the approve_via to its member (the
+ * answer comes back as approve_result); ours, one POST through our own IMDS and its answer
+ * proposed: OK, failed (an HTTP status), or unknown (none: it may still land). */
+static void s_approval_effect(sc_coord_t *c, const sc_dlog_entry_t *en, json_object *data)
+{
+    json_object *ids = NULL, *via = NULL, *body = NULL;
+    const char *first = NULL;
+    sc_approval_outcome_t out;
+    int64_t now = sc_mono_ms();
+    size_t n;
+
+    json_object_object_get_ex(data, "event_ids", &ids);
+    json_object_object_get_ex(data, "via", &via);
+    json_object_object_get_ex(data, "body", &body);
+    n = ids ? json_object_array_length(ids) : 0;
+    if (!n || !body)
+        return;
+    first = json_object_get_string(json_object_array_get_idx(ids, 0));
+    if (via && json_object_get_string(via)) {
+        size_t mi = sc_coord_members_find(c, json_object_get_string(via));
+        sc_msg_t *msg = NULL;
+        if (mi == SC_PLAN_NONE)
+            return;
+        for (size_t i = 0; i < n; i++) {
+            sc_cevstate_t *e =
+                sc_coord_exec_ev_get(c, json_object_get_string(json_object_array_get_idx(ids, i)));
+            if (e)
+                e->intent_ms = now;
+        }
+        if (sc_msg_new(SC_MSG_APPROVE_VIA, c->name, (uint64_t)c->term, ++c->seq, &msg) == 0) {
+            msg->approve_via.index = (uint64_t)sc_coord_raft_commit(c);
+            for (size_t i = 0; i < n; i++)
+                sc_msg_add_event(msg, json_object_get_string(json_object_array_get_idx(ids, i)));
+            sc_coord_dispatch_send(c, &c->members[mi], msg);
+            sc_msg_destroy(&msg);
+        }
+        c->count.delegated++;
+        sc_log_notice("approval delegated", "via=%s events=%zu first=%s intent=%lld why=\"%s\"",
+                      c->members[mi].name, n, first, (long long)en->index, sc_log_q(en->reason));
+        return;
+    }
+    sc_approver_post(c->approver, json_object_get_string(body), &out);
+    c->last_post_ms = sc_mono_ms();
+    for (size_t i = 0; i < n; i++) {
+        sc_cevstate_t *e =
+            sc_coord_exec_ev_get(c, json_object_get_string(json_object_array_get_idx(ids, i)));
+        if (!e)
+            continue;
+        if (out.rc == 0)
+            sc_backoff_reset(&e->backoff);
+        else
+            e->retry_at_ms = now + sc_backoff_next(&e->backoff, out.retry_after_ms);
+    }
+    if (out.rc == 0) {
+        c->count.posts_ok++;
+        sc_log_notice("approved", "events=%zu first=%s http=%ld intent=%lld why=\"%s\"", n, first,
+                      out.http_status, (long long)en->index, sc_log_q(en->reason));
+    } else {
+        c->count.posts_failed++;
+        sc_log_warn(out.http_status > 0 ? "approval failed, will retry"
+                                        : "approval unknown (no answer: it may still land), will "
+                                          "retry",
+                    "events=%zu first=%s http=%ld intent=%lld why=\"%s\"", n, first,
+                    out.http_status, (long long)en->index, sc_log_q(out.message));
+    }
+    sc_coord_exec_decide(c, SC_DLOG_APPROVAL_ANSWER,
+                         sc_approver_answer_data(en->index, out.rc, out.http_status, out.message),
+                         out.rc == 0 ? "approval answered" : "approval failed");
+}
+
+/* The effect of a committed PREPARE_ORDERED / RECOVER_ORDERED: the order to each of its VMs
+ * (agents de-duplicate a repeat). */
+static void s_order_effect(sc_coord_t *c, const sc_dlog_entry_t *en, json_object *data)
+{
+    bool prep = en->kind == SC_DLOG_PREPARE_ORDERED;
+    json_object *id = NULL, *vms = NULL, *att = NULL;
+    sc_cevstate_t *e;
+    int attempt;
+
+    json_object_object_get_ex(data, "event_id", &id);
+    json_object_object_get_ex(data, "vms", &vms);
+    json_object_object_get_ex(data, "attempt", &att);
+    if (!id || !vms || !(e = sc_coord_exec_ev_get(c, json_object_get_string(id))))
+        return;
+    attempt = att ? json_object_get_int(att) : 1;
+    for (size_t i = 0; i < json_object_array_length(vms); i++) {
+        size_t mi =
+            sc_coord_members_find(c, json_object_get_string(json_object_array_get_idx(vms, i)));
+        if (mi == SC_PLAN_NONE)
+            continue;
+        e->sent_ms[mi] = sc_mono_ms();
+        c->count.orders[prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER]++;
+        sc_log_notice(prep ? "prepare ordered" : "recover ordered", "event=%s vm=%s why=\"%s\"",
+                      e->id, c->members[mi].name, sc_log_q(en->reason));
+        sc_coord_dispatch_send_order(c, mi, e->id,
+                                     prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER,
+                                     attempt < 1 ? 1 : attempt);
+    }
+}
+
+void sc_coord_effect_run(sc_coord_t *c, const sc_dlog_entry_t *e, json_object *data)
+{
+    switch (e->kind) {
+    case SC_DLOG_PREPARE_ORDERED:
+    case SC_DLOG_RECOVER_ORDERED: s_order_effect(c, e, data); break;
+    case SC_DLOG_APPROVAL_INTENT: s_approval_effect(c, e, data); break;
+    default: break;
+    }
+}

@@ -1,0 +1,348 @@
+/* The decision log as a pipeline (issue 20): two real coordinators of three voters (vm_0, vm_1;
+ * vm_2's coordinator never runs, its agent is a fake one), in this one thread, on loopback.
+ * A coordinator that is not stepped is a follower whose answers are late — as late as the
+ * test likes, deterministically: here a commit takes as long as the test wants.
+ *
+ *   1. A new leader whose term's first entry cannot commit for longer than the old commit gate
+ *      (400 ms) acts once it commits (it was stuck forever: role=leader, may_act=false).
+ *   2. A document bringing two new events while commits are slow records both (the second was
+ *      dropped when the first missed the gate, and never recorded).
+ *   3. Orders and approvals are effects of committed entries: none goes out while its entry is
+ *      not committed, each goes out once it is; a delegate's answer sent to a follower (a
+ *      leader that stepped down in the same term) is not written to its log.
+ *   4. An approval whose delegate never answers is "unknown", not "failed". */
+#include "sc_coord.h"
+#include "sc_error.h"
+#include "sc_msg.h"
+#include "sc_store.h"
+#include "sc_test.h"
+#include "sc_test_net.h"
+#include "sc_test_peer.h"
+#include "sc_time.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#define N_VM 3
+
+static char s_dir[N_VM][64], s_members[256], s_imds[N_VM][64];
+static int s_port[N_VM];
+static sc_coord_t *s_c[2]; /* vm_0, vm_1 */
+
+static sc_coord_t *s_start(int v)
+{
+    char err[512] = "", name[16];
+    sc_coord_opts_t o;
+    sc_coord_t *c = NULL;
+    int rc;
+
+    snprintf(name, sizeof(name), "vm_%d", v);
+    snprintf(s_imds[v], sizeof(s_imds[v]), "http://127.0.0.1:1/vm_%d", v); /* never asked */
+    sc_coord_opts_init(&o);
+    o.name = name;
+    o.imds_url = s_imds[v];
+    o.members = s_members;
+    o.state_dir = s_dir[v];
+    o.insecure = true;
+    o.start_grace_ms = 0;
+    o.resend_ms = 60000; /* an order goes out as its entry's effect, not as a resend */
+    o.dead_after_ms = 600000;
+    o.voters = 3;
+    o.election_ms = 2000; /* a follower not stepped for 700 ms does not campaign */
+    o.stall_ms = 600000;  /* nor is a leader not stepped a stall of its own */
+    if ((rc = sc_coord_new(&o, &c, err, sizeof(err))) < 0)
+        SC_FAILF("sc_coord_new %s: %s (%s)", name, sc_errname(rc), err);
+    return c;
+}
+
+/* A status field of coordinator c (a string or a boolean as "true"/"false"), copied to buf. */
+static const char *s_field(sc_coord_t *c, const char *key, char *buf, size_t len)
+{
+    json_object *st = sc_coord_status(c), *v = NULL;
+
+    buf[0] = 0;
+    if (st && json_object_object_get_ex(st, key, &v) && v)
+        snprintf(buf, len, "%s", json_object_get_string(v));
+    json_object_put(st);
+    return buf;
+}
+
+static int64_t s_int(sc_coord_t *c, const char *key)
+{
+    json_object *st = sc_coord_status(c), *v = NULL;
+    int64_t n = -1;
+
+    if (st && json_object_object_get_ex(st, key, &v) && v)
+        n = json_object_get_int64(v);
+    json_object_put(st);
+    return n;
+}
+
+static bool s_is(sc_coord_t *c, const char *key, const char *want)
+{
+    char buf[64];
+    return strcmp(s_field(c, key, buf, sizeof(buf)), want) == 0;
+}
+
+/* Steps the coordinators in mask (bit i: s_c[i]) for ms, a few ms each turn. */
+static void s_step(unsigned mask, int ms)
+{
+    int64_t end = sc_mono_ms() + ms;
+    do {
+        for (int i = 0; i < 2; i++)
+            if (mask & (1u << i))
+                SC_CHECK_INT(sc_coord_step(s_c[i], 2), 0);
+    } while (sc_mono_ms() < end);
+}
+
+/* Steps both until s_c[l] has status key == want, at most ms. */
+static bool s_until(int l, const char *key, const char *want, int ms)
+{
+    int64_t end = sc_mono_ms() + ms;
+    while (!s_is(s_c[l], key, want) && sc_mono_ms() < end)
+        s_step(3, 5);
+    return s_is(s_c[l], key, want);
+}
+
+/* Both started, stepped until one leads: its index. */
+static int s_elect(void)
+{
+    int64_t end = sc_mono_ms() + 15000;
+
+    for (int v = 0; v < N_VM; v++) {
+        snprintf(s_dir[v], sizeof(s_dir[v]), "/tmp/sc_pipe_%d_XXXXXX", v);
+        if (!mkdtemp(s_dir[v]))
+            SC_FAILF("mkdtemp");
+    }
+    s_c[0] = s_start(0);
+    s_c[1] = s_start(1);
+    if (!s_c[0] || !s_c[1])
+        return 0;
+    /* one at a time, stopping at once: the winner's term entry is not answered yet */
+    while (sc_mono_ms() < end)
+        for (int i = 0; i < 2; i++) {
+            SC_CHECK_INT(sc_coord_step(s_c[i], 2), 0);
+            if (s_is(s_c[i], "role", "leader"))
+                return i;
+        }
+    SC_FAILF("no leader in 15 s");
+    return 0;
+}
+
+static void s_stop(void)
+{
+    for (int i = 0; i < 2; i++)
+        sc_coord_destroy(&s_c[i]);
+    for (int v = 0; v < N_VM; v++)
+        sc_tp_rm_state(s_dir[v]);
+}
+
+static bool s_state_has(sc_coord_t *c, const char *id)
+{
+    json_object *st = sc_coord_state_json(c);
+    bool has = st && strstr(json_object_to_json_string(st), id) != NULL;
+    json_object_put(st);
+    return has;
+}
+
+/* 1: the leader acts once its term's first entry commits, however late. */
+SC_TEST(leader_acts_once_its_term_entry_commits_late)
+{
+    int l = s_elect(), f = 1 - l;
+    int64_t term = s_int(s_c[l], "term");
+
+    /* only the leader runs: its TERM entry waits for the other voter's answer */
+    s_step(1u << l, 700);
+    SC_CHECK(s_is(s_c[l], "role", "leader"));
+    SC_CHECK(s_is(s_c[l], "may_act", "false"));
+    /* the follower answers, 700 ms late: the entry commits, the leader acts */
+    if (!s_until(l, "may_act", "true", 5000))
+        SC_FAILF("leader vm_%d never acts: commit=%lld last=%lld", l,
+                 (long long)s_int(s_c[l], "commit_index"), (long long)s_int(s_c[l], "last_index"));
+    SC_CHECK(s_is(s_c[l], "role", "leader"));
+    SC_CHECK_INT(s_int(s_c[l], "term"), term);
+    /* one TERM entry for the term (and the members recorded), not one per loop turn */
+    SC_CHECK(s_int(s_c[l], "last_index") <= 3 + N_VM);
+    SC_CHECK(s_is(s_c[f], "role", "follower") || s_is(s_c[f], "role", "voter"));
+    s_stop();
+}
+
+static const char *s_doc2 =
+    "{\"DocumentIncarnation\":2,\"Events\":["
+    "{\"EventId\":\"E1-pipe\",\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\","
+    "\"Resources\":[\"vm_2\"],\"EventStatus\":\"Scheduled\",\"NotBefore\":\"Mon, 01 Jan 2046 "
+    "00:00:00 GMT\",\"Description\":\"\",\"EventSource\":\"Platform\",\"DurationInSeconds\":-1},"
+    "{\"EventId\":\"E2-pipe\",\"EventType\":\"Redeploy\",\"ResourceType\":\"VirtualMachine\","
+    "\"Resources\":[\"vm_2\"],\"EventStatus\":\"Scheduled\",\"NotBefore\":\"Mon, 01 Jan 2046 "
+    "00:00:00 GMT\",\"Description\":\"\",\"EventSource\":\"Platform\",\"DurationInSeconds\":-1}]}";
+
+/* 2: two new events in one document while commits are slow: both recorded, on both. */
+SC_TEST(slow_commits_drop_no_event_of_a_document)
+{
+    int l = s_elect(), f = 1 - l;
+    void *z = zmq_ctx_new(), *d;
+    uint64_t term;
+
+    SC_REQUIRE(s_until(l, "may_act", "true", 5000));
+    term = (uint64_t)s_int(s_c[l], "term");
+    d = sc_tp_dealer(z, s_port[l]);
+    sc_tp_hello(d, "vm_2", "boot-2", 2, 2, term);
+    sc_tp_doc(d, "vm_2", term, 2, s_doc2, sc_wall_ms());
+    s_step(1u << l, 700); /* the leader alone: nothing commits */
+    SC_CHECK(!s_state_has(s_c[l], "E1-pipe"));
+    s_step(3, 2000);
+    SC_CHECK(s_state_has(s_c[l], "E1-pipe"));
+    SC_CHECK(s_state_has(s_c[l], "E2-pipe"));
+    SC_CHECK(s_state_has(s_c[f], "E1-pipe"));
+    SC_CHECK(s_state_has(s_c[f], "E2-pipe"));
+    zmq_close(d);
+    zmq_ctx_term(z);
+    s_stop();
+}
+
+/* The next message of type t for the fake agent on d (stepping mask meanwhile), or NULL. */
+static sc_msg_t *s_agent_wait(void *d, sc_msg_type_t t, unsigned mask, int ms)
+{
+    int64_t end = sc_mono_ms() + ms;
+    sc_msg_t *m;
+
+    do {
+        while ((m = sc_tp_recv(d))) {
+            if (m->type == t)
+                return m;
+            sc_msg_destroy(&m);
+        }
+        s_step(mask, 5);
+    } while (sc_mono_ms() < end);
+    return NULL;
+}
+
+static void s_progress(void *d, const sc_msg_t *order, sc_msg_hook_state_t state, uint64_t seq)
+{
+    sc_msg_t *m = NULL;
+
+    SC_REQUIRE(sc_msg_new(SC_MSG_HOOK_PROGRESS, "vm_2", order->term, seq, &m) == 0);
+    snprintf(m->hook_progress.event, sizeof(m->hook_progress.event), "%s", order->order.event);
+    m->hook_progress.phase = order->order.action;
+    m->hook_progress.state = state;
+    m->hook_progress.exit_status = state == SC_MSG_HOOK_DONE ? 0 : -1;
+    m->hook_progress.origin = SC_MSG_ORIGIN_ORDER;
+    m->hook_progress.order_term = order->term;
+    m->hook_progress.attempt = order->order.attempt;
+    sc_tp_send(d, m);
+}
+
+static const char *s_doc1 =
+    "{\"DocumentIncarnation\":3,\"Events\":["
+    "{\"EventId\":\"E3-pipe\",\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\","
+    "\"Resources\":[\"vm_2\"],\"EventStatus\":\"Scheduled\",\"NotBefore\":\"Mon, 01 Jan 2046 "
+    "00:00:00 GMT\",\"Description\":\"\",\"EventSource\":\"Platform\",\"DurationInSeconds\":-1}]}";
+
+/* 3 and 4: an order and a delegation go out only once their entries commit; a delegate's answer
+ * to a follower is not logged there; a delegate that never answers leaves the approval unknown
+ * (blocks rollback), not failed. */
+SC_TEST(effects_wait_for_their_commit)
+{
+    int l = s_elect(), f = 1 - l;
+    void *z = zmq_ctx_new(), *d, *df;
+    sc_msg_t *order, *via, *r = NULL;
+    uint64_t term;
+    int64_t before;
+    json_object *st;
+    char buf[64];
+
+    SC_REQUIRE(s_until(l, "may_act", "true", 5000));
+    term = (uint64_t)s_int(s_c[l], "term");
+    d = sc_tp_dealer(z, s_port[l]);
+    sc_tp_hello(d, "vm_2", "boot-2", 2, 2, term);
+    sc_tp_doc(d, "vm_2", term, 2, s_doc1, sc_wall_ms());
+    /* the leader alone: it plans the prepare (an entry), but no order goes out uncommitted */
+    order = s_agent_wait(d, SC_MSG_ORDER, 1u << l, 800);
+    SC_CHECK(order == NULL);
+    sc_msg_destroy(&order);
+    order = s_agent_wait(d, SC_MSG_ORDER, 3, 3000);
+    SC_REQUIRE(order != NULL);
+    SC_CHECK_INT(order->order.action, SC_MSG_PHASE_PREPARE);
+    s_progress(d, order, SC_MSG_HOOK_STARTED, 3);
+    s_progress(d, order, SC_MSG_HOOK_DONE, 4);
+    sc_msg_destroy(&order);
+    /* drained: the approval is delegated to vm_2 (the only one that sees it) — once committed */
+    via = s_agent_wait(d, SC_MSG_APPROVE_VIA, 1u << l, 800);
+    SC_CHECK(via == NULL);
+    sc_msg_destroy(&via);
+    via = s_agent_wait(d, SC_MSG_APPROVE_VIA, 3, 3000);
+    SC_REQUIRE(via != NULL);
+    SC_CHECK_INT((int64_t)via->approve_via.n_events, 1);
+    /* the follower knows the intent once the commit reaches it */
+    s_step(3, 500);
+    /* 3: a delegate's answer sent to the follower (in this term) is not written to its log */
+    before = s_int(s_c[f], "last_index");
+    df = sc_tp_dealer(z, s_port[f]);
+    SC_REQUIRE(sc_msg_new(SC_MSG_APPROVE_RESULT, "vm_2", term, 9, &r) == 0);
+    sc_msg_add_event(r, "E3-pipe");
+    r->approve_result.http_status = 200;
+    snprintf(r->approve_result.result, sizeof(r->approve_result.result), "OK");
+    sc_tp_send(df, r);
+    s_step(1u << f, 300);
+    SC_CHECK_INT(s_int(s_c[f], "last_index"), before);
+    /* 4: the delegate never answers: after its 15 s the approval is unknown, not failed */
+    s_step(3, 15500);
+    /* (the planner POSTs again at once: its state is an intent again; the answer says it) */
+    {
+        char path[128], err[256];
+        sc_store_t *stp = NULL;
+        json_object *hist = NULL;
+        int unknown = 0, failed = 0;
+        snprintf(path, sizeof(path), "%s/coordinator.db", s_dir[l]);
+        SC_REQUIRE(sc_store_open_readonly(path, &stp, err, sizeof(err)) == 0);
+        SC_REQUIRE(sc_store_history_json(stp, 1000, &hist, NULL, 0) == 0);
+        for (size_t i = 0; i < json_object_array_length(hist); i++) {
+            json_object *e = json_object_array_get_idx(hist, i), *dd, *u;
+            if (strcmp(json_object_get_string(json_object_object_get(e, "kind")),
+                       "approval_answer") != 0 ||
+                !json_object_object_get_ex(e, "data", &dd))
+                continue;
+            if (json_object_object_get_ex(dd, "unknown", &u) && json_object_get_boolean(u))
+                unknown++;
+            else if (json_object_get_int(json_object_object_get(dd, "rc")) != 0)
+                failed++;
+        }
+        SC_CHECK_INT(unknown, 1);
+        SC_CHECK_INT(failed, 0);
+        json_object_put(hist);
+        sc_store_close(&stp);
+    }
+    st = sc_coord_state_json(s_c[l]);
+    SC_REQUIRE(st);
+    {
+        const char *t = json_object_to_json_string(st);
+        const char *e = strstr(t, "E3-pipe");
+        snprintf(buf, sizeof(buf), "%s",
+                 e && strstr(e, "\"approval\": \"failed\"") ? "failed" : "not failed");
+        SC_CHECK_STR(buf, "not failed");
+    }
+    json_object_put(st);
+    sc_msg_destroy(&via);
+    zmq_close(df);
+    zmq_close(d);
+    zmq_ctx_term(z);
+    s_stop();
+}
+
+int main(void)
+{
+    size_t off = 0;
+
+    for (int v = 0; v < N_VM; v++) {
+        s_port[v] = sc_test_free_port();
+        off += (size_t)snprintf(s_members + off, sizeof(s_members) - off, "%svm_%d=127.0.0.1:%d",
+                                v ? "," : "", v, s_port[v]);
+    }
+    SC_RUN(leader_acts_once_its_term_entry_commits_late);
+    SC_RUN(slow_commits_drop_no_event_of_a_document);
+    SC_RUN(effects_wait_for_their_commit);
+    return sc_test_done();
+}
