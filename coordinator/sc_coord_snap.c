@@ -237,11 +237,18 @@ void sc_coord_snap_send(sc_coord_t *c, size_t to, int64_t round, bool answer)
 
 bool sc_coord_snap_on_ack(sc_coord_t *c, size_t mi, const sc_msg_append_ack_t *a)
 {
-    sc_csnap_t *s = c->raft->snap;
+    sc_craft_t *r = c->raft;
+    sc_csnap_t *s = r->snap;
 
     if (a->received < 0)
         return false;                       /* an append's answer */
     if (a->success && a->match_index > 0) { /* installed (or had it): appends from here */
+        /* what it holds is what it says now, not what it acknowledged before the transfer
+         * (an install may have taken entries from its log): lowered too */
+        if (s->held[mi] >= 0) {
+            r->match[mi] = (int64_t)a->match_index;
+            r->next[mi] = (int64_t)a->match_index + 1;
+        }
         s->held[mi] = -1;
         return false;
     }
