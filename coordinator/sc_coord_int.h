@@ -373,7 +373,8 @@ void sc_coord_snap_compact(sc_coord_t *c);
 void sc_coord_snap_send(sc_coord_t *c, size_t to, int64_t round, bool answer);
 /* Leader: an append_ack of member mi; true when it answered a snapshot chunk (handled here:
  * the next chunk sent), false when the append path goes on (an append's answer, or the
- * snapshot installed: its match index). */
+ * snapshot installed: its match index, which sets r->match[mi] and r->next[mi] as it says,
+ * lower than before too, when it answers the transfer under way). */
 bool sc_coord_snap_on_ack(sc_coord_t *c, size_t mi, const sc_msg_append_ack_t *a);
 /* Follower: an append from *prev (of *prev_term) with *n_ent entries at *ent: those our
  * compaction took are passed over (committed: the leader's are the same), *prev and *prev_term

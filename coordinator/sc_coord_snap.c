@@ -10,7 +10,9 @@
  * (append_ack.received), the leader sends the next on that answer, and its heartbeats probe
  * (an empty chunk) or send the held chunk again after S_RESEND_MS, so a lost chunk or answer
  * costs a heartbeat, not the transfer. The follower installs the whole in one transaction
- * (sc_store_install) and goes on from its last index with the leader's appends. */
+ * (sc_store_install): when its log holds the snapshot's last entry (same index and term), the
+ * entries after it stay (Raft §7), else the whole log goes; it answers the snapshot's index, and
+ * the leader's appends go on from there. */
 #include "sc_coord_int.h"
 
 #include "sc_error.h"
@@ -235,11 +237,18 @@ void sc_coord_snap_send(sc_coord_t *c, size_t to, int64_t round, bool answer)
 
 bool sc_coord_snap_on_ack(sc_coord_t *c, size_t mi, const sc_msg_append_ack_t *a)
 {
-    sc_csnap_t *s = c->raft->snap;
+    sc_craft_t *r = c->raft;
+    sc_csnap_t *s = r->snap;
 
     if (a->received < 0)
         return false;                       /* an append's answer */
     if (a->success && a->match_index > 0) { /* installed (or had it): appends from here */
+        /* what it holds is what it says now, not what it acknowledged before the transfer
+         * (an install may have taken entries from its log): lowered too */
+        if (s->held[mi] >= 0) {
+            r->match[mi] = (int64_t)a->match_index;
+            r->next[mi] = (int64_t)a->match_index + 1;
+        }
         s->held[mi] = -1;
         return false;
     }
@@ -286,8 +295,10 @@ bool sc_coord_snap_skip_compacted(const sc_coord_t *c, int64_t *prev, int64_t *p
     return false;
 }
 
-/* Installs the whole snapshot received: store, state, log position. The reason of a refusal
- * in err (logged). */
+/* Installs the whole snapshot received: store, state, log position. Our entries after its
+ * index stay when our log holds that index with its term (Raft §7: they may be what the leader
+ * counted as stored here), not applied: the leader's commit index applies them. The reason of
+ * a refusal in err (logged). */
 static int s_install(sc_coord_t *c, char *err, size_t errlen)
 {
     sc_craft_t *r = c->raft;
@@ -295,6 +306,7 @@ static int s_install(sc_coord_t *c, char *err, size_t errlen)
     json_object *o = json_tokener_parse(s->rx), *state = NULL, *tables = NULL;
     const char **names = calloc(c->n_members, sizeof(*names));
     sc_cstate_t *cs = NULL;
+    bool kept = false;
     int rc = -EINVAL;
 
     for (size_t i = 0; names && i < c->n_members; i++)
@@ -315,7 +327,7 @@ static int s_install(sc_coord_t *c, char *err, size_t errlen)
         } else
             rc = sc_store_install(c->store, s->rx_index, s->rx_term, sc_wall_ms(), tables,
                                   json_object_to_json_string_ext(state, JSON_C_TO_STRING_PLAIN),
-                                  err, errlen);
+                                  &kept, err, errlen);
     }
     json_object_put(o);
     free(names);
@@ -330,13 +342,18 @@ static int s_install(sc_coord_t *c, char *err, size_t errlen)
     if ((rc = sc_coord_restart_reconcile_registry(c)) < 0)
         sc_log_err("registry not brought in line with the snapshot's state", "rc=%s",
                    sc_errname(rc)); /* the take-over does it again */
-    r->base_index = r->last_index = r->commit = r->applied = s->rx_index;
-    r->base_term = r->last_term = s->rx_term;
+    r->base_index = r->commit = r->applied = s->rx_index;
+    r->base_term = s->rx_term;
+    if (!kept) { /* our log after it was not the leader's, or there was none: it starts here */
+        r->last_index = s->rx_index;
+        r->last_term = s->rx_term;
+    }
     c->snapshot_at = s->rx_index;
     c->dirty = true;
     sc_coord_raft_set_log(c);
-    sc_log_notice("snapshot installed: the log goes on from it", "index=%lld term=%lld bytes=%zu",
-                  (long long)s->rx_index, (long long)s->rx_term, s->rx_len);
+    sc_log_notice("snapshot installed: the log goes on from it",
+                  "index=%lld term=%lld bytes=%zu last=%lld", (long long)s->rx_index,
+                  (long long)s->rx_term, s->rx_len, (long long)r->last_index);
     return 0;
 }
 
@@ -390,7 +407,8 @@ bool sc_coord_snap_on_chunk(sc_coord_t *c, const sc_msg_snapshot_t *m, int64_t *
         *ret_received = 0;
         return false;
     }
-    *ret_match = r->last_index;
+    /* only up to it is our log known to be the leader's: its appends check what we kept */
+    *ret_match = (int64_t)m->last_index;
     *ret_received = (int64_t)m->total;
     return true;
 }

@@ -145,11 +145,31 @@ int sc_dlog_compact(sc_db_t *db, int64_t through)
     return s_set_base(db, through, term, false);
 }
 
-int sc_dlog_reset(sc_db_t *db, int64_t index, int64_t term)
+int sc_dlog_reset(sc_db_t *db, int64_t index, int64_t term, bool *ret_kept)
 {
+    int64_t have = -1, applied = 0;
+    bool keep;
+    int rc;
+
     if (!db || index < 1 || term < 1)
         return -EINVAL;
-    return s_set_base(db, index, term, true);
+    if ((rc = sc_db_query_int64(db, &have,
+                                "SELECT coalesce((SELECT term FROM dlog WHERE idx = ?), -1)", "l",
+                                index)) < 0 ||
+        (rc = sc_db_query_int64(db, &applied,
+                                "SELECT coalesce(max(idx), 0) FROM dlog WHERE applied", NULL)) < 0)
+        return rc;
+    if (applied > index) /* the snapshot would undo entries applied to the tables */
+        return -EINVAL;
+    /* Raft §7: our entry at index is the snapshot's (log matching: so is every one before it);
+     * those after it may be what a leader counted as stored here: they stay, and the leader's
+     * appends check them. Any other log is not the leader's: all of it goes. */
+    keep = have == term;
+    if ((rc = s_set_base(db, index, term, !keep)) < 0)
+        return rc;
+    if (ret_kept)
+        *ret_kept = keep;
+    return 0;
 }
 
 static int s_insert(sc_db_t *db, int64_t index, int64_t term, sc_dlog_kind_t kind, const char *data,

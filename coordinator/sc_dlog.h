@@ -12,7 +12,8 @@
  * UPDATE of its content and DELETE of an applied entry); only the "applied" flag changes. Two
  * deletions are allowed: entries not applied yet that a newer leader replaces (Raft's
  * truncation), and a prefix that a snapshot includes (compaction, sc_dlog_compact, and a
- * leader's snapshot installed, sc_dlog_reset). The log then holds base + 1 .. last, the base
+ * leader's snapshot installed, sc_dlog_reset, which also takes the rest when it is not the
+ * leader's). The log then holds base + 1 .. last, the base
  * (index and term of the last entry taken away) kept in the meta table. The table is created
  * by the store's migrations. */
 #ifndef SC_DLOG_H
@@ -84,10 +85,13 @@ int sc_dlog_base(sc_db_t *db, int64_t *ret_index, int64_t *ret_term);
  * SC_E_DB when one of them is not applied. Two statements: the caller holds a transaction
  * (sc_store_compact does). */
 int sc_dlog_compact(sc_db_t *db, int64_t through);
-/* A leader's snapshot installed: every entry goes (those after index must not be applied)
- * and (index, term) becomes the base, so the next entry appended is index + 1. In the
- * caller's transaction (sc_store_install's). */
-int sc_dlog_reset(sc_db_t *db, int64_t index, int64_t term);
+/* A leader's snapshot that includes the log up to index (of term) installed: (index, term)
+ * becomes the base. When the log holds index with that term (Raft §7), the entries up to it go
+ * and those after it stay as they are, not applied (the leader's commit index applies them);
+ * otherwise every entry goes, and the next entry appended is index + 1. *ret_kept (may be
+ * NULL): whether the entries after index stayed. -EINVAL when an entry after index is applied
+ * (nothing changed). In the caller's transaction (sc_store_install's). */
+int sc_dlog_reset(sc_db_t *db, int64_t index, int64_t term, bool *ret_kept);
 /* Reads at most max entries with index >= from, in order (only_unapplied: those not applied
  * yet). *ret_entries is the caller's (sc_dlog_entries_free), NULL when *ret_n is 0. */
 int sc_dlog_read(sc_db_t *db, int64_t from, size_t max, bool only_unapplied,

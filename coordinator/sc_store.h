@@ -162,12 +162,15 @@ int sc_store_compact(sc_store_t *store, int64_t through);
  * applied meanwhile. *ret_json is the caller's. 0 or an SC_E_* code. */
 int sc_store_tables_json(sc_store_t *store, json_object **ret_json);
 /* Installs a leader's snapshot that includes the log up to index (of term): in one
- * transaction, the log emptied with (index, term) its base, the replicated tables replaced by
- * those of tables (sc_store_tables_json's shape, checked: a table or column this store does
- * not have is refused), state saved as the snapshot at index. 0, -EINVAL (the shape, reason
- * in err) or SC_E_DB (reason in err). */
+ * transaction, (index, term) the log's base (sc_dlog_reset: the entries after index stay when
+ * the log holds index with that term, not applied; else the log is emptied), the replicated
+ * tables replaced by those of tables (sc_store_tables_json's shape, checked: a table or column
+ * this store does not have is refused), state saved as the snapshot at index. *ret_kept (may
+ * be NULL): whether the entries after index stayed. 0, -EINVAL (the shape, or entries after
+ * index applied; reason in err) or SC_E_DB (reason in err). */
 int sc_store_install(sc_store_t *store, int64_t index, int64_t term, int64_t wall_ms,
-                     json_object *tables, const char *state, char *err, size_t errlen);
+                     json_object *tables, const char *state, bool *ret_kept, char *err,
+                     size_t errlen);
 
 /* A snapshot of the tables as JSON:
  *   {"term":T,

@@ -191,16 +191,20 @@ static int s_table_load(sc_db_t *db, const char *table, json_object *t, char *er
 }
 
 int sc_store_install(sc_store_t *store, int64_t index, int64_t term, int64_t wall_ms,
-                     json_object *tables, const char *state, char *err, size_t errlen)
+                     json_object *tables, const char *state, bool *ret_kept, char *err,
+                     size_t errlen)
 {
-    bool own;
+    bool own, kept = false;
     int rc;
 
     if (!store || index < 1 || term < 1 || !state || !json_object_is_type(tables, json_type_object))
         return sc_errf(err, errlen, -EINVAL, "snapshot: no tables or state");
     if ((rc = sc_store_txn_begin(store, &own)) < 0)
         return sc_errf(err, errlen, rc, "snapshot: %s", sc_db_errmsg(store->db));
-    if ((rc = sc_dlog_reset(store->db, index, term)) < 0)
+    if ((rc = sc_dlog_reset(store->db, index, term, &kept)) == -EINVAL)
+        sc_errf(err, errlen, rc, "snapshot: the log has entries after %lld applied",
+                (long long)index);
+    else if (rc < 0)
         sc_errf(err, errlen, rc, "snapshot: the log: %s", sc_db_errmsg(store->db));
     for (size_t k = 0; rc >= 0 && k < sizeof(s_tables) / sizeof(s_tables[0]); k++) {
         json_object *t = NULL;
@@ -212,5 +216,7 @@ int sc_store_install(sc_store_t *store, int64_t index, int64_t term, int64_t wal
         sc_errf(err, errlen, rc, "snapshot: %s", sc_db_errmsg(store->db));
     if (rc >= 0 && (rc = sc_store_save_snapshot(store, index, term, wall_ms, state)) < 0)
         sc_errf(err, errlen, rc, "snapshot: saving the state: %s", sc_db_errmsg(store->db));
-    return sc_store_txn_end(store, own, rc);
+    if ((rc = sc_store_txn_end(store, own, rc)) >= 0 && ret_kept)
+        *ret_kept = kept;
+    return rc;
 }

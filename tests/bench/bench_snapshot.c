@@ -147,7 +147,7 @@ int main(int argc, char **argv)
                 return 1;
             t0 = s_ms();
             o = json_tokener_parse(text);
-            if (sc_store_install(f, 100, 1, 1, o, "{}", err, sizeof(err)) < 0) {
+            if (sc_store_install(f, 100, 1, 1, o, "{}", NULL, err, sizeof(err)) < 0) {
                 fprintf(stderr, "install: %s\n", err);
                 return 1;
             }

@@ -537,7 +537,8 @@ SC_TEST(compaction_and_install)
     SC_REQUIRE(sc_store_open(s_path, &f, err, sizeof(err)) == 0);
     SC_CHECK_INT(sc_store_decide(f, 1, SC_DLOG_TERM, "{\"term\":1}", "its own", 1, NULL), 0);
     SC_CHECK_INT(sc_store_set_hard_state(f, 5, "vm_1"), 0);
-    SC_CHECK_INT(sc_store_install(f, 8, 2, 3, tables, "{\"applied\":8}", err, sizeof(err)), 0);
+    SC_CHECK_INT(sc_store_install(f, 8, 2, 3, tables, "{\"applied\":8}", NULL, err, sizeof(err)),
+                 0);
     SC_CHECK_INT(sc_store_snapshot(s, true, 0, 0, &a), 0);
     SC_CHECK_INT(sc_store_snapshot(f, true, 0, 0, &b), 0);
     SC_CHECK_STR(json_object_to_json_string(b), json_object_to_json_string(a));
@@ -569,7 +570,7 @@ SC_TEST(compaction_and_install)
     /* a bad snapshot is refused whole: an unknown column, and the store is as it was */
     json_object *bad = json_tokener_parse(
         "{\"members\":{\"columns\":[\"name\",\"nope\"],\"rows\":[[\"vm_9\",1]]}}");
-    SC_CHECK_INT(sc_store_install(f, 20, 2, 3, bad, "{}", err, sizeof(err)), -EINVAL);
+    SC_CHECK_INT(sc_store_install(f, 20, 2, 3, bad, "{}", NULL, err, sizeof(err)), -EINVAL);
     SC_CHECK(strstr(err, "nope") != NULL);
     SC_CHECK_INT(sc_store_last_entry(f, &last, NULL), 0);
     SC_CHECK_INT(last, 9);
