@@ -577,6 +577,55 @@ SC_TEST(unanswered_intent_scheduled_in_own_imds_is_posted_once)
     sc_ts_stop(&ts);
 }
 
+/* Issue 20, finding 5: an unanswered intent of ours for an event only vm_1 sees (per-VM
+ * visibility: Resources [vm_1], seen_by [vm_1]); our own IMDS does not list it — not because it
+ * started and ended, we never saw it. Absent from our IMDS is no answer: the approval is
+ * unknown (it may have landed), never recorded approved, and it is POSTed again through a
+ * member that sees it — never through our IMDS, which would refuse the id. */
+SC_TEST(unanswered_intent_absent_from_own_imds_seen_by_another_is_unknown)
+{
+    static const char *const id = "E-seen-by-vm1";
+    sc_ts_cfg_t cfg = {.body = "{\"DocumentIncarnation\":3,\"Events\":[]}"};
+    sc_ts_t *ts = sc_ts_start("/vm_0");
+    sc_store_t *st = NULL;
+    sc_coord_t *c;
+    json_object *status;
+    char path[128], err[256], d[1024];
+    int64_t wall = sc_wall_ms();
+    const char *appr;
+    int gets, posts;
+
+    SC_REQUIRE(ts);
+    sc_ts_set(ts, &cfg);
+    snprintf(path, sizeof(path), "%s/coordinator.db", s_dir);
+    SC_REQUIRE(sc_store_open(path, &st, err, sizeof(err)) == 0);
+    s_store_prepared(st, id, "\"vm_1\"", "\"vm_1\"", "vm_1", wall);
+    snprintf(d, sizeof(d),
+             "{\"event_ids\":[\"%s\"],\"body\":\"{\\\"StartRequests\\\":[{\\\"EventId\\\":"
+             "\\\"%s\\\"}]}\",\"via\":null,\"by\":\"vm_0\"}",
+             id, id);
+    s_decide(st, SC_DLOG_APPROVAL_INTENT, d, wall - 1000);
+    sc_store_close(&st);
+    s_imds_url = ts->url;
+    c = s_start();
+    s_imds_url = "http://127.0.0.1:9";
+    SC_REQUIRE(c);
+    for (int i = 0; i < 30; i++)
+        sc_coord_step(c, 20);
+    status = sc_coord_status(c);
+    appr = s_approval(status, id);
+    if (!appr || (strcmp(appr, "unknown") != 0 && strcmp(appr, "intent") != 0))
+        SC_FAILF("approval of an event only vm_1 sees, absent from our IMDS: %s (not settled "
+                 "by our IMDS: unknown, or an intent again through vm_1)",
+                 appr ? appr : "(none)");
+    s_counts(ts, &gets, &posts);
+    SC_CHECK_INT(gets, 1);
+    SC_CHECK_INT(posts, 0); /* not through our IMDS: we do not see it */
+    json_object_put(status);
+    sc_coord_destroy(&c);
+    sc_ts_stop(&ts);
+}
+
 /* Our IMDS does not answer the GET (503): as before, the intent is POSTed again. */
 SC_TEST(unanswered_intent_own_imds_failing_is_posted_again)
 {
@@ -1004,6 +1053,10 @@ int main(void)
     if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
         return 1;
     SC_RUN(unanswered_intent_scheduled_in_own_imds_is_posted_once);
+    s_cleanup();
+    if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
+        return 1;
+    SC_RUN(unanswered_intent_absent_from_own_imds_seen_by_another_is_unknown);
     s_cleanup();
     if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
         return 1;
