@@ -215,6 +215,7 @@ static void s_run_effects(sc_coord_t *c)
         json_object_put(v[i].data);
     }
     free(v);
+    sc_coord_notify_flush(c); /* the drain_started its orders gathered */
 }
 
 void sc_coord_raft_effects_free(sc_coord_t *c)
