@@ -334,9 +334,9 @@ int sc_coord_log_apply_committed(sc_coord_t *c);
  * round: the heartbeat round, 0 none; answer: on the channel of the message being handled). */
 void sc_coord_raft_send_append(sc_coord_t *c, size_t to, int64_t round, bool answer);
 /* The leader proposes a decision: appended to the log in the turn's transaction, not applied
- * (with one voter: applied too, committed once durable). Never waits. *ret_index (may be NULL)
- * gets its index. 0, SC_E_NOT_COMMITTED when we do not lead (nothing written), or a store
- * error (fatal). */
+ * (applied once committed: with one voter, once durable, at the flush). Never waits. *ret_index
+ * (may be NULL) gets its index. 0, SC_E_NOT_COMMITTED when we do not lead (nothing written), or a
+ * store error (fatal). */
 int sc_coord_raft_propose(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data, const char *reason,
                           int64_t *ret_index);
 /* The end of a loop turn: the turn's transaction committed (one fsync), the new entries sent

@@ -10,8 +10,9 @@
  * (sc_coord_effect.c). Nothing waits for a majority inside the decision path, and nothing is
  * thrown away: an entry is committed, or replaced by a newer term's leader, whose planner
  * derives again from the applied state what is still owed. With one voter, an entry is
- * committed once durable: it is applied as it is proposed, its effects wait for the flush's
- * fsync. The messages (appends, acks, votes) are sc_coord_raft.c's. */
+ * committed once durable: it is applied at the end of its turn, after the fsync — the same
+ * path as with three. A notification is told as its entry is applied, on the leader. The messages
+ * (appends, acks, votes) are sc_coord_raft.c's. */
 #include "sc_coord_int.h"
 
 #include "sc_elect.h"
@@ -68,6 +69,10 @@ int sc_coord_log_apply_committed(sc_coord_t *c)
 
     if (r->applied >= r->commit)
         return 0;
+    /* the leader applies in the turn's transaction (its flags made durable with the turn's
+     * next fsync: a restart applies again what it lost); a follower in one of its own */
+    if (sc_coord_is_leader(c) && (rc = s_txn_open(c)) < 0)
+        return rc;
     if (!r->txn && !sc_store_in_transaction(c->store)) {
         if ((rc = sc_store_begin(c->store)) < 0)
             return rc;
@@ -124,18 +129,13 @@ int sc_coord_raft_propose(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data,
     term = sc_elect_term(r->e);
     if ((rc = s_txn_open(c)) < 0)
         return rc;
-    /* one voter: committed once durable, applied now (its effects wait for the fsync) */
-    rc = c->voters.n <= 1
-             ? sc_store_decide_json(c->store, term, kind, data, reason, sc_wall_ms(), &idx)
-             : sc_store_propose_json(c->store, term, kind, data, reason, sc_wall_ms(), &idx);
-    if (rc < 0)
+    /* appended only: applied once committed (one voter: once durable, at the flush) */
+    if ((rc = sc_store_propose_json(c->store, term, kind, data, reason, sc_wall_ms(), &idx)) < 0)
         return rc;
     r->last_index = idx;
     r->last_term = term;
     if (kind == SC_DLOG_TERM && r->need_term_entry && !r->term_entry)
         r->term_entry = idx; /* the first entry of our term */
-    if (c->voters.n <= 1)
-        r->commit = r->applied = idx;
     sc_coord_raft_set_log(c);
     if (ret_index)
         *ret_index = idx;
@@ -160,7 +160,9 @@ void sc_coord_raft_effect_push(sc_coord_t *c, const sc_dlog_entry_t *e, json_obj
     sc_craft_t *r = c->raft;
     sc_coord_effect_t *fx;
 
-    if (!r || !sc_coord_is_leader(c))
+    if (!r || !sc_coord_is_leader(c) ||
+        (e->kind != SC_DLOG_PREPARE_ORDERED && e->kind != SC_DLOG_RECOVER_ORDERED &&
+         e->kind != SC_DLOG_APPROVAL_INTENT))
         return;
     if (r->n_fx == r->cap_fx) {
         size_t cap = r->cap_fx ? 2 * r->cap_fx : 64;
@@ -205,8 +207,6 @@ static void s_run_effects(sc_coord_t *c)
         const sc_dlog_entry_t *e = &v[i].e;
         bool ours = sc_coord_is_leader(c) && e->term == sc_elect_term(r->e);
 
-        if (ours)
-            sc_coord_notify_entry(c, e, v[i].data);
         if (ours && sc_coord_may_act(c))
             sc_coord_effect_run(c, e, v[i].data);
         else if (e->kind == SC_DLOG_APPROVAL_INTENT)
@@ -244,20 +244,19 @@ int sc_coord_raft_flush(sc_coord_t *c)
     for (int pass = 0; pass < 4; pass++) {
         if ((rc = sc_coord_raft_txn_commit(c)) < 0)
             return rc;
-        if (sc_coord_is_leader(c) && c->voters.n > 1) {
+        if (sc_coord_is_leader(c)) {
             for (size_t k = 0; k < c->voters.n; k++) {
                 size_t vi = c->voters.index[k];
                 if (vi != c->self && r->next[vi] <= r->last_index)
                     sc_coord_raft_send_append(c, vi, 0, false);
             }
-            sc_coord_log_advance_commit(
-                c); /* our own durable entries count (alone: never a majority) */
-            if ((rc = sc_coord_log_apply_committed(c)) < 0 ||
-                (rc = sc_coord_raft_txn_commit(c)) < 0)
+            /* our own durable entries count (one voter: they are the majority) */
+            sc_coord_log_advance_commit(c);
+            if ((rc = sc_coord_log_apply_committed(c)) < 0)
                 return rc;
         }
         if (!r->n_fx)
-            break;
+            break; /* what was applied is made durable with the next turn's fsync */
         s_run_effects(c);
     }
     return 0;

@@ -298,16 +298,13 @@ static int s_run(sc_coord_t *c, const sc_cs_rehearsal_t *rh, int64_t now)
     int64_t wall_s = sc_wall_ms() / 1000;
     int rc = 0;
 
-    /* Preempt / Terminate: one domain at a time, the next once the last is closed */
-    while (rc >= 0 && rh->n_released < rh->n_groups &&
-           (!s_evict(rh->type) || !rh->n_released ||
-            !sc_cstate_event_find(c->cs, rh->groups[rh->n_released - 1].event_id))) {
-        size_t before = rh->n_released;
-        if ((rc = s_release(c, rh, before)) >= 0 && rh->n_released == before) {
-            sc_log_warn("rehearsal event not released", "event=%s", rh->groups[before].event_id);
-            break;
-        }
-    }
+    /* Preempt / Terminate: one domain at a time, the next once the last is closed. One group
+     * a call: its entry releases it once applied, and the tick runs again once it is (the
+     * planner's fence) */
+    if (rh->n_released < rh->n_groups &&
+        (!s_evict(rh->type) || !rh->n_released ||
+         !sc_cstate_event_find(c->cs, rh->groups[rh->n_released - 1].event_id)))
+        rc = s_release(c, rh, rh->n_released);
     for (size_t i = 0; rc >= 0 && i < sc_cstate_n_events(c->cs); i++) {
         const sc_cs_event_t *e = sc_cstate_event_at(c->cs, i);
         char id[SC_EVENT_ID_MAX + 1];
@@ -477,6 +474,8 @@ static json_object *s_start(sc_coord_t *c, json_object *req)
     s_refusal(c, why, sizeof(why));
     if (why[0])
         return s_error("%s", why);
+    if (!sc_coord_raft_settled(c)) /* decided from the applied state: nothing in flight */
+        return s_error("decisions in flight (not committed yet): try again");
     if (json_object_object_get_ex(req, "event_type", &v)) {
         tn = json_object_get_string(v);
         type = SC_EVENT_TYPE_UNKNOWN;
@@ -553,8 +552,8 @@ static json_object *s_start(sc_coord_t *c, json_object *req)
     json_object_object_add(d, "not_before", json_object_new_int64(nb));
     json_object_object_add(d, "groups", groups);
     snprintf(why, sizeof(why), "schedcoordctl rehearse: %s of %s", sc_event_type_name(type), scope);
-    if ((rc = sc_coord_exec_decide(c, SC_DLOG_REHEARSAL, d, why)) < 0 ||
-        (rc = s_run(c, rh, sc_mono_ms())) < 0) {
+    /* its events are released by the tick once this entry is applied */
+    if ((rc = sc_coord_exec_decide(c, SC_DLOG_REHEARSAL, d, why)) < 0) {
         json_object_put(events);
         return s_error("not recorded: the store failed (%s)", sc_errname(rc));
     }

@@ -33,6 +33,12 @@ static int s_on_decide(void *ud, const sc_dlog_entry_t *e, json_object *data)
     char why[256];
     int rc = sc_cstate_apply(c->cs, e, data, why, sizeof(why));
 
+    if (rc == -EINVAL) { /* deterministic: every replica passes over it alike (as a replay) */
+        sc_log_warn("committed entry not applicable to the state, passed over",
+                    "index=%lld kind=%s why=\"%s\"", (long long)e->index,
+                    sc_dlog_kind_name(e->kind), sc_log_q(why));
+        return sc_cstate_skip(c->cs, e->index);
+    }
     if (rc < 0)
         sc_log_err("decision refused by the state", "index=%lld kind=%s rc=%s why=\"%s\"",
                    (long long)e->index, sc_dlog_kind_name(e->kind), sc_errname(rc), sc_log_q(why));
@@ -43,8 +49,10 @@ static int s_on_decide(void *ud, const sc_dlog_entry_t *e, json_object *data)
         json_object_object_get_ex(data, "event_id", &id);
         sc_coord_exec_forget_closed(c, id ? json_object_get_string(id) : NULL);
     }
-    /* live, not replayed: what it means is told, what it makes the leader do is done, once
-     * the turn's transaction is durable (sc_coord_raft_flush) */
+    /* live, not replayed, committed: what it means is told (on the leader); what it makes the
+     * leader do is done at the end of the turn (sc_coord_raft_flush) */
+    if (rc >= 0)
+        sc_coord_notify_entry(c, e, data);
     if (rc >= 0 && sc_coord_is_leader(c))
         sc_coord_raft_effect_push(c, e, data);
     return rc;
