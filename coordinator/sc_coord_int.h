@@ -95,7 +95,7 @@ struct sc_coord {
     char *name;          /* our member name */
     char *state_dir;     /* state directory */
     char ctl_path[4096]; /* control socket path */
-    char members_hash[SC_MEMBERS_DIGEST_LEN + 1]; /* sc_members_digest of --members */
+    char members_hash[SC_MEMBERS_DIGEST_LEN + 1]; /* of --members and --voters (sc_voters.h) */
     int64_t term;                                 /* our term */
     uint64_t seq;                                 /* our message sequence */
     sc_cmember_t *members;                        /* --members, in order */

@@ -682,6 +682,52 @@ SC_TEST(voters_spread_over_fault_domains)
     }
 }
 
+/* The members digest (sc_voters_members_digest) changes with whatever decides the voters: the
+ * list, its fault domains (issue 20: "/FD" added to some members only), and a --voters that
+ * changes their count; not with a --voters that chooses the default count again. Without
+ * --voters it is the list's digest as before (older agents compare it). */
+SC_TEST(members_digest_covers_the_voters)
+{
+    static const char *const plain = "a=h:1,b=h:2,c=h:3,d=h:4,e=h:5";
+    static const char *const fds = "a=h:1/0,b=h:2/0,c=h:3/0,d=h:4/1,e=h:5/2";
+    static const char *const five = "a=h:1/0,b=h:2/1,c=h:3/2,d=h:4/3,e=h:5/4";
+    sc_member_spec_t *m = NULL;
+    size_t n = 0;
+    char err[256], list[SC_MEMBERS_DIGEST_LEN + 1], d0[SC_MEMBERS_DIGEST_LEN + 1],
+        d3[SC_MEMBERS_DIGEST_LEN + 1], d5[SC_MEMBERS_DIGEST_LEN + 1], f0[SC_MEMBERS_DIGEST_LEN + 1],
+        g0[SC_MEMBERS_DIGEST_LEN + 1], g3[SC_MEMBERS_DIGEST_LEN + 1], g5[SC_MEMBERS_DIGEST_LEN + 1];
+    sc_voters_t va, vb;
+
+    SC_REQUIRE(sc_members_parse(plain, &m, &n, err, sizeof(err)) == 0);
+    sc_members_digest(m, n, 0, list);
+    SC_CHECK_INT(sc_voters_members_digest(m, n, 0, d0), 0);
+    SC_CHECK_INT(sc_voters_members_digest(m, n, 3, d3), 0); /* the default count again */
+    SC_CHECK_INT(sc_voters_members_digest(m, n, 5, d5), 0);
+    SC_CHECK_INT(sc_voters_members_digest(m, n, 4, d5), -EINVAL);
+    SC_CHECK_STR(d0, list);
+    SC_CHECK_STR(d3, d0);
+    SC_CHECK(strcmp(d5, d0) != 0);
+    SC_CHECK_INT(sc_voters_of_members(m, n, 0, &va), SC_VOTERS_UNSPREAD);
+    free(m);
+    /* fault domains added: other voters (a, d, e), another digest */
+    SC_REQUIRE(sc_members_parse(fds, &m, &n, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_voters_members_digest(m, n, 0, f0), 0);
+    SC_CHECK(strcmp(f0, d0) != 0);
+    SC_CHECK_INT(sc_voters_of_members(m, n, 0, &vb), 0);
+    SC_CHECK(strcmp(va.digest, vb.digest) != 0);
+    free(m);
+    /* five fault domains: five voters by default; --voters 3 gives three, and says so */
+    SC_REQUIRE(sc_members_parse(five, &m, &n, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_voters_members_digest(m, n, 0, g0), 0);
+    SC_CHECK_INT(sc_voters_members_digest(m, n, 5, g5), 0);
+    SC_CHECK_INT(sc_voters_members_digest(m, n, 3, g3), 0);
+    SC_CHECK_STR(g5, g0);
+    SC_CHECK(strcmp(g3, g0) != 0);
+    sc_members_digest(m, n, 3, list);
+    SC_CHECK_STR(list, g3);
+    free(m);
+}
+
 /* ---- the simulated network ----------------------------------------------------------------- */
 
 #define SIM_NODES 6
@@ -1523,6 +1569,7 @@ int main(void)
     SC_RUN(stale_leader_told_the_newer_term);
     SC_RUN(bad_input_refused_unchanged);
     SC_RUN(voters_spread_over_fault_domains);
+    SC_RUN(members_digest_covers_the_voters);
     SC_RUN(sim_elects_one_leader);
     SC_RUN(sim_majority_elects_with_two_down);
     SC_RUN(sim_rejoining_member_does_not_depose);
