@@ -92,7 +92,7 @@ struct sc_agent {
     uint64_t fence_index;         /* newest commit index of max_term's leader (the fence) */
     uint64_t fence_saved;         /* the one in the state (orders' and approve_via's: a leader
                                      message's index is kept in memory only) */
-    char members_hash[SC_MEMBERS_DIGEST_LEN + 1]; /* sc_voters_members_digest of --members */
+    char members_hash[SC_MEMBERS_DIGEST_LEN + 1]; /* sc_members_digest of our --members */
     char drift_hash[SC_MSG_HASH_MAX + 1];         /* the leader's differing members_hash, logged */
     bool standalone;                              /* safety net armed (logged on change) */
     bool handover_pending; /* standalone runs may be open (not handed over / recovered) */
@@ -1322,8 +1322,7 @@ int sc_agent_new(const sc_agent_opts_t *opts, sc_agent_t **ret_agent, char *err,
     self->n_conns = voters.n;
     for (size_t k = 0; k < voters.n; k++)
         self->conns[k].m = members[voters.index[k]];
-    if ((rc = sc_voters_members_digest(members, n, (int)s->voters, self->members_hash)) < 0)
-        goto fail;
+    sc_members_digest(members, n, 0, self->members_hash);
     free(members);
     members = NULL;
     if ((rc = sc_agent_state_open(s->state_dir, &self->state, &interrupted, err, errlen)) != 0)

@@ -100,6 +100,7 @@ struct sc_coord {
     char *state_dir;     /* state directory */
     char ctl_path[4096]; /* control socket path */
     char members_hash[SC_MEMBERS_DIGEST_LEN + 1]; /* of --members and --voters (sc_voters.h) */
+    char list_hash[SC_MEMBERS_DIGEST_LEN + 1];    /* of --members alone: told to agents */
     int64_t term;                                 /* our term */
     uint64_t seq;                                 /* our message sequence */
     sc_cmember_t *members;                        /* --members, in order */
@@ -189,7 +190,9 @@ void sc_coord_sd_stopping(sc_coord_t *c, int rc);
 /* ---- sc_coord_members.c: membership and liveness ------------------------------------- */
 
 /* Parses --members ("NAME=HOST:PORT,...") into c->members and c->by_name (c's, freed by
- * sc_coord_destroy), with its digest in c->members_hash. 0, or an error named in err. */
+ * sc_coord_destroy), with its digests: c->members_hash (with --voters: what decides the voters,
+ * which peers compare) and c->list_hash (the list alone, which agents compare). 0, or an error
+ * named in err. */
 int sc_coord_members_parse(sc_coord_t *c, const char *spec, char *err, size_t errlen);
 /* The index of the member named n (exactly as Azure writes it; tolerant of api 2017-03-01's
  * leading '_'), or SC_PLAN_NONE. */

@@ -77,6 +77,7 @@ int sc_coord_members_parse(sc_coord_t *c, const char *spec, char *err, size_t er
      * them: only memory can fail) */
     if (rc >= 0 && sc_voters_members_digest(list, n, c->o.voters, c->members_hash) < 0)
         rc = -ENOMEM;
+    sc_members_digest(list, n, 0, c->list_hash);
     free(list);
     if (rc < 0)
         return sc_errf(err, errlen, SC_E_CONFIG, "--members: voters not chosen: %s",

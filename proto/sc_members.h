@@ -1,7 +1,7 @@
 /* sc_members: the member list every daemon is given (--members NAME=HOST:PORT,...), parsed
- * once for both, and its digest (the leader message's members_hash, the members_digest of every
- * coordinator-to-coordinator message), so that a VM configured with another list — or the same
- * list in another order, or with other fault domains — is noticed. */
+ * once for both, and its digest (the leader message's members_hash; with --voters, the
+ * members_digest of every coordinator-to-coordinator message), so that a VM configured with
+ * another list — or the same list in another order, or with other fault domains — is noticed. */
 #ifndef SC_MEMBERS_H
 #define SC_MEMBERS_H
 
