@@ -168,7 +168,7 @@ int sc_coord_digest_check(sc_coord_t *c, size_t mi, const sc_msg_t *msg)
     /* rule 1: refused, whatever else it says */
     c->rejected++;
     if (!s_get(c))
-        return 0; /* refused all the same, unsaid (out of memory) */
+        return 1; /* refused all the same, unsaid (out of memory) */
     c->digest->refused++;
     p = &c->digest->peer[mi];
     is_new = strcmp(p->theirs, theirs) != 0;
