@@ -1322,7 +1322,7 @@ int sc_agent_new(const sc_agent_opts_t *opts, sc_agent_t **ret_agent, char *err,
     self->n_conns = voters.n;
     for (size_t k = 0; k < voters.n; k++)
         self->conns[k].m = members[voters.index[k]];
-    sc_members_digest(members, n, self->members_hash);
+    sc_members_digest(members, n, 0, self->members_hash);
     free(members);
     members = NULL;
     if ((rc = sc_agent_state_open(s->state_dir, &self->state, &interrupted, err, errlen)) != 0)

@@ -280,6 +280,7 @@ void sc_coord_destroy(sc_coord_t **coord)
     free(c->ev);
     sc_coord_forecast_free(c);
     sc_coord_rehearse_free(c);
+    sc_coord_digest_free(c);
     if (c->cs && c->store && c->lock && c->o.snapshot_at_stop)
         sc_coord_restart_snapshot(c, 0); /* the next start replays nothing */
     sc_cstate_destroy(&c->cs);

@@ -84,7 +84,8 @@ static sc_msg_t *s_simple_msg(sc_coord_t *c, sc_msg_type_t type)
     if (type == SC_MSG_LEADER) {
         snprintf(msg->leader.leader, sizeof(msg->leader.leader), "%s", c->name);
         msg->leader.lease_ms = c->o.leader_ms * 3;
-        snprintf(msg->leader.members_hash, sizeof(msg->leader.members_hash), "%s", c->members_hash);
+        /* the list alone, as every agent computes it (an agent's --voters is its own) */
+        snprintf(msg->leader.members_hash, sizeof(msg->leader.members_hash), "%s", c->list_hash);
         msg->leader.index = (uint64_t)sc_coord_raft_commit(c);
     }
     return msg;

@@ -104,7 +104,7 @@ int sc_coord_raft_adopt_term(sc_coord_t *c, int64_t seen, const char *from)
     }
     c->term = seen;
     sc_coord_raft_set_log(c);
-    return 0;
+    return sc_coord_digest_rehold(c); /* the new election knows of no disagreeing voter */
 }
 
 /* ---- life --------------------------------------------------------------------------------- */
@@ -216,6 +216,7 @@ json_object *sc_coord_raft_status(sc_coord_t *c, json_object *st)
                            contact ? json_object_new_int64(sc_mono_ms() - contact) : NULL);
     json_object_object_add(st, "may_act", json_object_new_boolean(sc_coord_may_act(c)));
     json_object_object_add(st, "tilted", json_object_new_boolean(sc_elect_tilted(r->e)));
+    json_object_object_add(st, "members_mismatch", sc_coord_digest_status(c));
     return st;
 }
 

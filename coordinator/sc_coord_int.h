@@ -28,6 +28,9 @@
  *                        back to the preferred member when nothing is in flight
  *   sc_coord_snap.c      the log compacted behind snapshots; a snapshot sent to a follower
  *                        too far behind, and installed
+ *   sc_coord_digest.c    the members digest between coordinators: stamped on what we send,
+ *                        compared on what we receive; members that disagree refused and said,
+ *                        and no lead while a voter disagrees
  */
 #ifndef SC_COORD_INT_H
 #define SC_COORD_INT_H
@@ -92,13 +95,15 @@ typedef struct sc_coord_fc sc_coord_fc_t; /* sc_coord_forecast.c's */
 typedef struct sc_coord_rh sc_coord_rh_t; /* sc_coord_rehearse.c's */
 typedef struct sc_craft sc_craft_t;       /* sc_coord_raft.c's */
 typedef struct sc_csnap sc_csnap_t;       /* sc_coord_snap.c's */
+typedef struct sc_cdigest sc_cdigest_t;   /* sc_coord_digest.c's */
 
 struct sc_coord {
     sc_coord_opts_t o;   /* options (strings borrowed from the caller... copied below) */
     char *name;          /* our member name */
     char *state_dir;     /* state directory */
     char ctl_path[4096]; /* control socket path */
-    char members_hash[SC_MEMBERS_DIGEST_LEN + 1]; /* sc_members_digest of --members */
+    char members_hash[SC_MEMBERS_DIGEST_LEN + 1]; /* of --members and --voters (sc_voters.h) */
+    char list_hash[SC_MEMBERS_DIGEST_LEN + 1];    /* of --members alone: told to agents */
     int64_t term;                                 /* our term */
     uint64_t seq;                                 /* our message sequence */
     sc_cmember_t *members;                        /* --members, in order */
@@ -139,11 +144,37 @@ struct sc_coord {
         uint64_t alerts[SC_ALERT_MAX];                           /* alerts raised */
         uint64_t events_new;                                     /* events first seen */
     } count;
-    sc_coord_fc_t *fc;  /* forecasts and the last round's explanation (NULL until needed) */
-    sc_coord_rh_t *rh;  /* rehearsals' timers (NULL until needed) */
-    sc_voters_t voters; /* the election's voters, from --members and --voters */
-    sc_craft_t *raft;   /* the election and the replication (sc_coord_raft.c) */
+    sc_coord_fc_t *fc;    /* forecasts and the last round's explanation (NULL until needed) */
+    sc_coord_rh_t *rh;    /* rehearsals' timers (NULL until needed) */
+    sc_voters_t voters;   /* the election's voters, from --members and --voters */
+    sc_craft_t *raft;     /* the election and the replication (sc_coord_raft.c) */
+    sc_cdigest_t *digest; /* members that disagree on the digest (NULL until one is heard) */
 };
+
+/* ---- sc_coord_digest.c: the members digest between coordinators ---------------------- */
+
+/* Stamps our members digest (c->members_hash) on a coordinator-to-coordinator message about to
+ * leave: sc_coord_raft_send, the one way they leave. */
+void sc_coord_digest_stamp(const sc_coord_t *c, sc_msg_t *msg);
+/* A coordinator-to-coordinator message from member mi, before anything else looks at it (the
+ * top of sc_coord_raft.c's s_on_peer). 0: its digest is ours, or absent (an older build): go on.
+ * 1: another digest: refused (dropped by the caller), said (a warning naming the peer and both
+ * digests, ALERT members_mismatch once per peer and digest), counted, shown in status, answered
+ * with our digest when a request, and while mi is one of our voters we are held back from
+ * leading (sc_elect_hold) until it is heard agreeing. <0: a fatal error (an election output
+ * not carried out). */
+int sc_coord_digest_check(sc_coord_t *c, size_t mi, const sc_msg_t *msg);
+/* After the election was made anew (a newer term adopted): held back again while a voter
+ * disagrees. 0 or a fatal error. */
+int sc_coord_digest_rehold(sc_coord_t *c);
+/* The status field "members_mismatch": {"peer", "ours", "theirs", "since_ms" (wall), "voter",
+ * "others": [names]} of the member that disagrees (a voter of ours first), or NULL when none
+ * does. The caller's. */
+json_object *sc_coord_digest_status(sc_coord_t *c);
+/* Peer messages refused for their digest since the process started. */
+uint64_t sc_coord_digest_refused(const sc_coord_t *c);
+/* Frees c->digest; takes NULL. */
+void sc_coord_digest_free(sc_coord_t *c);
 
 /* ---- sc_coord_sd.c: systemd's notify protocol (c->o.sd; nothing when NULL) --------------- */
 
@@ -162,7 +193,9 @@ void sc_coord_sd_stopping(sc_coord_t *c, int rc);
 /* ---- sc_coord_members.c: membership and liveness ------------------------------------- */
 
 /* Parses --members ("NAME=HOST:PORT,...") into c->members and c->by_name (c's, freed by
- * sc_coord_destroy), with its digest in c->members_hash. 0, or an error named in err. */
+ * sc_coord_destroy), with its digests: c->members_hash (with --voters: what decides the voters,
+ * which peers compare) and c->list_hash (the list alone, which agents compare). 0, or an error
+ * named in err. */
 int sc_coord_members_parse(sc_coord_t *c, const char *spec, char *err, size_t errlen);
 /* The index of the member named n (exactly as Azure writes it; tolerant of api 2017-03-01's
  * leading '_'), or SC_PLAN_NONE. */
@@ -436,7 +469,7 @@ int64_t sc_coord_raft_commit(const sc_coord_t *c);
 /* Adopts a newer term an agent told us of. 0 or a store error. */
 int sc_coord_raft_adopt_term(sc_coord_t *c, int64_t seen, const char *from);
 /* Adds role, leader, voters, commit_index, last_index, applied_index, leader_contact_ms,
- * may_act and tilted to the status st; returns st. */
+ * may_act, tilted and members_mismatch to the status st; returns st. */
 json_object *sc_coord_raft_status(sc_coord_t *c, json_object *st);
 
 /* ---- sc_coord_notify.c: notifications ------------------------------------------------ */

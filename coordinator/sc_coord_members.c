@@ -66,7 +66,6 @@ int sc_coord_members_parse(sc_coord_t *c, const char *spec, char *err, size_t er
         m->fault_domain = m->update_domain = -1;
     }
     c->n_members = n;
-    sc_members_digest(list, n, c->members_hash);
     if (c->o.voters != 0 && c->o.voters != 1 && c->o.voters != 3 && c->o.voters != 5 &&
         c->o.voters != 7) {
         free(list);
@@ -74,6 +73,11 @@ int sc_coord_members_parse(sc_coord_t *c, const char *spec, char *err, size_t er
                        "--voters %d: expected 1, 3, 5 or 7 (0: the default)", c->o.voters);
     }
     rc = sc_voters_of_members(list, n, c->o.voters, &c->voters);
+    /* the digest covers what decides the voters: the list and --voters (the same list chose
+     * them: only memory can fail) */
+    if (rc >= 0 && sc_voters_members_digest(list, n, c->o.voters, c->members_hash) < 0)
+        rc = -ENOMEM;
+    sc_members_digest(list, n, 0, c->list_hash);
     free(list);
     if (rc < 0)
         return sc_errf(err, errlen, SC_E_CONFIG, "--members: voters not chosen: %s",

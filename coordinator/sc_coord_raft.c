@@ -74,6 +74,7 @@ void sc_coord_raft_send(sc_coord_t *c, size_t to, sc_msg_t *msg, bool answer)
     size_t len = 0;
     int k = s_voter_slot(c, to), rc;
 
+    sc_coord_digest_stamp(c, msg);
     if ((rc = sc_msg_encode(msg, &buf, &len)) < 0) {
         sc_log_err("cannot encode", "type=%s rc=%s", sc_msg_type_name(msg->type), sc_errname(rc));
         return;
@@ -372,6 +373,8 @@ static int s_on_peer(sc_coord_t *c, size_t mi, const sc_msg_t *msg)
     int64_t now = s_now();
     int rc;
 
+    if ((rc = sc_coord_digest_check(c, mi, msg)) != 0)
+        return rc < 0 ? rc : 0; /* another members digest: refused (sc_coord_digest.c) */
     switch (msg->type) {
     case SC_MSG_VOTE_REQUEST:
         em.type = msg->vote_request.pre_vote ? SC_ELECT_MSG_PRE_VOTE : SC_ELECT_MSG_VOTE;

@@ -19,7 +19,7 @@ static json_object *s_u64(uint64_t v)
 /* The counters since this process started, for `schedcoordctl metrics`:
  *   {"approval_posts": {"ok": N, "failed": N}, "approvals_delegated": N,
  *    "orders": {"prepare": N, "recover": N}, "hook_reports": {"prepare": {"done": N, ...}, ...},
- *    "alerts": {"deadline": N, ...}, "events_new": N,
+ *    "alerts": {"deadline": N, ...}, "events_new": N, "members_mismatch_refused": N,
  *    "imds_malformed_events": {"vm_0": N, ...},
  *    "notify": [{"format","target","sent","failed","dropped","retried","queued",...}]} */
 static json_object *s_counters_json(const sc_coord_t *c)
@@ -45,6 +45,7 @@ static json_object *s_counters_json(const sc_coord_t *c)
         json_object_object_add(alerts, sc_alert_name(a), s_u64(c->count.alerts[a]));
     json_object_object_add(o, "alerts", alerts);
     json_object_object_add(o, "events_new", s_u64(c->count.events_new));
+    json_object_object_add(o, "members_mismatch_refused", s_u64(sc_coord_digest_refused(c)));
     for (size_t i = 0; i < c->n_members; i++)
         json_object_object_add(malformed, c->members[i].name, s_u64(c->members[i].malformed));
     json_object_object_add(o, "imds_malformed_events", malformed);

@@ -286,11 +286,22 @@ static void s_fmt_wall(int64_t ms, char *buf, size_t len)
 
 void sc_ctl_print_status(json_object *st, FILE *out)
 {
-    json_object *members = s_a(st, "members"), *events = s_a(st, "events");
+    json_object *members = s_a(st, "members"), *events = s_a(st, "events"), *mm;
 
     fprintf(out, "leader: %s   term: %s   role: %s   approvals: %s\n", s_s(st, "leader", "none"),
             s_s(st, "term", "?"), s_s(st, "role", "?"),
             json_object_get_boolean(json_object_object_get(st, "paused")) ? "PAUSED" : "on");
+    if ((mm = json_object_object_get(st, "members_mismatch")) &&
+        json_object_is_type(mm, json_type_object)) {
+        char since[16];
+        s_fmt_wall(json_object_get_int64(json_object_object_get(mm, "since_ms")), since,
+                   sizeof(since));
+        fprintf(out, "MEMBERS DIFFER: %s runs with members digest %s, ours %s (since %s UTC)%s\n",
+                s_s(mm, "peer", "?"), s_s(mm, "theirs", "?"), s_s(mm, "ours", "?"), since,
+                json_object_get_boolean(json_object_object_get(mm, "voter"))
+                    ? ": one of our voters, so this coordinator does not lead"
+                    : "");
+    }
     fprintf(out, "\n%-16s %3s %3s  %-11s %-6s\n", "MEMBER", "FD", "UD", "STATE", "ALIVE");
     for (size_t i = 0; members && i < json_object_array_length(members); i++) {
         json_object *m = json_object_array_get_idx(members, i);

@@ -12,22 +12,24 @@
 #include <string.h>
 
 #define S_NO SC_ELECT_STATE_MAX /* table: the event does not apply, nothing changes */
+#define S_HELD_MAX 128          /* bytes of why it is held back (sc_elect_hold), NUL included */
 
 /* ---- the transition table -------------------------------------------------------------
  *
  * States x events: the state entered. Entering a state runs its action even when it is the
  * same state (a new term, a new campaign); "." : the event does not apply there, nothing changes.
  *
- *                   TIMEOUT PRE_WON WON REJECTED NEWER LEADER QUORUM_LOST NOW XFER_FAIL
- *   follower        P       .       .   .        F     F      .           C   .
- *   pre_candidate   P       C       .   F        F     F      .           .   .
- *   candidate       P       .       L   F        F     F      .           .   .
- *   leader          .       .       .   .        F     .      F           .   F
- *   non_voter       .       .       .   .        N     N      .           .   .
+ *                   TIMEOUT PRE_WON WON REJECTED NEWER LEADER QUORUM_LOST NOW XFER_FAIL HELD
+ *   follower        P       .       .   .        F     F      .           C   .         .
+ *   pre_candidate   P       C       .   F        F     F      .           .   .         F
+ *   candidate       P       .       L   F        F     F      .           .   .         F
+ *   leader          .       .       .   .        F     .      F           .   F         F
+ *   non_voter       .       .       .   .        N     N      .           .   .         .
  *
  *   F follower, P pre_candidate, C candidate, L leader, N non_voter. PRE_WON = PRE_VOTE_WON,
  *   WON = VOTE_WON, NEWER = NEWER_TERM, LEADER = LEADER_HEARD, NOW = TIMEOUT_NOW, XFER_FAIL =
- *   TRANSFER_FAILED.
+ *   TRANSFER_FAILED. While held (sc_elect_hold), a follower's TIMEOUT and NOW do not fire: its
+ *   timeout asks the voters again without campaigning.
  *
  *                    TIMEOUT_NOW (a transfer: no pre-vote)
  *      ┌────────────────────────────────────────────────┐
@@ -36,8 +38,8 @@
  *    ▲  ▲                  │      ▲                     │  │                  │
  *    │  │                  │      └────── TIMEOUT ──────┘  │                  │
  *    │  └──────────────────┴─ REJECTED, NEWER_TERM, ───────┘                  │
- *    │                        LEADER_HEARD                                    │
- *    └───────────── NEWER_TERM, QUORUM_LOST, TRANSFER_FAILED ─────────────────┘
+ *    │                        LEADER_HEARD, HELD                              │
+ *    └────────── NEWER_TERM, QUORUM_LOST, TRANSFER_FAILED, HELD ──────────────┘
  *
  *   pre_candidate ─TIMEOUT─▶ pre_candidate (asks again)
  *   follower ─NEWER_TERM, LEADER_HEARD─▶ follower (a new term or leader; the timer restarts)
@@ -45,22 +47,24 @@
  */
 static const sc_elect_state_t s_table[SC_ELECT_STATE_MAX][SC_ELECT_EV_MAX] = {
     [SC_ELECT_FOLLOWER] = {SC_ELECT_PRE_CANDIDATE, S_NO, S_NO, S_NO, SC_ELECT_FOLLOWER,
-                           SC_ELECT_FOLLOWER, S_NO, SC_ELECT_CANDIDATE, S_NO},
+                           SC_ELECT_FOLLOWER, S_NO, SC_ELECT_CANDIDATE, S_NO, S_NO},
     [SC_ELECT_PRE_CANDIDATE] = {SC_ELECT_PRE_CANDIDATE, SC_ELECT_CANDIDATE, S_NO, SC_ELECT_FOLLOWER,
-                                SC_ELECT_FOLLOWER, SC_ELECT_FOLLOWER, S_NO, S_NO, S_NO},
+                                SC_ELECT_FOLLOWER, SC_ELECT_FOLLOWER, S_NO, S_NO, S_NO,
+                                SC_ELECT_FOLLOWER},
     [SC_ELECT_CANDIDATE] = {SC_ELECT_PRE_CANDIDATE, S_NO, SC_ELECT_LEADER, SC_ELECT_FOLLOWER,
-                            SC_ELECT_FOLLOWER, SC_ELECT_FOLLOWER, S_NO, S_NO, S_NO},
+                            SC_ELECT_FOLLOWER, SC_ELECT_FOLLOWER, S_NO, S_NO, S_NO,
+                            SC_ELECT_FOLLOWER},
     [SC_ELECT_LEADER] = {S_NO, S_NO, S_NO, S_NO, SC_ELECT_FOLLOWER, S_NO, SC_ELECT_FOLLOWER, S_NO,
-                         SC_ELECT_FOLLOWER},
+                         SC_ELECT_FOLLOWER, SC_ELECT_FOLLOWER},
     [SC_ELECT_NON_VOTER] = {S_NO, S_NO, S_NO, S_NO, SC_ELECT_NON_VOTER, SC_ELECT_NON_VOTER, S_NO,
-                            S_NO, S_NO},
+                            S_NO, S_NO, S_NO},
 };
 
 static const char *const s_state_name[SC_ELECT_STATE_MAX] = {"follower", "pre_candidate",
                                                              "candidate", "leader", "non_voter"};
 static const char *const s_event_name[SC_ELECT_EV_MAX] = {
-    "timeout",      "pre_vote_won", "vote_won",    "rejected",       "newer_term",
-    "leader_heard", "quorum_lost",  "timeout_now", "transfer_failed"};
+    "timeout",      "pre_vote_won", "vote_won",    "rejected",        "newer_term",
+    "leader_heard", "quorum_lost",  "timeout_now", "transfer_failed", "held"};
 static const char *const s_msg_name[SC_ELECT_MSG_MAX] = {
     "pre_vote", "pre_vote_answer", "vote", "vote_answer", "append", "append_answer", "timeout_now"};
 static const char *const s_out_name[SC_ELECT_OUT_KIND_MAX] = {"persist", "send", "role", "may_act",
@@ -101,6 +105,7 @@ struct sc_elect {
     sc_elect_state_t said_state;     /* the last ROLE's state */
     int64_t said_term;               /* the last ROLE's term */
     size_t said_leader;              /* the last ROLE's leader */
+    char held[S_HELD_MAX];           /* why the caller holds it back from leading ("": not) */
 };
 
 /* ---- names and the table -------------------------------------------------------------- */
@@ -340,6 +345,21 @@ static void s_campaign(sc_elect_t *e, sc_elect_outputs_t *out, bool pre, bool tr
     }
 }
 
+/* Held back, its election timeout passed: asks the voters for a pre-vote as a campaign would,
+ * but stays a follower, so their answers count for nothing (s_on_vote_answer). What it is for:
+ * the caller hears each voter again — the one whose disagreement holds it back may have been
+ * set right. */
+static void s_ask_again(sc_elect_t *e, sc_elect_outputs_t *out)
+{
+    s_reset_timer(e);
+    for (size_t i = 0; i < e->voters.n; i++) {
+        if ((int)i == e->self_slot)
+            continue;
+        sc_elect_msg_t *m = s_send(e, out, SC_ELECT_MSG_PRE_VOTE, e->voters.index[i], e->term + 1);
+        memcpy(m->digest, e->voters.digest, sizeof(m->digest));
+    }
+}
+
 static void s_enter(sc_elect_t *e, sc_elect_outputs_t *out, sc_elect_state_t next,
                     sc_elect_event_t ev)
 {
@@ -439,6 +459,8 @@ static void s_on_vote_request(sc_elect_t *e, sc_elect_outputs_t *out, const sc_e
                  m->digest, s_name(e, m->from));
     else if (s_slot(e, m->from) < 0)
         snprintf(why, sizeof(why), "%s is not a voter", s_name(e, m->from));
+    else if (e->held[0])
+        snprintf(why, sizeof(why), "held back: %s", e->held);
     else if (m->term < e->term)
         snprintf(why, sizeof(why), "term %" PRId64 " is older than %" PRId64, m->term, e->term);
     else if (m->term > e->term && !m->transfer && e->cfg.check_quorum && s_in_lease(e))
@@ -574,6 +596,11 @@ static void s_on_timeout_now(sc_elect_t *e, sc_elect_outputs_t *out, const sc_el
         s_newer_term(e, out, m, SC_ELECT_NONE, SC_ELECT_NONE);
     if (e->leader != SC_ELECT_NONE && e->leader != m->from)
         return; /* only the leader of the term hands its lead over */
+    if (e->held[0]) {
+        s_notice(out, m->from, "timeout_now from %s ignored: held back: %s", s_name(e, m->from),
+                 e->held);
+        return;
+    }
     s_fire(e, out, SC_ELECT_EV_TIMEOUT_NOW, m->from, "timeout_now: the leader hands over");
 }
 
@@ -726,6 +753,8 @@ void sc_elect_tick(sc_elect_t *e, int64_t now, sc_elect_outputs_t *out)
         }
         if (e->state == SC_ELECT_LEADER && e->now >= e->next_beat)
             s_heartbeat(e, out);
+    } else if (e->state != SC_ELECT_NON_VOTER && e->now >= e->timeout_at && e->held[0]) {
+        s_ask_again(e, out); /* held: no campaign, but the voters are heard */
     } else if (e->state != SC_ELECT_NON_VOTER && e->now >= e->timeout_at) {
         if (e->state == SC_ELECT_FOLLOWER)
             snprintf(why, sizeof(why), "election timeout: no leader heard for %" PRId64 " ms",
@@ -777,6 +806,29 @@ void sc_elect_stall(sc_elect_t *e, int64_t now, sc_elect_outputs_t *out)
             e->tilt = false; /* a single voter is its own quorum */
     }
     s_end(e, out);
+}
+
+void sc_elect_hold(sc_elect_t *e, int64_t now, const char *why, sc_elect_outputs_t *out)
+{
+    char reason[SC_ELECT_TEXT_MAX + 1];
+
+    s_begin(e, now, out);
+    if (!why || !why[0]) {
+        if (e->held[0])
+            s_notice(out, SC_ELECT_NONE, "no longer held back from leading (was: %s)", e->held);
+        e->held[0] = '\0';
+    } else if (strcmp(why, e->held) != 0) {
+        snprintf(e->held, sizeof(e->held), "%s", why);
+        s_notice(out, SC_ELECT_NONE, "held back from leading: %s", e->held);
+        snprintf(reason, sizeof(reason), "held back: %s", e->held);
+        s_fire(e, out, SC_ELECT_EV_HELD, SC_ELECT_NONE, reason);
+    }
+    s_end(e, out);
+}
+
+bool sc_elect_held(const sc_elect_t *e)
+{
+    return e && e->held[0];
 }
 
 int sc_elect_transfer(sc_elect_t *e, size_t to, int64_t now, sc_elect_outputs_t *out)

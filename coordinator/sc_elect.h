@@ -34,6 +34,10 @@
  *     a transfer-flagged request that voters grant despite a live leader. A leader that sent
  *     TIMEOUT_NOW never acts again in that term, and steps down when no new term came within
  *     T (it cannot know whether the target campaigned).
+ *  7. Held. The caller may hold a member back from leading (sc_elect_hold: a voter of its list
+ *     runs with other members, docs/design.md): it steps down, campaigns and votes no more,
+ *     and only asks the voters again at each timeout, so that the caller hears them, until
+ *     let go.
  *
  * Outputs, and what the caller does with them, IN ORDER (sc_elect_outputs_t):
  *  - PERSIST {term, voted_for}: write both durably (sc_store_set_hard_state,
@@ -113,6 +117,7 @@ typedef enum {
     SC_ELECT_EV_QUORUM_LOST,     /* leader: no majority heard within T (CheckQuorum) */
     SC_ELECT_EV_TIMEOUT_NOW,     /* the leader hands us the lead: campaign at once */
     SC_ELECT_EV_TRANSFER_FAILED, /* leader: TIMEOUT_NOW sent, no new term within T */
+    SC_ELECT_EV_HELD,            /* the caller holds it back from leading (sc_elect_hold) */
     SC_ELECT_EV_MAX
 } sc_elect_event_t;
 
@@ -238,6 +243,17 @@ int sc_elect_step(sc_elect_t *e, int64_t now, const sc_elect_msg_t *m, sc_elect_
 /* The caller's loop stalled (see above): a leader stops acting until a round sent from now
  * on is acknowledged by a majority, and sends that round at once. Others: nothing. */
 void sc_elect_stall(sc_elect_t *e, int64_t now, sc_elect_outputs_t *out);
+/* Holds this member back from leading while why is set (the caller's reason, e.g. a voter of
+ * its list runs with other members: sc_coord_digest), or lets it go (why NULL or ""). While
+ * held: a leader, candidate or pre-candidate becomes a follower at once (HELD); its election
+ * timeout starts no campaign but asks the voters for a pre-vote whose answers count for nothing
+ * (so the caller hears each of them again, and learns when they agree) and restarts the timer;
+ * it refuses votes and pre-votes ("held back: why"); TIMEOUT_NOW is ignored. It still follows a
+ * leader it hears, and answers its appends. A NOTICE says each change; calling it again with the
+ * same reason does nothing. out is reset. */
+void sc_elect_hold(sc_elect_t *e, int64_t now, const char *why, sc_elect_outputs_t *out);
+/* Whether sc_elect_hold holds it back. */
+bool sc_elect_held(const sc_elect_t *e);
 /* Hands the lead to the voter to (the leader only). 0 (also when already transferring to
  * it), -EINVAL (to is not another voter), SC_E_STATE (not the leader, or TIMEOUT_NOW already
  * went to another member) with nothing changed. out is reset. */

@@ -346,6 +346,38 @@ static void s_notify(FILE *f, json_object *targets)
     }
 }
 
+/* The members digest (issue 20): how many members disagree with ours now and, when one does,
+ * who and with which digests; left out when the status has no such field (older coordinator). */
+static void s_members_mismatch(FILE *f, json_object *st)
+{
+    json_object *mm, *others, *peer, *ours, *theirs;
+    int64_t n = 0;
+
+    if (!json_object_object_get_ex(st, "members_mismatch", &mm))
+        return;
+    if (mm && json_object_is_type(mm, json_type_object)) {
+        others = s_get(mm, "others", json_type_array);
+        n = 1 + (others ? (int64_t)json_object_array_length(others) : 0);
+    }
+    s_head(f, "schedcoord_members_mismatch", "gauge",
+           "members whose coordinator runs with another members digest (--members, --voters) "
+           "than this one's: their messages are refused");
+    fprintf(f, "schedcoord_members_mismatch %" PRId64 "\n", n);
+    if (!n || !(peer = s_get(mm, "peer", json_type_string)) ||
+        !(ours = s_get(mm, "ours", json_type_string)) ||
+        !(theirs = s_get(mm, "theirs", json_type_string)))
+        return;
+    s_head(f, "schedcoord_members_mismatch_info", "gauge",
+           "the member that disagrees (one of our voters first) and both digests");
+    fputs("schedcoord_members_mismatch_info{", f);
+    s_label(f, "peer", json_object_get_string(peer));
+    fputc(',', f);
+    s_label(f, "ours", json_object_get_string(ours));
+    fputc(',', f);
+    s_label(f, "theirs", json_object_get_string(theirs));
+    fputs("} 1\n", f);
+}
+
 static void s_counters(FILE *f, json_object *c)
 {
     json_object *notify = s_get(c, "notify", json_type_array);
@@ -383,6 +415,9 @@ static void s_counters(FILE *f, json_object *c)
            "alerts raised (schedcoordctl history shows each), by kind");
     s_by_key(f, "schedcoord_alerts_total", "alert", s_get(c, "alerts", json_type_object));
     s_scalar(f, c, "events_new", "schedcoord_events_seen_total", "counter", "events first seen");
+    s_scalar(f, c, "members_mismatch_refused", "schedcoord_members_mismatch_refused_total",
+             "counter",
+             "coordinator messages refused: their sender runs with another members digest");
     s_head(f, "schedcoord_imds_malformed_events_total", "counter",
            "malformed IMDS events a member's agent left out of its document (the other events "
            "kept), once per incarnation");
@@ -434,6 +469,7 @@ int sc_metrics_render(json_object *st, char **ret_text)
     }
     s_scalar(f, st, "rejected_messages", "schedcoord_rejected_messages_total", "counter",
              "wire messages refused (malformed, unauthenticated, stale)");
+    s_members_mismatch(f, st);
     if ((v = s_get(st, "members", json_type_array)))
         s_members(f, v);
     if ((v = s_get(st, "events", json_type_array)))

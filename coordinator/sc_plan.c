@@ -58,7 +58,7 @@ static const char *const s_alert_names[SC_ALERT_MAX] = {
     "none",      "deadline",        "prepare_failed",        "recover_failed",
     "forced",    "member_down",     "no_approver",           "user_deadline",
     "too_wide",  "drain_retry",     "user_deadline_blocked", "unknown_status",
-    "strangers", "malformed_event", "forecast_late"};
+    "strangers", "malformed_event", "forecast_late",         "members_mismatch"};
 static const char *const s_member_names[SC_MEMBER_STATE_MAX] = {"healthy",  "draining",   "drained",
                                                                 "impacted", "recovering", "gone"};
 static const char *const s_class_names[SC_CLASS_MAX] = {"no_drain", "evict", "user", "platform"};

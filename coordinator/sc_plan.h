@@ -219,6 +219,8 @@ typedef enum {
                                        planner's) */
     SC_ALERT_FORECAST_LATE,         /* the forecast says the event's drain will not be done by
                                        its deadline (sc_plan_event_t.forecast_late) */
+    SC_ALERT_MEMBERS_MISMATCH,      /* a coordinator runs with other --members (not the
+                                       planner's: sc_coord_digest.c, log and counter only) */
     SC_ALERT_MAX
 } sc_alert_t;
 

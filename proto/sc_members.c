@@ -152,7 +152,7 @@ static uint64_t s_fnv(uint64_t h, const char *s)
     return h;
 }
 
-void sc_members_digest(const sc_member_spec_t *members, size_t n,
+void sc_members_digest(const sc_member_spec_t *members, size_t n, size_t voters,
                        char out[SC_MEMBERS_DIGEST_LEN + 1])
 {
     uint64_t h = 14695981039346656037ULL;
@@ -167,6 +167,11 @@ void sc_members_digest(const sc_member_spec_t *members, size_t n,
             h = s_fnv(h, fd);
         }
         h = s_fnv(h, "\n");
+    }
+    if (voters) { /* --voters chose another count than the list's default */
+        char line[32];
+        snprintf(line, sizeof(line), "voters %zu\n", voters);
+        h = s_fnv(h, line);
     }
     snprintf(out, SC_MEMBERS_DIGEST_LEN + 1, "%016" PRIx64, h);
 }

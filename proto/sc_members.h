@@ -1,6 +1,7 @@
 /* sc_members: the member list every daemon is given (--members NAME=HOST:PORT,...), parsed
- * once for both, and its digest (the leader message's members_hash), so that a VM configured
- * with another list — or the same list in another order — is noticed. */
+ * once for both, and its digest (the leader message's members_hash; with --voters, the
+ * members_digest of every coordinator-to-coordinator message), so that a VM configured with
+ * another list — or the same list in another order, or with other fault domains — is noticed. */
 #ifndef SC_MEMBERS_H
 #define SC_MEMBERS_H
 
@@ -26,9 +27,11 @@ typedef struct sc_member_spec {
 int sc_members_parse(const char *text, sc_member_spec_t **ret_members, size_t *ret_n, char *err,
                      size_t errlen);
 /* A digest of the list, in its order (the order matters: the first member leads): 64-bit
- * FNV-1a over "name endpoint[/FD]\n" lines (/FD when given), as SC_MEMBERS_DIGEST_LEN lower-case
- * hex characters. */
-void sc_members_digest(const sc_member_spec_t *members, size_t n,
+ * FNV-1a over "name endpoint[/FD]\n" lines (/FD when given), then "voters K\n" when voters (K)
+ * is not 0, as SC_MEMBERS_DIGEST_LEN lower-case hex characters. voters is the count of voters
+ * when the list is run with another than its default (sc_voters_members_digest works it out from
+ * --voters), else 0: a list run with the default keeps the digest it had before. */
+void sc_members_digest(const sc_member_spec_t *members, size_t n, size_t voters,
                        char out[SC_MEMBERS_DIGEST_LEN + 1]);
 
 #endif

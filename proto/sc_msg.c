@@ -435,6 +435,15 @@ static const s_field_t s_leader_fields[] = {
     {"index", S_U64, S_OPTIONAL | S_OMIT, S_M(leader.index)},
 };
 
+/* A field of every coordinator-to-coordinator message (not of the envelope: agents' messages
+ * do not carry it): the sender's members digest, which the receiver compares with its own
+ * before anything else (proto/README.md, "Election and replication"). */
+#define S_MEMBERS_DIGEST                                                                           \
+    {                                                                                              \
+        "members_digest", S_STR, S_OPTIONAL | S_OMIT, S_BUF(sc_msg_t, members_digest),             \
+            S_RANGE(1, SC_MSG_HASH_MAX), .chars = s_is_hex_char, .charset = "[0-9a-fA-F]"          \
+    }
+
 static const s_field_t s_vote_request_fields[] = {
     {"candidate", S_STR, S_IS_FROM, S_BUF(sc_msg_t, vote_request.candidate), S_NAME_RULE},
     {"last_log_index", S_U64, 0, S_M(vote_request.last_log_index)},
@@ -443,12 +452,14 @@ static const s_field_t s_vote_request_fields[] = {
     {"transfer", S_BOOL, S_OPTIONAL | S_OMIT, S_M(vote_request.transfer)},
     {"voters_digest", S_STR, S_OPTIONAL | S_OMIT, S_BUF(sc_msg_t, vote_request.voters_digest),
      S_RANGE(1, SC_MSG_HASH_MAX), .chars = s_is_hex_char, .charset = "[0-9a-fA-F]"},
+    S_MEMBERS_DIGEST,
 };
 
 static const s_field_t s_vote_fields[] = {
     {"granted", S_BOOL, 0, S_M(vote.granted)},
     {"pre_vote", S_BOOL, S_OPTIONAL | S_OMIT, S_M(vote.pre_vote)},
     {"reason", S_TEXT, 0, S_M(vote.reason), S_RANGE(0, SC_MSG_MAX_TEXT)},
+    S_MEMBERS_DIGEST,
 };
 
 static const s_field_t s_append_fields[] = {
@@ -459,6 +470,7 @@ static const s_field_t s_append_fields[] = {
     {"entries", S_ENTRIES, S_LATE, S_LIST(append.entries, append.n_entries),
      .items = SC_MSG_MAX_ENTRIES},
     {"round", S_I64, S_OPTIONAL | S_OMIT, S_M(append.round), S_RANGE(0, INT64_MAX)},
+    S_MEMBERS_DIGEST,
 };
 
 /* The fields of one entry of an append (offsets in sc_msg_entry_t). */
@@ -480,6 +492,7 @@ static const s_field_t s_append_ack_fields[] = {
     {"round", S_I64, S_OPTIONAL | S_OMIT, S_M(append_ack.round), S_RANGE(0, INT64_MAX)},
     {"received", S_I64, S_OPTIONAL | S_OMIT, S_M(append_ack.received), S_RANGE(-1, INT64_MAX),
      .def = -1},
+    S_MEMBERS_DIGEST,
 };
 
 static const s_field_t s_snapshot_fields[] = {
@@ -490,6 +503,11 @@ static const s_field_t s_snapshot_fields[] = {
     {"offset", S_U64, 0, S_M(snapshot.offset)},
     {"data", S_TEXT, 0, S_M(snapshot.data), S_RANGE(0, SC_MSG_SNAPSHOT_CHUNK_MAX)},
     {"round", S_I64, S_OPTIONAL | S_OMIT, S_M(snapshot.round), S_RANGE(0, INT64_MAX)},
+    S_MEMBERS_DIGEST,
+};
+
+static const s_field_t s_timeout_now_fields[] = {
+    S_MEMBERS_DIGEST,
 };
 
 static const s_field_t s_nack_fields[] = {
@@ -532,7 +550,7 @@ static const s_msgdef_t s_msgdefs[SC_MSG_TYPE_MAX] = {
     [SC_MSG_APPEND] = {S_BODY(s_append_fields), .term_why = "terms start at 1"},
     [SC_MSG_APPEND_ACK] = {S_BODY(s_append_ack_fields)},
     [SC_MSG_NACK] = {S_BODY(s_nack_fields)},
-    [SC_MSG_TIMEOUT_NOW] = {.fields = NULL, .n = 0, .term_why = "terms start at 1"},
+    [SC_MSG_TIMEOUT_NOW] = {S_BODY(s_timeout_now_fields), .term_why = "terms start at 1"},
     [SC_MSG_SNAPSHOT] = {S_BODY(s_snapshot_fields), .term_why = "terms start at 1",
                          .check = s_check_snapshot},
 };

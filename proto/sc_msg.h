@@ -53,7 +53,7 @@
 #define SC_MSG_MAX_ENTRIES 1024          /* entries in one append */
 #define SC_MSG_SNAPSHOT_CHUNK_MAX 393216 /* bytes of one snapshot chunk (escaped: < 1 MiB) */
 #define SC_MSG_KIND_MAX 64               /* bytes of an entry kind: [a-z0-9_.-], 1..64 */
-#define SC_MSG_HASH_MAX 128              /* bytes of leader.members_hash: hex, 0..128 */
+#define SC_MSG_HASH_MAX 128              /* bytes of a digest (members_hash ...): hex, 0..128 */
 #define SC_MSG_DOMAIN_MAX 1023           /* largest fault / update domain (-1 = unknown) */
 #define SC_MSG_LEASE_MAX_MS 3600000      /* longest leader.lease_ms (1..this) */
 #define SC_MSG_RUNNING_HOOKS_MAX 1024    /* largest heartbeat.running_hooks */
@@ -267,6 +267,10 @@ typedef struct sc_msg {
     char from[SC_NAME_MAX + 1]; /* sender's member name */
     uint64_t term;              /* term addressed to / newest known by the sender, <= INT64_MAX */
     uint64_t seq;               /* per-sender increasing, <= INT64_MAX */
+    char members_digest[SC_MSG_HASH_MAX + 1]; /* coordinator-to-coordinator types only
+                                                 (vote_request, vote, append, append_ack, snapshot,
+                                                 timeout_now), optional ("" = absent): the sender's
+                                                 members digest (sc_voters_members_digest), hex */
     union {
         sc_msg_hello_t hello;                   /* SC_MSG_HELLO */
         sc_msg_heartbeat_t heartbeat;           /* SC_MSG_HEARTBEAT */

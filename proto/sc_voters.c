@@ -117,6 +117,19 @@ int sc_voters_of_members(const sc_member_spec_t *members, size_t n, int want, sc
     return rc;
 }
 
+int sc_voters_members_digest(const sc_member_spec_t *members, size_t n, int want,
+                             char out[SC_MEMBERS_DIGEST_LEN + 1])
+{
+    sc_voters_t chosen, dflt;
+    int rc;
+
+    if ((rc = sc_voters_of_members(members, n, want, &chosen)) < 0 ||
+        (rc = sc_voters_of_members(members, n, 0, &dflt)) < 0)
+        return rc;
+    sc_members_digest(members, n, chosen.n != dflt.n ? chosen.n : 0, out);
+    return 0;
+}
+
 bool sc_voters_has(const sc_voters_t *v, size_t i)
 {
     for (size_t k = 0; v && k < v->n; k++)

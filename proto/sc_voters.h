@@ -55,6 +55,15 @@ int sc_voters_choose(const sc_voters_member_t *members, size_t n, int want, sc_v
 
 /* sc_voters_choose over a parsed members list (names and fault domains from the list). */
 int sc_voters_of_members(const sc_member_spec_t *members, size_t n, int want, sc_voters_t *ret);
+/* The digest of what decides the voters: sc_members_digest of the list (names, endpoints, order,
+ * fault domains) with, when the setting want (--voters, as for sc_voters_of_members) chooses
+ * another count of voters than the default (want 0) does, that count. Members that disagree on
+ * it may choose other voters; members that agree choose the same. The coordinators' members
+ * digest, which every coordinator-to-coordinator message carries (the leader message tells the
+ * agents the list's alone: an agent's --voters only says whom it reports to). 0, or -EINVAL /
+ * -ENOMEM as sc_voters_of_members. */
+int sc_voters_members_digest(const sc_member_spec_t *members, size_t n, int want,
+                             char out[SC_MEMBERS_DIGEST_LEN + 1]);
 /* Whether member index i is one of the voters. */
 bool sc_voters_has(const sc_voters_t *v, size_t i);
 

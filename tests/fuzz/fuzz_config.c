@@ -99,7 +99,7 @@ static void s_members(const uint8_t *data, size_t size)
                 if (!strcmp(m[i].name, m[j].name))
                     abort();
         }
-        sc_members_digest(m, n, digest);
+        sc_members_digest(m, n, 0, digest);
         if (strlen(digest) != SC_MEMBERS_DIGEST_LEN ||
             strspn(digest, "0123456789abcdef") != SC_MEMBERS_DIGEST_LEN)
             abort();

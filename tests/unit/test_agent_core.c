@@ -249,11 +249,11 @@ SC_TEST(members_digest)
         size_t n = 0;
 
         SC_REQUIRE(sc_members_parse(lists[i], &m, &n, err, sizeof(err)) == 0);
-        sc_members_digest(m, n, d[i]);
+        sc_members_digest(m, n, 0, d[i]);
         SC_CHECK_INT(strlen(d[i]), SC_MEMBERS_DIGEST_LEN);
         SC_CHECK(strspn(d[i], "0123456789abcdef") == SC_MEMBERS_DIGEST_LEN);
         if (i == 0) {
-            sc_members_digest(m, n, again);
+            sc_members_digest(m, n, 0, again);
             SC_CHECK_STR(again, d[0]);
         }
         free(m);

@@ -154,6 +154,35 @@ static int s_ctl(const char *a1, const char *a2, const char *a3, const char *a4,
     return rc;
 }
 
+/* status names a member that runs with another members digest, and whether we are held back */
+SC_TEST(status_says_members_differ)
+{
+    json_object *st = json_tokener_parse(
+        "{\"leader\": null, \"term\": 2, \"role\": \"voter\", \"paused\": false,"
+        " \"members_mismatch\": {\"peer\": \"vm_0\", \"ours\": \"470ad10d583c2ccb\","
+        " \"theirs\": \"5096dc405e143c87\", \"since_ms\": 1795759393805, \"voter\": true,"
+        " \"others\": []}, \"members\": [], \"events\": []}");
+    char text[4096] = "";
+    FILE *mem = tmpfile();
+    size_t nr;
+
+    SC_REQUIRE(st && mem);
+    sc_ctl_print_status(st, mem);
+    json_object_object_add(st, "members_mismatch", NULL);
+    sc_ctl_print_status(st, mem);
+    rewind(mem);
+    nr = fread(text, 1, sizeof(text) - 1, mem);
+    text[nr] = '\0';
+    fclose(mem);
+    json_object_put(st);
+    SC_CHECK(strstr(text, "MEMBERS DIFFER: vm_0 runs with members digest 5096dc405e143c87, ours "
+                          "470ad10d583c2ccb (since ") != NULL);
+    SC_CHECK(strstr(text, "one of our voters, so this coordinator does not lead") != NULL);
+    /* the second print, with null: no such line */
+    SC_CHECK(!strstr(text, "MEMBERS DIFFER") ||
+             !strstr(strstr(text, "MEMBERS DIFFER") + 1, "MEMBERS DIFFER"));
+}
+
 SC_TEST(command_line)
 {
     char out[8192];
@@ -268,6 +297,7 @@ int main(void)
     snprintf(db, sizeof(db), "%s/%s", s_dir, SC_CTL_DB_NAME);
     unlink(db);
     SC_RUN(request_and_errors);
+    SC_RUN(status_says_members_differ);
     SC_RUN(command_line);
     SC_RUN(rehearse_and_plan_command_line);
     SC_RUN(report_and_plan_texts);

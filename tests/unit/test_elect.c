@@ -104,9 +104,9 @@ SC_TEST(table_is_its_diagram)
     SC_REQUIRE((f = fopen(path, "r")));
     while (fgets(line, sizeof(line), f) && rows < SC_ELECT_STATE_MAX) {
         char cell[SC_ELECT_EV_MAX + 1][32];
-        int got =
-            sscanf(line, " * %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s", cell[0], cell[1],
-                   cell[2], cell[3], cell[4], cell[5], cell[6], cell[7], cell[8], cell[9]);
+        int got = sscanf(line, " * %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s", cell[0],
+                         cell[1], cell[2], cell[3], cell[4], cell[5], cell[6], cell[7], cell[8],
+                         cell[9], cell[10]);
         sc_elect_state_t s = SC_ELECT_STATE_MAX;
         for (int i = 0; i < SC_ELECT_STATE_MAX; i++)
             if (got == SC_ELECT_EV_MAX + 1 && !strcmp(cell[0], sc_elect_state_name(i)))
@@ -510,6 +510,84 @@ SC_TEST(transfer_abandoned_when_the_target_lags)
     sc_elect_destroy(&e);
 }
 
+/* Held back (a voter of its list disagrees on the members, sc_coord_digest): a leader steps
+ * down at once, a held member never campaigns (its timeout only asks the voters again, their
+ * grants counting for nothing), refuses votes and ignores TIMEOUT_NOW; let go, it campaigns. */
+SC_TEST(held_member_does_not_lead)
+{
+    sc_voters_t v;
+    sc_elect_t *e = s_fresh(0, 3, 3, 0, &v);
+    sc_elect_outputs_t out;
+    sc_elect_msg_t a;
+    const sc_elect_output_t *o;
+    int64_t now, term;
+
+    SC_REQUIRE(e);
+    now = s_make_leader(e, &out);
+    term = sc_elect_term(e);
+    SC_CHECK(sc_elect_may_act(e, now));
+    sc_elect_hold(e, now, "vm_2 runs with members 00ff", &out);
+    SC_CHECK(sc_elect_held(e));
+    SC_CHECK_INT(sc_elect_state(e), SC_ELECT_FOLLOWER);
+    SC_CHECK(!sc_elect_may_act(e, now));
+    SC_CHECK_INT(sc_elect_term(e), term);
+    SC_REQUIRE((o = s_find(&out, SC_ELECT_OUT_ROLE, -1)));
+    SC_CHECK(o->old_state == SC_ELECT_LEADER && o->new_state == SC_ELECT_FOLLOWER);
+    SC_CHECK(strstr(o->text, "held back: vm_2 runs with members 00ff") != NULL);
+    SC_CHECK(s_find(&out, SC_ELECT_OUT_NOTICE, -1) != NULL);
+    sc_elect_hold(e, now, "vm_2 runs with members 00ff", &out); /* the same: nothing */
+    SC_CHECK_INT(out.n, 0);
+
+    /* its timeouts: pre-votes asked, granted, and still a follower that never bumps its term */
+    for (int round = 0; round < 3; round++) {
+        now = sc_elect_next_ms(e);
+        sc_elect_tick(e, now, &out);
+        SC_CHECK_INT(sc_elect_state(e), SC_ELECT_FOLLOWER);
+        SC_CHECK_INT(s_count(&out, SC_ELECT_OUT_SEND, SC_ELECT_MSG_PRE_VOTE), 2);
+        SC_CHECK_INT(s_count(&out, SC_ELECT_OUT_ROLE, -1), 0);
+        a = s_msg(SC_ELECT_MSG_PRE_VOTE_ANSWER, 1, 0, term + 1);
+        a.ok = true;
+        sc_elect_step(e, now, &a, &out);
+        a.from = 2;
+        sc_elect_step(e, now, &a, &out);
+        SC_CHECK_INT(sc_elect_state(e), SC_ELECT_FOLLOWER);
+        SC_CHECK_INT(sc_elect_term(e), term);
+    }
+    /* it refuses votes, and a leader's hand-over */
+    a = s_msg(SC_ELECT_MSG_VOTE, 1, 0, term + 1);
+    snprintf(a.digest, sizeof(a.digest), "%s", v.digest);
+    a.last_term = term;
+    a.last_index = 5;
+    sc_elect_step(e, now + 3 * T, &a, &out);
+    SC_REQUIRE((o = s_find(&out, SC_ELECT_OUT_SEND, SC_ELECT_MSG_VOTE_ANSWER)));
+    SC_CHECK(!o->msg.ok);
+    SC_CHECK(strstr(o->msg.reason, "held back: vm_2 runs") != NULL);
+    SC_CHECK_INT(sc_elect_term(e), term);
+    a = s_msg(SC_ELECT_MSG_TIMEOUT_NOW, 1, 0, term);
+    sc_elect_step(e, now + 3 * T, &a, &out);
+    SC_CHECK_INT(sc_elect_state(e), SC_ELECT_FOLLOWER);
+    SC_CHECK(s_find(&out, SC_ELECT_OUT_NOTICE, -1) != NULL);
+    /* let go: the next timeout is a campaign again */
+    sc_elect_hold(e, now + 3 * T, NULL, &out);
+    SC_CHECK(!sc_elect_held(e));
+    SC_REQUIRE((o = s_find(&out, SC_ELECT_OUT_NOTICE, -1)));
+    SC_CHECK(strstr(o->text, "no longer held back") != NULL);
+    now = sc_elect_next_ms(e);
+    sc_elect_tick(e, now, &out);
+    SC_CHECK_INT(sc_elect_state(e), SC_ELECT_PRE_CANDIDATE);
+    /* a pre-candidate held goes back to following */
+    sc_elect_hold(e, now, "again", &out);
+    SC_CHECK_INT(sc_elect_state(e), SC_ELECT_FOLLOWER);
+    sc_elect_destroy(&e);
+
+    /* a non-voter held: nothing changes (it never campaigns anyway) */
+    SC_REQUIRE((e = s_fresh(3, 4, 3, 0, &v)));
+    sc_elect_hold(e, 0, "x", &out);
+    SC_CHECK_INT(sc_elect_state(e), SC_ELECT_NON_VOTER);
+    SC_CHECK_INT(s_count(&out, SC_ELECT_OUT_ROLE, -1), 0);
+    sc_elect_destroy(&e);
+}
+
 SC_TEST(stale_leader_told_the_newer_term)
 {
     sc_voters_t v;
@@ -680,6 +758,52 @@ SC_TEST(voters_spread_over_fault_domains)
         a[1].name = NULL;
         SC_CHECK_INT(sc_voters_choose(a, 3, 0, &va), -EINVAL);
     }
+}
+
+/* The members digest (sc_voters_members_digest) changes with whatever decides the voters: the
+ * list, its fault domains (issue 20: "/FD" added to some members only), and a --voters that
+ * changes their count; not with a --voters that chooses the default count again. Without
+ * --voters it is the list's digest as before (older agents compare it). */
+SC_TEST(members_digest_covers_the_voters)
+{
+    static const char *const plain = "a=h:1,b=h:2,c=h:3,d=h:4,e=h:5";
+    static const char *const fds = "a=h:1/0,b=h:2/0,c=h:3/0,d=h:4/1,e=h:5/2";
+    static const char *const five = "a=h:1/0,b=h:2/1,c=h:3/2,d=h:4/3,e=h:5/4";
+    sc_member_spec_t *m = NULL;
+    size_t n = 0;
+    char err[256], list[SC_MEMBERS_DIGEST_LEN + 1], d0[SC_MEMBERS_DIGEST_LEN + 1],
+        d3[SC_MEMBERS_DIGEST_LEN + 1], d5[SC_MEMBERS_DIGEST_LEN + 1], f0[SC_MEMBERS_DIGEST_LEN + 1],
+        g0[SC_MEMBERS_DIGEST_LEN + 1], g3[SC_MEMBERS_DIGEST_LEN + 1], g5[SC_MEMBERS_DIGEST_LEN + 1];
+    sc_voters_t va, vb;
+
+    SC_REQUIRE(sc_members_parse(plain, &m, &n, err, sizeof(err)) == 0);
+    sc_members_digest(m, n, 0, list);
+    SC_CHECK_INT(sc_voters_members_digest(m, n, 0, d0), 0);
+    SC_CHECK_INT(sc_voters_members_digest(m, n, 3, d3), 0); /* the default count again */
+    SC_CHECK_INT(sc_voters_members_digest(m, n, 5, d5), 0);
+    SC_CHECK_INT(sc_voters_members_digest(m, n, 4, d5), -EINVAL);
+    SC_CHECK_STR(d0, list);
+    SC_CHECK_STR(d3, d0);
+    SC_CHECK(strcmp(d5, d0) != 0);
+    SC_CHECK_INT(sc_voters_of_members(m, n, 0, &va), SC_VOTERS_UNSPREAD);
+    free(m);
+    /* fault domains added: other voters (a, d, e), another digest */
+    SC_REQUIRE(sc_members_parse(fds, &m, &n, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_voters_members_digest(m, n, 0, f0), 0);
+    SC_CHECK(strcmp(f0, d0) != 0);
+    SC_CHECK_INT(sc_voters_of_members(m, n, 0, &vb), 0);
+    SC_CHECK(strcmp(va.digest, vb.digest) != 0);
+    free(m);
+    /* five fault domains: five voters by default; --voters 3 gives three, and says so */
+    SC_REQUIRE(sc_members_parse(five, &m, &n, err, sizeof(err)) == 0);
+    SC_CHECK_INT(sc_voters_members_digest(m, n, 0, g0), 0);
+    SC_CHECK_INT(sc_voters_members_digest(m, n, 5, g5), 0);
+    SC_CHECK_INT(sc_voters_members_digest(m, n, 3, g3), 0);
+    SC_CHECK_STR(g5, g0);
+    SC_CHECK(strcmp(g3, g0) != 0);
+    sc_members_digest(m, n, 3, list);
+    SC_CHECK_STR(list, g3);
+    free(m);
 }
 
 /* ---- the simulated network ----------------------------------------------------------------- */
@@ -1520,9 +1644,11 @@ int main(void)
     SC_RUN(stall_needs_a_confirming_round);
     SC_RUN(transfer_waits_for_the_log_then_hands_over);
     SC_RUN(transfer_abandoned_when_the_target_lags);
+    SC_RUN(held_member_does_not_lead);
     SC_RUN(stale_leader_told_the_newer_term);
     SC_RUN(bad_input_refused_unchanged);
     SC_RUN(voters_spread_over_fault_domains);
+    SC_RUN(members_digest_covers_the_voters);
     SC_RUN(sim_elects_one_leader);
     SC_RUN(sim_majority_elects_with_two_down);
     SC_RUN(sim_rejoining_member_does_not_depose);

@@ -204,6 +204,50 @@ SC_TEST(escapes_and_omits)
     json_object_put(st);
 }
 
+/* The members digest (issue 20): the number of members that disagree (0 when none), who and
+ * with which digests, and the messages refused; left out for a status without the field. */
+SC_TEST(members_mismatch)
+{
+    json_object *st = json_tokener_parse(
+        "{\"self\": \"vm_3\", \"role\": \"voter\", \"members_mismatch\": {\"peer\": \"vm_0\","
+        " \"ours\": \"470ad10d583c2ccb\", \"theirs\": \"5096dc405e143c87\", \"since_ms\": 1,"
+        " \"voter\": true, \"others\": [\"vm_1\"]},"
+        " \"counters\": {\"members_mismatch_refused\": 17,"
+        "   \"alerts\": {\"members_mismatch\": 2}}}");
+    char *t = NULL;
+
+    SC_REQUIRE(st != NULL);
+    SC_CHECK_INT(sc_metrics_render(st, &t), 0);
+    if (t) {
+        CHECK_LINE(t, "schedcoord_members_mismatch 2");
+        CHECK_LINE(t, "schedcoord_members_mismatch_info{peer=\"vm_0\",ours=\"470ad10d583c2ccb\","
+                      "theirs=\"5096dc405e143c87\"} 1");
+        CHECK_LINE(t, "schedcoord_members_mismatch_refused_total 17");
+        CHECK_LINE(t, "schedcoord_alerts_total{alert=\"members_mismatch\"} 2");
+        CHECK_LINE(t, "# TYPE schedcoord_members_mismatch gauge");
+        s_check_exposition(t);
+    }
+    free(t);
+    json_object_put(st);
+    /* none now: 0, no info; no field at all: nothing */
+    st = json_tokener_parse("{\"self\": \"vm_3\", \"members_mismatch\": null}");
+    SC_REQUIRE(st != NULL);
+    SC_CHECK_INT(sc_metrics_render(st, &t), 0);
+    if (t) {
+        CHECK_LINE(t, "schedcoord_members_mismatch 0");
+        SC_CHECK(!strstr(t, "schedcoord_members_mismatch_info"));
+    }
+    free(t);
+    json_object_put(st);
+    st = json_tokener_parse("{\"self\": \"vm_3\"}");
+    SC_REQUIRE(st != NULL);
+    SC_CHECK_INT(sc_metrics_render(st, &t), 0);
+    if (t)
+        SC_CHECK(!strstr(t, "schedcoord_members_mismatch"));
+    free(t);
+    json_object_put(st);
+}
+
 /* Events alike are one series with their count, never the same series twice. */
 SC_TEST(events_alike_counted)
 {
@@ -397,6 +441,7 @@ int main(void)
 {
     SC_RUN(renders_status);
     SC_RUN(escapes_and_omits);
+    SC_RUN(members_mismatch);
     SC_RUN(events_alike_counted);
     SC_RUN(forecasts_and_hook_durations);
     SC_RUN(http_request_heads);

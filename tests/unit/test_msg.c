@@ -451,6 +451,57 @@ SC_TEST(round_trip_election)
     sc_msg_destroy(&m);
 }
 
+/* Every coordinator-to-coordinator message carries the sender's members digest when set, and
+ * leaves it out when not (absent: ""); the digest is part of the message (equality), and the
+ * encoder refuses one a receiver would. */
+SC_TEST(members_digest_of_peer_messages)
+{
+    static const sc_msg_type_t peer[] = {SC_MSG_VOTE_REQUEST, SC_MSG_VOTE,     SC_MSG_APPEND,
+                                         SC_MSG_APPEND_ACK,   SC_MSG_SNAPSHOT, SC_MSG_TIMEOUT_NOW};
+    char err[256], *buf = NULL;
+    size_t len = 0;
+
+    for (size_t i = 0; i < sizeof(peer) / sizeof(peer[0]); i++) {
+        sc_msg_t *m = s_new(peer[i], 4, i + 1), *b;
+
+        SC_REQUIRE(m);
+        SC_CHECK_STR(m->members_digest, "");
+        if (peer[i] == SC_MSG_SNAPSHOT) {
+            m->snapshot.last_index = m->snapshot.last_term = m->snapshot.total = 1;
+            m->snapshot.data = strdup("");
+        }
+        if (peer[i] == SC_MSG_VOTE)
+            m->vote.reason = strdup("");
+        SC_REQUIRE(sc_msg_encode(m, &buf, &len) == 0);
+        SC_CHECK(strstr(buf, "members_digest") == NULL); /* absent: left out */
+        free(buf);
+        snprintf(m->members_digest, sizeof(m->members_digest), "%s", "00ff12ab34cd56ef");
+        SC_REQUIRE(sc_msg_encode(m, &buf, &len) == 0);
+        SC_CHECK(strstr(buf, "\"members_digest\":\"00ff12ab34cd56ef\"") != NULL);
+        free(buf);
+        SC_REQUIRE((b = s_round_trip(m)));
+        SC_CHECK_STR(b->members_digest, "00ff12ab34cd56ef");
+        b->members_digest[0] = '1';
+        SC_CHECK(!sc_msg_equal(m, b));
+        sc_msg_destroy(&b);
+        snprintf(m->members_digest, sizeof(m->members_digest), "%s", "not hex");
+        SC_CHECK_INT(sc_msg_encode(m, &buf, &len), -EINVAL);
+        SC_CHECK_INT(sc_msg_validate(m, err, sizeof(err)), -EINVAL);
+        SC_CHECK(strstr(err, ".members_digest: \"not hex\" has characters outside") != NULL);
+        sc_msg_destroy(&m);
+    }
+    /* agents' messages have no such field: theirs stays out of their JSON */
+    {
+        sc_msg_t *m = s_new(SC_MSG_HEARTBEAT, 4, 9);
+        SC_REQUIRE(m);
+        snprintf(m->members_digest, sizeof(m->members_digest), "%s", "00ff");
+        SC_REQUIRE(sc_msg_encode(m, &buf, &len) == 0);
+        SC_CHECK(strstr(buf, "members_digest") == NULL);
+        free(buf);
+        sc_msg_destroy(&m);
+    }
+}
+
 /* One decoding that must fail with rc and a reason containing why. */
 typedef struct {
     const char *json;    /* the message */
@@ -465,6 +516,9 @@ typedef struct {
 #define HB_OK ",\"incarnation\":1,\"running_hooks\":0,\"standalone\":false"
 #define HP(rest) ENV("hook_progress", ",\"event\":\"" EV1 "\"" rest)
 #define HP_TAIL ",\"exit_status\":0,\"origin\":\"order\",\"order_term\":3,\"detail\":\"\""
+
+#define S_16_HEX "0123456789abcdef"
+#define S_129_HEX S_16_HEX S_16_HEX S_16_HEX S_16_HEX S_16_HEX S_16_HEX S_16_HEX S_16_HEX "0"
 
 static const s_bad_t s_bad[] = {
     {"", SC_E_PROTO, SC_MSG_REJ_NOT_JSON, "empty message"},
@@ -634,6 +688,20 @@ static const s_bad_t s_bad[] = {
     {ENV("append_ack", ",\"success\":true,\"match_index\":1,\"received\":-2"), SC_E_PROTO,
      SC_MSG_REJ_FIELD, "append_ack.received: -2 out of range"},
     {ENV("nack", ",\"ref_seq\":1"), SC_E_PROTO, SC_MSG_REJ_MISSING, "nack.reason: missing"},
+    /* the members digest: coordinator-to-coordinator messages only, hex, 1..128 bytes */
+    {HB(HB_OK ",\"members_digest\":\"00ff\""), SC_E_PROTO, SC_MSG_REJ_UNKNOWN,
+     "heartbeat.members_digest: unknown field"},
+    {ENV("leader", ",\"leader\":\"vm-1\",\"lease_ms\":100,\"members_digest\":\"00ff\""), SC_E_PROTO,
+     SC_MSG_REJ_UNKNOWN, "leader.members_digest: unknown field"},
+    {ENV("timeout_now", ",\"members_digest\":\"\""), SC_E_PROTO, SC_MSG_REJ_FIELD,
+     "timeout_now.members_digest: empty"},
+    {ENV("append_ack", ",\"success\":true,\"match_index\":1,\"members_digest\":\"0x12\""),
+     SC_E_PROTO, SC_MSG_REJ_FIELD,
+     "append_ack.members_digest: \"0x12\" has characters outside [0-9a-fA-F]"},
+    {ENV("vote", ",\"granted\":false,\"reason\":\"\",\"members_digest\":16"), SC_E_PROTO,
+     SC_MSG_REJ_FIELD, "vote.members_digest: must be a string, not an integer"},
+    {ENV("vote", ",\"granted\":false,\"reason\":\"\",\"members_digest\":\"" S_129_HEX "\""),
+     SC_E_PROTO, SC_MSG_REJ_FIELD, "vote.members_digest: 129 bytes, longer than 128"},
     {ENV("append_ack", ",\"success\":1,\"match_index\":1"), SC_E_PROTO, SC_MSG_REJ_FIELD,
      "append_ack.success: must be a boolean, not an integer"},
     {ENV("vote", ",\"granted\":true,\"reason\":[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]"),
@@ -898,6 +966,7 @@ int main(void)
     SC_RUN(round_trip_order);
     SC_RUN(round_trip_approve);
     SC_RUN(round_trip_election);
+    SC_RUN(members_digest_of_peer_messages);
     SC_RUN(rejections);
     SC_RUN(raw_bytes_rejected);
     SC_RUN(limits);
