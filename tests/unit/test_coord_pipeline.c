@@ -10,7 +10,8 @@
  *   3. Orders and approvals are effects of committed entries: none goes out while its entry is
  *      not committed, each goes out once it is; a delegate's answer sent to a follower (a
  *      leader that stepped down in the same term) is not written to its log.
- *   4. An approval whose delegate never answers is "unknown", not "failed". */
+ *   4. An approval whose delegate never answers is "unknown", not "failed".
+ *   5. A member that installs a snapshot plans the events it holds (nemesis seed 706). */
 #include "sc_coord.h"
 #include "sc_error.h"
 #include "sc_msg.h"
@@ -332,6 +333,64 @@ SC_TEST(effects_wait_for_their_commit)
     s_stop();
 }
 
+static const char *s_doc4 =
+    "{\"DocumentIncarnation\":4,\"Events\":["
+    "{\"EventId\":\"E4-pipe\",\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\","
+    "\"Resources\":[\"vm_2\"],\"EventStatus\":\"Scheduled\",\"NotBefore\":\"Mon, 01 Jan 2046 "
+    "00:00:00 GMT\",\"Description\":\"\",\"EventSource\":\"Platform\",\"DurationInSeconds\":-1}]}";
+
+/* 5 (nemesis seed 706): a member that installs a snapshot holding an event no agent of its own
+ * ever reported has it in its state, with vm_2's drain open; its registry must have it too —
+ * the planner plans the registry's events, and a leader without it would see vm_2's fault
+ * domain free and drain another over it. */
+SC_TEST(snapshot_event_is_planned_by_who_installs_it)
+{
+    int l = s_elect();
+    void *z = zmq_ctx_new(), *d;
+    sc_msg_t *order;
+    sc_coord_t *g;
+    char *text, err[256] = "";
+    int64_t idx = 0, sterm = 0;
+    json_object *st, *evs, *je;
+    bool planned = false;
+    uint64_t term;
+
+    SC_REQUIRE(s_until(l, "may_act", "true", 5000));
+    term = (uint64_t)s_int(s_c[l], "term");
+    d = sc_tp_dealer(z, s_port[l]);
+    sc_tp_hello(d, "vm_2", "boot-2", 2, 2, term);
+    sc_tp_doc(d, "vm_2", term, 2, s_doc4, sc_wall_ms());
+    order = s_agent_wait(d, SC_MSG_ORDER, 3, 3000); /* vm_2's prepare: its drain is open */
+    SC_REQUIRE(order != NULL);
+    sc_msg_destroy(&order);
+    s_step(3, 300);
+    text = sc_coord_snapshot_text(s_c[l], &idx, &sterm);
+    SC_REQUIRE(text != NULL);
+    g = s_start(2); /* vm_2's coordinator, new, no agent of its own reports anything */
+    SC_REQUIRE(g != NULL);
+    SC_CHECK_INT(sc_coord_install_snapshot(g, text, idx, sterm, err, sizeof(err)), 0);
+    free(text);
+    for (int64_t end = sc_mono_ms() + 700; sc_mono_ms() < end;)
+        SC_CHECK_INT(sc_coord_step(g, 5), 0); /* its view rounds (every 250 ms) */
+    st = sc_coord_status(g);
+    SC_REQUIRE(st);
+    if (json_object_object_get_ex(st, "events", &evs))
+        for (size_t i = 0; i < json_object_array_length(evs); i++) {
+            je = json_object_array_get_idx(evs, i);
+            if (strcmp(json_object_get_string(json_object_object_get(je, "EventId")), "E4-pipe") ==
+                0)
+                planned = json_object_object_get(je, "waiting_for") != NULL;
+        }
+    if (!planned)
+        SC_FAILF("E4-pipe (vm_2 preparing) not planned by the member that installed it: %s",
+                 json_object_to_json_string(evs));
+    json_object_put(st);
+    sc_coord_destroy(&g);
+    zmq_close(d);
+    zmq_ctx_term(z);
+    s_stop();
+}
+
 int main(void)
 {
     size_t off = 0;
@@ -344,5 +403,6 @@ int main(void)
     SC_RUN(leader_acts_once_its_term_entry_commits_late);
     SC_RUN(slow_commits_drop_no_event_of_a_document);
     SC_RUN(effects_wait_for_their_commit);
+    SC_RUN(snapshot_event_is_planned_by_who_installs_it);
     return sc_test_done();
 }
