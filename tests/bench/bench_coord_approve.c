@@ -32,8 +32,11 @@
  * steps during the rollout (sc_coord_opts_t.on_step) of the leader: turn_ms, each step's work
  * from the poll's return to its end, waits for the voters included; turn_cpu_ms, the loop
  * thread's CPU time in each whole step (its poll included: a step doing nothing costs a few
- * µs there); with three voters the same of the two others (follower_*). BENCH_LOG_NOTICE=1 in
- * the environment also shows the coordinators' notices (roles, handovers, graces).
+ * µs there); with three voters the same of the two others (follower_*). A round that does not
+ * finish (no orders within 60 s, no POST within 30 s, ...) ends the rollout: the figures of the
+ * rounds done are printed all the same, then "FAILED: round R of N: why" (exit status 1).
+ * BENCH_LOG_NOTICE=1 in the environment also shows the coordinators' notices (roles,
+ * handovers, graces).
  */
 #include <errno.h>
 #include <signal.h>
@@ -275,7 +278,10 @@ static void s_pump(const char *ev, sc_msg_phase_t phase, char *got, int *n)
     }
 }
 
-static void s_wait_orders(const char *ev, sc_msg_phase_t ph, char *got, int want)
+/* Waits for orders of phase for ev to `want` agents (got[i]: who has one). 0, or -1 after 60 s
+ * with the reason in why. */
+static int s_wait_orders(const char *ev, sc_msg_phase_t ph, char *got, int want, char *why,
+                         size_t whylen)
 {
     int n = 0;
     int64_t end = bench_mono_us() + 60 * 1000000LL;
@@ -285,8 +291,12 @@ static void s_wait_orders(const char *ev, sc_msg_phase_t ph, char *got, int want
         if (n < want) /* a pass costs 2 system calls a socket: not timed, no hurry */
             usleep(20000);
     }
-    if (n < want)
-        s_die("only %d of %d %s orders for %s arrived", n, want, sc_msg_phase_name(ph), ev);
+    if (n < want) {
+        snprintf(why, whylen, "only %d of %d %s orders for %s arrived in 60 s", n, want,
+                 sc_msg_phase_name(ph), ev);
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- the voters ----------------------------------------------------------------------------- */
@@ -529,6 +539,90 @@ static int64_t s_wait_post(int ifd, const char *tl, int before, int64_t t0, int6
     return 0;
 }
 
+/* Round r: a Reboot of fault domain r % 3 drained, approved (its latency in *ret_lat; a
+ * handover counted in *handovers), started, ended and recovered. 0, or -1 with why. */
+static int s_round(int r, int ifd, const char *tl, char *got, int64_t *ret_lat, int *handovers,
+                   char *why, size_t whylen)
+{
+    int fd = r % FDS, want = 0, last = -1, lead0, rc = -1, before;
+    char ev[64], nb[64], *p, *started = NULL;
+    char *res = malloc((size_t)g_n * 16 + 1), *evjson = malloc((size_t)g_n * 16 + 512);
+    int64_t t0, t1;
+
+    if (!res || !evjson)
+        s_die("out of memory");
+    snprintf(ev, sizeof(ev), "bench-%d", r);
+    for (int v = 0; v < g_nv; v++) {
+        atomic_store(&g_v[v].prepared, 0);
+        atomic_store(&g_v[v].recovered, 0);
+    }
+    atomic_store(&g_round, r);
+    res[0] = '\0';
+    for (int i = fd; i < g_n; i += FDS) {
+        sprintf(res + strlen(res), "%s\"vm_%d\"", want ? "," : "", i);
+        want++;
+        last = i;
+    }
+    sc_time_rfc1123(sc_wall_ms() / 1000 + 3600, nb, sizeof(nb));
+    sprintf(evjson,
+            "{\"EventId\":\"%s\",\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\","
+            "\"Resources\":[%s],\"EventStatus\":\"Scheduled\",\"NotBefore\":\"%s\","
+            "\"EventSource\":\"Platform\",\"DurationInSeconds\":-1,\"Description\":\"\"}",
+            ev, res, nb);
+    /* Every VM of the set sees the event (Azure shows it to the whole placement group). */
+    s_docs(evjson);
+    if (s_wait_orders(ev, SC_MSG_PHASE_PREPARE, got, want, why, whylen) < 0)
+        goto out;
+    for (int i = fd; i < g_n; i += FDS) {
+        s_progress(&g_agents[i], ev, SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_STARTED);
+        if (i != last)
+            s_progress(&g_agents[i], ev, SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_DONE);
+    }
+    /* Wait until every voter has applied everything but the last done. */
+    if (s_wait_state(false, want - 1, 300) < 0) {
+        snprintf(why, whylen, "the voters did not record %d prepared VMs in 300 s", want - 1);
+        goto out;
+    }
+    before = s_posts(tl);
+    lead0 = s_leader();
+    t0 = bench_mono_us();
+    s_progress(&g_agents[last], ev, SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_DONE);
+    if (!(t1 = s_wait_post(ifd, tl, before, t0, 30 * 1000000LL))) {
+        snprintf(why, whylen, "no approval POST within 30 s");
+        goto out;
+    }
+    *ret_lat = t1 - t0;
+    *handovers += s_leader() != lead0;
+    /* The event starts, then ends: its VMs are recovered. */
+    if (!(started = malloc(strlen(evjson) + 16)))
+        s_die("out of memory");
+    strcpy(started, evjson);
+    p = strstr(started, "\"Scheduled\"");
+    memcpy(p, "\"Started\"  ", 11);
+    p = strstr(started, nb);
+    memmove(p, p + strlen(nb), strlen(p + strlen(nb)) + 1);
+    s_docs(started);
+    usleep(100000);
+    s_docs("");
+    if (s_wait_orders(ev, SC_MSG_PHASE_RECOVER, got, want, why, whylen) < 0)
+        goto out;
+    for (int i = fd; i < g_n; i += FDS) {
+        s_progress(&g_agents[i], ev, SC_MSG_PHASE_RECOVER, SC_MSG_HOOK_STARTED);
+        s_progress(&g_agents[i], ev, SC_MSG_PHASE_RECOVER, SC_MSG_HOOK_DONE);
+    }
+    if (s_wait_state(true, want, 300) < 0) {
+        snprintf(why, whylen, "the voters did not record %d recovered VMs in 300 s", want);
+        goto out;
+    }
+    usleep(300000);
+    rc = 0;
+out:
+    free(started);
+    free(res);
+    free(evjson);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     int rounds = argc > 2 ? atoi(argv[2]) : 20, handovers = 0, ifd;
@@ -612,72 +706,13 @@ int main(int argc, char **argv)
     if (s_wait_quiet(1000, 300) < 0)
         s_die("setup: the voters were still applying entries after 300 s");
 
-    char *got = calloc((size_t)g_n, 1);
+    char *got = calloc((size_t)g_n, 1), why[256] = "";
     int64_t rollout_t0 = bench_mono_us();
+    int done = 0;
     atomic_store(&g_measure, true);
-    for (int r = 0; r < rounds; r++) {
-        int fd = r % FDS, want = 0, last = -1, lead0;
-        char ev[64], *res = malloc((size_t)g_n * 16 + 1), *evjson = malloc((size_t)g_n * 16 + 512);
-        char nb[64];
-        snprintf(ev, sizeof(ev), "bench-%d", r);
-        for (int v = 0; v < g_nv; v++) {
-            atomic_store(&g_v[v].prepared, 0);
-            atomic_store(&g_v[v].recovered, 0);
-        }
-        atomic_store(&g_round, r);
-        res[0] = '\0';
-        for (int i = fd; i < g_n; i += FDS) {
-            sprintf(res + strlen(res), "%s\"vm_%d\"", want ? "," : "", i);
-            want++;
-            last = i;
-        }
-        sc_time_rfc1123(sc_wall_ms() / 1000 + 3600, nb, sizeof(nb));
-        sprintf(evjson,
-                "{\"EventId\":\"%s\",\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\","
-                "\"Resources\":[%s],\"EventStatus\":\"Scheduled\",\"NotBefore\":\"%s\","
-                "\"EventSource\":\"Platform\",\"DurationInSeconds\":-1,\"Description\":\"\"}",
-                ev, res, nb);
-        /* Every VM of the set sees the event (Azure shows it to the whole placement group). */
-        s_docs(evjson);
-        s_wait_orders(ev, SC_MSG_PHASE_PREPARE, got, want);
-        for (int i = fd; i < g_n; i += FDS) {
-            s_progress(&g_agents[i], ev, SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_STARTED);
-            if (i != last)
-                s_progress(&g_agents[i], ev, SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_DONE);
-        }
-        /* Wait until every voter has applied everything but the last done. */
-        if (s_wait_state(false, want - 1, 300) < 0)
-            s_die("round %d: the voters did not record %d prepared VMs in 300 s", r, want - 1);
-        int before = s_posts(tl);
-        lead0 = s_leader();
-        int64_t t0 = bench_mono_us(), t1;
-        s_progress(&g_agents[last], ev, SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_DONE);
-        if (!(t1 = s_wait_post(ifd, tl, before, t0, 30 * 1000000LL)))
-            s_die("round %d: no approval POST within 30 s", r);
-        lat[r] = t1 - t0;
-        handovers += s_leader() != lead0;
-        /* The event starts, then ends: its VMs are recovered. */
-        char *started = malloc(strlen(evjson) + 16);
-        strcpy(started, evjson);
-        char *p = strstr(started, "\"Scheduled\"");
-        memcpy(p, "\"Started\"  ", 11);
-        p = strstr(started, nb);
-        memmove(p, p + strlen(nb), strlen(p + strlen(nb)) + 1);
-        s_docs(started);
-        usleep(100000);
-        s_docs("");
-        s_wait_orders(ev, SC_MSG_PHASE_RECOVER, got, want);
-        for (int i = fd; i < g_n; i += FDS) {
-            s_progress(&g_agents[i], ev, SC_MSG_PHASE_RECOVER, SC_MSG_HOOK_STARTED);
-            s_progress(&g_agents[i], ev, SC_MSG_PHASE_RECOVER, SC_MSG_HOOK_DONE);
-        }
-        if (s_wait_state(true, want, 300) < 0)
-            s_die("round %d: the voters did not record %d recovered VMs in 300 s", r, want);
-        usleep(300000);
-        free(started);
-        free(res);
-        free(evjson);
-    }
+    while (done < rounds &&
+           s_round(done, ifd, tl, got, &lat[done], &handovers, why, sizeof(why)) == 0)
+        done++;
     atomic_store(&g_measure, false);
     int64_t rollout_us = bench_mono_us() - rollout_t0;
 
@@ -695,13 +730,14 @@ int main(int argc, char **argv)
     s_err_release(); /* every line the coordinators wrote has been counted */
     close(ifd);
 
-    qsort(lat, (size_t)rounds, sizeof(*lat), s_cmp);
+    /* what was measured, also when a round failed (the turns show why) */
+    qsort(lat, (size_t)done, sizeof(*lat), s_cmp);
     printf("members=%d voters=%d vms_per_event=%d rounds=%d last_done_to_POST_us: median=%lld "
            "p90=%lld p99=%lld min=%lld max=%lld stalled=%d handovers=%d (all rounds %.1f s)\n",
-           g_n, g_nv, (g_n + FDS - 1) / FDS, rounds, (long long)s_pct(lat, (size_t)rounds, 50),
-           (long long)s_pct(lat, (size_t)rounds, 90), (long long)s_pct(lat, (size_t)rounds, 99),
-           (long long)lat[0], (long long)lat[rounds - 1], atomic_load(&g_stalled), handovers,
-           rollout_us / 1e6);
+           g_n, g_nv, (g_n + FDS - 1) / FDS, done, (long long)s_pct(lat, (size_t)done, 50),
+           (long long)s_pct(lat, (size_t)done, 90), (long long)s_pct(lat, (size_t)done, 99),
+           (long long)(done ? lat[0] : 0), (long long)(done ? lat[done - 1] : 0),
+           atomic_load(&g_stalled), handovers, rollout_us / 1e6);
     s_print_turns("turn_ms", false, true);
     s_print_turns("turn_cpu_ms", true, true);
     if (g_nv > 1) {
@@ -719,5 +755,7 @@ int main(int argc, char **argv)
     free(got);
     free(members);
     free(lat);
-    return bench_rmtree(g_dir) == 0 ? 0 : 1;
+    if (done < rounds)
+        printf("FAILED: round %d of %d: %s\n", done, rounds, why);
+    return bench_rmtree(g_dir) == 0 && done == rounds ? 0 : 1;
 }
