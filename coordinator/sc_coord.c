@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <zmq.h>
 
 #define S_PLAN_EVERY_MS 200 /* the planner runs at least this often */
@@ -433,16 +434,21 @@ static int s_nonfatal(int rc)
     return rc == SC_E_NOT_COMMITTED ? 0 : rc;
 }
 
-int sc_coord_step(sc_coord_t *c, int timeout_ms)
+/* Monotonic µs (sc_mono_ms is too coarse for a turn). */
+static int64_t s_mono_us(void)
 {
-    bool ctl = false;
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* The step's work once the poll returned (ctl: a control request waits). */
+static int s_turn(sc_coord_t *c, int timeout_ms, bool ctl)
+{
     int64_t now;
     int rc;
 
-    /* before and after the poll: a stop inside it shows after it, before anything is done */
-    sc_coord_stall_check(c, 0);
-    if ((rc = s_poll(c, timeout_ms, &ctl)) < 0)
-        return rc;
     sc_coord_stall_check(c, timeout_ms);
     if ((rc = sc_coord_raft_drain(c)) < 0 ||
         (rc = s_nonfatal(sc_coord_dispatch_drain_router(c))) < 0)
@@ -461,6 +467,23 @@ int sc_coord_step(sc_coord_t *c, int timeout_ms)
         return rc;
     /* the turn's decisions: durable (one fsync), sent to the voters, acted on once committed */
     return sc_coord_raft_flush(c);
+}
+
+int sc_coord_step(sc_coord_t *c, int timeout_ms)
+{
+    bool ctl = false;
+    int64_t t0;
+    int rc;
+
+    /* before and after the poll: a stop inside it shows after it, before anything is done */
+    sc_coord_stall_check(c, 0);
+    if ((rc = s_poll(c, timeout_ms, &ctl)) < 0)
+        return rc;
+    t0 = c->o.on_step ? s_mono_us() : 0;
+    rc = s_turn(c, timeout_ms, ctl);
+    if (c->o.on_step)
+        c->o.on_step(c->o.on_step_ud, s_mono_us() - t0);
+    return rc;
 }
 
 int sc_coord_run(sc_coord_t *c, volatile sig_atomic_t *stop)

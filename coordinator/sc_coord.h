@@ -70,7 +70,12 @@ typedef struct sc_coord_opts {
                              * READY, STATUS, WATCHDOG and STOPPING */
     /* Told after each entry is applied to the state, with the state (tests, tracing): NULL. */
     void (*on_apply)(void *ud, const sc_dlog_entry_t *e, const sc_cstate_t *cs);
-    void *on_apply_ud;    /* its argument */
+    void *on_apply_ud; /* its argument */
+    /* Told at the end of each loop step how long its work took in µs, from the poll's return
+     * (the wait for messages left out; a commit's wait for the voters counted), on the loop's
+     * thread (bench_coord_approve's turn times): NULL. */
+    void (*on_step)(void *ud, int64_t busy_us);
+    void *on_step_ud;     /* its argument */
     const char *notify;   /* --notify FORMAT:URL[,FORMAT:URL...]: the leader tells people; NULL */
     int voters;           /* --voters: 0 (the default choice), 1, 3, 5, 7 */
     int64_t election_ms;  /* --election-ms: the election timeout T (default 1000) */

@@ -1,36 +1,65 @@
 /* Benchmark: from the moment the last prepare hook of an event reports done to the approval
- * POST reaching IMDS, with N simulated members (default 1,000).
+ * POST reaching IMDS, with N simulated members (default 1,000), and how long the
+ * coordinator's loop turns take meanwhile.
  *
  * imds-sim (a child process, --unknown-event-ok: it answers 200 to the approval; the POST is
- * seen the moment its line appears in the simulator's timeline file) stands for the
- * coordinator's own VM's IMDS. In this process: the real coordinator (sc_coord) on its own thread
- * with its store in a temporary directory, and N fake agents (one ZMQ_DEALER each, on loopback,
- * --insecure) that say hello, report documents and answer orders like schedcoord-agent does. Each
- * round schedules a Reboot of one whole fault domain (N/3 VMs), answers every prepare order with
- * started + done, holding back the last "done"; then it sends that last done and measures the
- * time until the POST arrives at the fake IMDS. The event then starts, ends, its VMs are
- * recovered, and the next round uses the next fault domain.
+ * seen the moment its line appears in the simulator's timeline file, watched with inotify)
+ * stands for the coordinators' own VMs' IMDS. In this process: the real coordinators
+ * (sc_coord), each on its own thread with its own state directory and store
+ * (synchronous=FULL: each fsyncs), and N fake agents (one ZMQ_DEALER per voter each, on
+ * loopback, --insecure) that say hello, report documents, answer orders and doc_requests like
+ * schedcoord-agent does, sending every message to every voter (no heartbeats: members are
+ * dead only after 600 s). Each round schedules a Reboot of one whole fault domain (N/3 VMs),
+ * answers every prepare order with started + done, holding back the last "done"; once every
+ * voter's state holds the others prepared (their on_apply: no status request disturbs the
+ * loops) and each has finished the step that applied it, it sends that last done and measures
+ * the time until the POST arrives at the fake IMDS. The event then starts, ends, its VMs are
+ * recovered (every voter's state holds them recovered), and the next round uses the next
+ * fault domain.
  *
- *   build/bench/bench_coord_approve [members=1000] [rounds=20] [path/to/imds-sim]
- * (imds-sim defaults to ../bin/imds-sim next to this program)
+ *   build/bench/bench_coord_approve [MEMBERS=1000] [ROUNDS=20] [IMDS_SIM|-] [VOTERS=1]
+ *
+ * IMDS_SIM defaults ("-") to ../bin/imds-sim next to this program. VOTERS 1: vm_0's coordinator
+ * alone, the only voter (it elects itself, nothing to replicate). VOTERS 3: vm_0, vm_1 and vm_2
+ * (one per fault domain: --members gives each member's domain) run a coordinator with --voters
+ * 3, replicating their decision log over real ZMQ peer sockets on 127.0.0.1: every decision is
+ * committed by two of them (the leader's fsync and a follower's). Each round's event then
+ * impacts one voter; when it is the leader's own VM, the leader hands the lead over before it
+ * approves and the successor POSTs (counted as handovers).
+ *
+ * Prints the latency (median, p90, p99, min, max over the rounds) with the "stalled" warnings
+ * the coordinators logged (the bench reads its own stderr; the goal is zero), then the loop
+ * steps during the rollout (sc_coord_opts_t.on_step) of the leader: turn_ms, each step's work
+ * from the poll's return to its end, waits for the voters included; turn_cpu_ms, the loop
+ * thread's CPU time in each whole step (its poll included: a step doing nothing costs a few
+ * µs there); with three voters the same of the two others (follower_*). A round that does not
+ * finish (no orders within 60 s, no POST within 30 s, ...) ends the rollout: the figures of the
+ * rounds done are printed all the same, then "FAILED: round R of N: why" (exit status 1).
+ * BENCH_LOG_NOTICE=1 in the environment also shows the coordinators' notices (roles,
+ * handovers, graces).
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
+#include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
+#include <poll.h>
+#include <sys/inotify.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "bench_lib.h"
 #include "bench_msg.h"
 #include "sc_coord.h"
-#include "sc_ctl.h"
+#include "sc_cstate.h"
 #include "sc_event.h"
 #include "sc_log.h"
 #include "sc_msg.h"
+#include "sc_net.h"
 #include "sc_test_net.h"
 #include "sc_time.h"
 
@@ -39,37 +68,138 @@
 #include <zmq.h>
 
 #define FDS 3
+#define VOTERS_MAX 3
 
 typedef struct agent {
-    char name[32]; /* vm_i */
-    void *sock;    /* DEALER to the coordinator */
-    uint64_t seq;  /* message sequence */
-    int64_t inc;   /* document incarnation */
-    uint64_t term; /* newest term seen */
+    char name[32];          /* vm_i */
+    void *sock[VOTERS_MAX]; /* DEALER to each voter's coordinator */
+    uint64_t seq;           /* message sequence */
+    int64_t inc;            /* document incarnation */
+    uint64_t term;          /* newest term seen */
 } agent_t;
 
-static agent_t *g_agents;
-static int g_n;
-static volatile sig_atomic_t g_stop;
+/* Durations of loop steps, in µs. */
+typedef struct turns {
+    int64_t *us; /* values */
+    size_t n;    /* held */
+    size_t cap;  /* allocated */
+} turns_t;
 
-static void s_send(agent_t *a, sc_msg_t *m)
+typedef struct voter {
+    sc_coord_t *c;        /* its coordinator, stepped on its own thread */
+    pthread_t th;         /* that thread */
+    int port;             /* its ROUTER's port */
+    char dir[96];         /* its state directory */
+    atomic_int prepared;  /* VMs of the round's event prepared in its state */
+    atomic_int recovered; /* ... recovered */
+    atomic_long applied;  /* entries applied to its state */
+    atomic_long steps;    /* loop steps done */
+    atomic_bool leads;    /* it led (term entry committed) at the end of its last step */
+    turns_t wall[2];      /* its steps' work during the rollout: [0] not leading, [1] leading */
+    turns_t cpu[2];       /* its thread's CPU time in each of those steps */
+    int64_t cpu_us;       /* its thread's CPU time at the end of its last step */
+} voter_t;
+
+static agent_t *g_agents;
+static int g_n, g_nv;
+static voter_t g_v[VOTERS_MAX];
+static volatile sig_atomic_t g_stop;
+static atomic_int g_round;    /* the round whose event the voters' on_apply counts */
+static atomic_bool g_measure; /* the rollout is under way: loop steps are recorded */
+static atomic_int g_stalled;  /* "stalled" lines the coordinators logged */
+static int g_err_fd = -1;     /* the real stderr, while ours goes through s_err_thread */
+static pthread_t g_err_th;    /* that thread */
+static pid_t g_sim_pid = -1;  /* imds-sim */
+static char g_dir[] = "/tmp/bench_coord.XXXXXX";
+static char *g_events; /* the events every agent's document holds now (JSON) */
+
+/* ---- stderr: the coordinators' "stalled" warnings counted, every line passed on ------------ */
+
+static void *s_err_thread(void *arg)
+{
+    FILE *in = fdopen((int)(intptr_t)arg, "r");
+    char line[8192];
+
+    while (in && fgets(line, sizeof(line), in)) {
+        if (strstr(line, "msg=\"stalled"))
+            atomic_fetch_add(&g_stalled, 1);
+        if (write(g_err_fd, line, strlen(line)) < 0)
+            continue; /* still read: a writer must never block on a full pipe */
+    }
+    if (in)
+        fclose(in);
+    return NULL;
+}
+
+static int s_err_capture(void)
+{
+    int p[2];
+
+    if (pipe(p) < 0 || (g_err_fd = dup(2)) < 0 || dup2(p[1], 2) < 0)
+        return -1;
+    close(p[1]);
+    return pthread_create(&g_err_th, NULL, s_err_thread, (void *)(intptr_t)p[0]) ? -1 : 0;
+}
+
+/* Our stderr back; every line written so far has been read. */
+static void s_err_release(void)
+{
+    if (g_err_fd < 0)
+        return;
+    fflush(stderr);
+    dup2(g_err_fd, 2); /* closes the pipe's last write end: the thread reads to its end */
+    pthread_join(g_err_th, NULL);
+    close(g_err_fd);
+    g_err_fd = -1;
+}
+
+/* Gives up: says why, leaves no simulator and no state behind. */
+static void s_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void s_die(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    if (g_sim_pid > 0) {
+        kill(g_sim_pid, SIGTERM);
+        waitpid(g_sim_pid, NULL, 0);
+    }
+    s_err_release();
+    fprintf(stderr, "bench_coord_approve: stalled lines so far: %d\n", atomic_load(&g_stalled));
+    bench_rmtree(g_dir);
+    _exit(1); /* the coordinators' threads are left running: no destructor of theirs */
+}
+
+/* ---- the fake agents ---------------------------------------------------------------------- */
+
+/* Sends m to voter `to`, or to every voter (-1: schedcoord-agent reports to all of them). */
+static void s_send_to(agent_t *a, int to, sc_msg_t *m)
 {
     char *buf = NULL, err[256];
     size_t len = 0;
     if (sc_msg_encode(m, &buf, &len) < 0) {
         sc_msg_validate(m, err, sizeof(err));
-        fprintf(stderr, "encode %s: %s\n", sc_msg_type_name(m->type), err);
-        exit(1);
+        s_die("encode %s: %s", sc_msg_type_name(m->type), err);
     }
-    zmq_send(a->sock, buf, len, 0);
+    for (int v = 0; v < g_nv; v++)
+        if (to < 0 || v == to)
+            zmq_send(a->sock[v], buf, len, 0);
     free(buf);
+}
+
+static void s_send(agent_t *a, sc_msg_t *m)
+{
+    s_send_to(a, -1, m);
 }
 
 static sc_msg_t *s_new(agent_t *a, sc_msg_type_t t)
 {
     sc_msg_t *m = NULL;
     if (sc_msg_new(t, a->name, a->term, ++a->seq, &m) < 0)
-        exit(1);
+        s_die("sc_msg_new failed");
     return m;
 }
 
@@ -86,22 +216,31 @@ static void s_hello(agent_t *a, int i)
     sc_msg_destroy(&m);
 }
 
-/* Reports a document holding `events_json` (the inside of "Events": [...]). */
-static void s_doc(agent_t *a, const char *events_json)
+/* Reports the document of the moment (g_events: the inside of "Events": [...]) to voter `to`
+ * (-1: all), as a new incarnation (a change) or again (asked for it). */
+static void s_doc_to(agent_t *a, int to, bool change)
 {
-    char *txt = malloc(strlen(events_json) + 128), err[256];
+    char *txt = malloc(strlen(g_events) + 128), err[256];
     sc_msg_t *m = s_new(a, SC_MSG_DOCUMENT);
-    sprintf(txt, "{\"DocumentIncarnation\":%lld,\"Events\":[%s]}", (long long)++a->inc,
-            events_json);
-    if (sc_doc_parse(txt, strlen(txt), &m->document.document, err, sizeof(err)) < 0) {
-        fprintf(stderr, "doc: %s\n", err);
-        exit(1);
-    }
+    a->inc += change;
+    sprintf(txt, "{\"DocumentIncarnation\":%lld,\"Events\":[%s]}", (long long)a->inc, g_events);
+    if (sc_doc_parse(txt, strlen(txt), &m->document.document, err, sizeof(err)) < 0)
+        s_die("doc: %s", err);
     m->document.incarnation = a->inc;
     m->document.observed_at_ms = sc_wall_ms();
-    s_send(a, m);
+    s_send_to(a, to, m);
     sc_msg_destroy(&m);
     free(txt);
+}
+
+/* Every agent reports a new document holding events_json (copied). */
+static void s_docs(const char *events_json)
+{
+    free(g_events);
+    if (!(g_events = strdup(events_json)))
+        s_die("out of memory");
+    for (int i = 0; i < g_n; i++)
+        s_doc_to(&g_agents[i], -1, true);
 }
 
 static void s_progress(agent_t *a, const char *ev, sc_msg_phase_t ph, sc_msg_hook_state_t st)
@@ -117,20 +256,252 @@ static void s_progress(agent_t *a, const char *ev, sc_msg_phase_t ph, sc_msg_hoo
     sc_msg_destroy(&m);
 }
 
-/* Reads every pending message of every agent; counts orders of `phase` for `ev` into *n and
- * remembers who got one (got[i]). */
+/* Reads every pending message of every agent from every voter; answers a doc_request with
+ * the document again (as schedcoord-agent does: a coordinator asks after a start or a stall);
+ * with got, counts orders of `phase` for `ev` into *n and remembers who got one (got[i]). */
 static void s_pump(const char *ev, sc_msg_phase_t phase, char *got, int *n)
 {
     for (int i = 0; i < g_n; i++) {
-        sc_msg_t *m;
-        while ((m = bench_recv(g_agents[i].sock, &g_agents[i].term))) {
-            if (m->type == SC_MSG_ORDER && m->order.action == phase &&
-                sc_event_id_equal(m->order.event, ev) && !got[i]) {
-                got[i] = 1;
-                (*n)++;
+        for (int v = 0; v < g_nv; v++) {
+            sc_msg_t *m;
+            while ((m = bench_recv(g_agents[i].sock[v], &g_agents[i].term))) {
+                if (m->type == SC_MSG_DOC_REQUEST)
+                    s_doc_to(&g_agents[i], v, false);
+                else if (got && m->type == SC_MSG_ORDER && m->order.action == phase &&
+                         sc_event_id_equal(m->order.event, ev) && !got[i]) {
+                    got[i] = 1;
+                    (*n)++;
+                }
+                sc_msg_destroy(&m);
             }
-            sc_msg_destroy(&m);
         }
+    }
+}
+
+/* Waits for orders of phase for ev to `want` agents (got[i]: who has one). 0, or -1 after 60 s
+ * with the reason in why. */
+static int s_wait_orders(const char *ev, sc_msg_phase_t ph, char *got, int want, char *why,
+                         size_t whylen)
+{
+    int n = 0;
+    int64_t end = bench_mono_us() + 60 * 1000000LL;
+    memset(got, 0, (size_t)g_n);
+    while (n < want && bench_mono_us() < end) {
+        s_pump(ev, ph, got, &n);
+        if (n < want) /* a pass costs 2 system calls a socket: not timed, no hurry */
+            usleep(20000);
+    }
+    if (n < want) {
+        snprintf(why, whylen, "only %d of %d %s orders for %s arrived in 60 s", n, want,
+                 sc_msg_phase_name(ph), ev);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the voters ----------------------------------------------------------------------------- */
+
+/* The voters' count of the round's VMs prepared and recovered, kept by on_apply on their own
+ * threads: no status request disturbs the loop that is measured. */
+static void s_on_apply(void *ud, const sc_dlog_entry_t *e, const sc_cstate_t *cs)
+{
+    voter_t *v = ud;
+    const sc_cs_event_t *ev;
+    char id[32];
+    int prep = 0, rec = 0;
+
+    atomic_fetch_add(&v->applied, 1);
+    if (e->kind != SC_DLOG_HOOK_PROGRESS)
+        return;
+    snprintf(id, sizeof(id), "bench-%d", atomic_load(&g_round));
+    if (!(ev = sc_cstate_event_find(cs, id)))
+        return;
+    for (size_t i = 0; i < sc_cstate_n_members(cs); i++) {
+        prep += ev->drain[i] == SC_DRAIN_PREPARED;
+        rec += ev->drain[i] == SC_DRAIN_RECOVERED;
+    }
+    atomic_store(&v->prepared, prep);
+    atomic_store(&v->recovered, rec);
+}
+
+static void s_turns_add(turns_t *t, int64_t us)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 4096;
+        int64_t *p = realloc(t->us, cap * sizeof(*p));
+        if (!p)
+            return;
+        t->us = p;
+        t->cap = cap;
+    }
+    t->us[t->n++] = us;
+}
+
+/* CPU time of the calling thread in µs. */
+static int64_t s_thread_cpu_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void s_on_step(void *ud, int64_t busy_us)
+{
+    voter_t *v = ud;
+    int64_t cpu = s_thread_cpu_us();
+    bool leader = sc_coord_is_leader(v->c);
+
+    atomic_store(&v->leads, sc_coord_leads(v->c));
+    atomic_fetch_add(&v->steps, 1);
+    if (atomic_load(&g_measure)) {
+        s_turns_add(&v->wall[leader], busy_us);
+        s_turns_add(&v->cpu[leader], cpu - v->cpu_us); /* the whole step: the wait costs ~0 */
+    }
+    v->cpu_us = cpu;
+}
+
+static void *s_coord_thread(void *arg)
+{
+    voter_t *v = arg;
+    sc_coord_run(v->c, &g_stop);
+    return NULL;
+}
+
+/* The voter that leads, or -1. */
+static int s_leader(void)
+{
+    for (int v = 0; v < g_nv; v++)
+        if (atomic_load(&g_v[v].leads))
+            return v;
+    return -1;
+}
+
+/* Waits until every voter's state holds at least `want` VMs of the round's event prepared
+ * (or, recovered: recovered), then until each has finished the step that applied them. */
+static int s_wait_state(bool recovered, int want, int max_s)
+{
+    int64_t end = bench_mono_us() + max_s * 1000000LL;
+    long steps[VOTERS_MAX];
+
+    for (int v = 0; v < g_nv; v++) {
+        atomic_int *n = recovered ? &g_v[v].recovered : &g_v[v].prepared;
+        for (int k = 1; atomic_load(n) < want; k++) {
+            if (bench_mono_us() > end)
+                return -1;
+            if (k % 50 == 0) /* every 0.1 s: a voter that stalled asks for documents */
+                s_pump(NULL, SC_MSG_PHASE_PREPARE, NULL, NULL);
+            usleep(2000);
+        }
+    }
+    for (int v = 0; v < g_nv; v++)
+        steps[v] = atomic_load(&g_v[v].steps);
+    for (int v = 0; v < g_nv; v++)
+        while (atomic_load(&g_v[v].steps) < steps[v] + 2 && bench_mono_us() < end)
+            usleep(1000);
+    return 0;
+}
+
+/* Setup over: a leader, and no voter applied an entry for quiet_ms (every hello and document
+ * decided and replicated). */
+static int s_wait_quiet(int quiet_ms, int max_s)
+{
+    int64_t end = bench_mono_us() + max_s * 1000000LL, since = bench_mono_us();
+    long last = -1;
+
+    while (bench_mono_us() < end) {
+        long sum = 0;
+        for (int v = 0; v < g_nv; v++)
+            sum += atomic_load(&g_v[v].applied);
+        if (sum != last) {
+            last = sum;
+            since = bench_mono_us();
+        } else if (s_leader() >= 0 && bench_mono_us() - since >= quiet_ms * 1000LL) {
+            return 0;
+        }
+        s_pump(NULL, SC_MSG_PHASE_PREPARE, NULL, NULL);
+        usleep(100000);
+    }
+    return -1;
+}
+
+/* ---- results ----------------------------------------------------------------------------------
+ */
+
+static int s_cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The pct-th percentile of sorted[n] (the value at rank n * pct / 100), 0 when empty. */
+static int64_t s_pct(const int64_t *sorted, size_t n, int pct)
+{
+    size_t i = n * (size_t)pct / 100;
+    return n ? sorted[i < n ? i : n - 1] : 0;
+}
+
+/* Prints "label: p50=… p99=… max=… turns=…" (ms) over the voters' steps as leader or not
+ * (leader): their work's duration, or their CPU time (cpu). */
+static void s_print_turns(const char *label, bool cpu, bool leader)
+{
+    size_t n = 0;
+    int64_t *all;
+
+    for (int v = 0; v < g_nv; v++)
+        n += (cpu ? g_v[v].cpu : g_v[v].wall)[leader].n;
+    if (!(all = malloc((n ? n : 1) * sizeof(*all))))
+        return;
+    n = 0;
+    for (int v = 0; v < g_nv; v++) {
+        const turns_t *t = &(cpu ? g_v[v].cpu : g_v[v].wall)[leader];
+        memcpy(all + n, t->us, t->n * sizeof(*all));
+        n += t->n;
+    }
+    qsort(all, n, sizeof(*all), s_cmp);
+    printf("%s: p50=%.3f p99=%.3f max=%.3f turns=%zu\n", label, s_pct(all, n, 50) / 1e3,
+           s_pct(all, n, 99) / 1e3, n ? all[n - 1] / 1e3 : 0.0, n);
+    free(all);
+}
+
+/* ---- main -------------------------------------------------------------------------------------
+ */
+
+/* The voters' coordinators, started on their threads; waits for a leader. */
+static void s_voters_start(const char *members, const char *url)
+{
+    for (int v = 0; v < g_nv; v++) {
+        voter_t *vo = &g_v[v];
+        sc_coord_opts_t o;
+        char err[512] = "", name[16];
+
+        snprintf(name, sizeof(name), "vm_%d", v);
+        snprintf(vo->dir, sizeof(vo->dir), "%s/%s", g_dir, name);
+        if (mkdir(vo->dir, 0700) < 0)
+            s_die("mkdir %s: %s", vo->dir, strerror(errno));
+        sc_coord_opts_init(&o);
+        o.name = name;
+        o.imds_url = url;
+        o.members = members;
+        o.state_dir = vo->dir;
+        o.insecure = true;
+        o.dead_after_ms = 600000;
+        o.policy.deadline_margin_s = 1;
+        o.voters = g_nv; /* 1: it elects itself (no peers to replicate to) */
+        o.on_apply = s_on_apply;
+        o.on_apply_ud = vo;
+        o.on_step = s_on_step;
+        o.on_step_ud = vo;
+        if (sc_coord_new(&o, &vo->c, err, sizeof(err)) < 0)
+            s_die("coordinator %s: %s", name, err);
+        /* the election's seed is the pid and the wall ms: one process, so not the same ms */
+        usleep(3000);
+    }
+    for (int v = 0; v < g_nv; v++)
+        pthread_create(&g_v[v].th, NULL, s_coord_thread, &g_v[v]);
+    for (int64_t end = bench_mono_us() + 15 * 1000000LL; s_leader() < 0;) {
+        if (bench_mono_us() > end)
+            s_die("coordinators: no leader within 15 s");
+        usleep(10000);
     }
 }
 
@@ -148,84 +519,127 @@ static int s_posts(const char *tl)
     return n;
 }
 
-static void *s_coord_thread(void *arg)
+/* Waits until the timeline (in the directory ifd watches) holds more than `before` posts, at
+ * most max_us after t0: the time it did, or 0. Woken by every write to the file, so that the
+ * loop measured shares the machine with nothing spinning. */
+static int64_t s_wait_post(int ifd, const char *tl, int before, int64_t t0, int64_t max_us)
 {
-    sc_coord_run(arg, &g_stop);
-    return NULL;
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+    while (bench_mono_us() - t0 < max_us) {
+        struct pollfd p = {.fd = ifd, .events = POLLIN};
+        /* the events read before the file is: a write after it wakes the poll */
+        while (read(ifd, buf, sizeof(buf)) > 0)
+            ;
+        if (s_posts(tl) > before)
+            return bench_mono_us();
+        if (poll(&p, 1, 100) == 0) /* 0.1 s late: a voter that stalled may ask for documents */
+            s_pump(NULL, SC_MSG_PHASE_PREPARE, NULL, NULL);
+    }
+    return 0;
 }
 
-static int s_cmp(const void *a, const void *b)
+/* Round r: a Reboot of fault domain r % 3 drained, approved (its latency in *ret_lat; a
+ * handover counted in *handovers), started, ended and recovered. 0, or -1 with why. */
+static int s_round(int r, int ifd, const char *tl, char *got, int64_t *ret_lat, int *handovers,
+                   char *why, size_t whylen)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
+    int fd = r % FDS, want = 0, last = -1, lead0, rc = -1, before;
+    char ev[64], nb[64], *p, *started = NULL;
+    char *res = malloc((size_t)g_n * 16 + 1), *evjson = malloc((size_t)g_n * 16 + 512);
+    int64_t t0, t1;
 
-/* Polls the control socket until `n` VMs of event ev are prepared. */
-static int s_wait_prepared(const char *dir, const char *ev, int n)
-{
-    char path[256], req[] = "{\"cmd\":\"status\"}";
-    int64_t end = bench_mono_us() + 60 * 1000000LL;
-    snprintf(path, sizeof(path), "%s/%s", dir, SC_CTL_SOCKET_NAME);
-    while (bench_mono_us() < end) {
-        json_object *st = NULL, *evs;
-        int got = 0;
-        if (sc_ctl_request(path, req, 5000, &st, NULL, 0) == 0 &&
-            json_object_object_get_ex(st, "events", &evs)) {
-            for (size_t i = 0; i < json_object_array_length(evs); i++) {
-                json_object *e = json_object_array_get_idx(evs, i), *d;
-                if (strcmp(json_object_get_string(json_object_object_get(e, "EventId")), ev) ||
-                    !json_object_object_get_ex(e, "drains", &d))
-                    continue;
-                json_object_object_foreach(d, vm, state)
-                {
-                    (void)vm;
-                    got += strcmp(json_object_get_string(state), "prepared") == 0;
-                }
-            }
-        }
-        json_object_put(st);
-        if (got >= n)
-            return 0;
-        usleep(20000);
+    if (!res || !evjson)
+        s_die("out of memory");
+    snprintf(ev, sizeof(ev), "bench-%d", r);
+    for (int v = 0; v < g_nv; v++) {
+        atomic_store(&g_v[v].prepared, 0);
+        atomic_store(&g_v[v].recovered, 0);
     }
-    return -1;
-}
-
-static void s_wait_orders(const char *ev, sc_msg_phase_t ph, char *got, int want)
-{
-    int n = 0;
-    int64_t end = bench_mono_us() + 30 * 1000000LL;
-    memset(got, 0, (size_t)g_n);
-    while (n < want && bench_mono_us() < end) {
-        s_pump(ev, ph, got, &n);
-        if (n < want)
-            usleep(1000);
+    atomic_store(&g_round, r);
+    res[0] = '\0';
+    for (int i = fd; i < g_n; i += FDS) {
+        sprintf(res + strlen(res), "%s\"vm_%d\"", want ? "," : "", i);
+        want++;
+        last = i;
     }
-    if (n < want) {
-        fprintf(stderr, "only %d of %d %s orders for %s arrived\n", n, want, sc_msg_phase_name(ph),
-                ev);
-        exit(1);
+    sc_time_rfc1123(sc_wall_ms() / 1000 + 3600, nb, sizeof(nb));
+    sprintf(evjson,
+            "{\"EventId\":\"%s\",\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\","
+            "\"Resources\":[%s],\"EventStatus\":\"Scheduled\",\"NotBefore\":\"%s\","
+            "\"EventSource\":\"Platform\",\"DurationInSeconds\":-1,\"Description\":\"\"}",
+            ev, res, nb);
+    /* Every VM of the set sees the event (Azure shows it to the whole placement group). */
+    s_docs(evjson);
+    if (s_wait_orders(ev, SC_MSG_PHASE_PREPARE, got, want, why, whylen) < 0)
+        goto out;
+    for (int i = fd; i < g_n; i += FDS) {
+        s_progress(&g_agents[i], ev, SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_STARTED);
+        if (i != last)
+            s_progress(&g_agents[i], ev, SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_DONE);
     }
+    /* Wait until every voter has applied everything but the last done. */
+    if (s_wait_state(false, want - 1, 300) < 0) {
+        snprintf(why, whylen, "the voters did not record %d prepared VMs in 300 s", want - 1);
+        goto out;
+    }
+    before = s_posts(tl);
+    lead0 = s_leader();
+    t0 = bench_mono_us();
+    s_progress(&g_agents[last], ev, SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_DONE);
+    if (!(t1 = s_wait_post(ifd, tl, before, t0, 30 * 1000000LL))) {
+        snprintf(why, whylen, "no approval POST within 30 s");
+        goto out;
+    }
+    *ret_lat = t1 - t0;
+    *handovers += s_leader() != lead0;
+    /* The event starts, then ends: its VMs are recovered. */
+    if (!(started = malloc(strlen(evjson) + 16)))
+        s_die("out of memory");
+    strcpy(started, evjson);
+    p = strstr(started, "\"Scheduled\"");
+    memcpy(p, "\"Started\"  ", 11);
+    p = strstr(started, nb);
+    memmove(p, p + strlen(nb), strlen(p + strlen(nb)) + 1);
+    s_docs(started);
+    usleep(100000);
+    s_docs("");
+    if (s_wait_orders(ev, SC_MSG_PHASE_RECOVER, got, want, why, whylen) < 0)
+        goto out;
+    for (int i = fd; i < g_n; i += FDS) {
+        s_progress(&g_agents[i], ev, SC_MSG_PHASE_RECOVER, SC_MSG_HOOK_STARTED);
+        s_progress(&g_agents[i], ev, SC_MSG_PHASE_RECOVER, SC_MSG_HOOK_DONE);
+    }
+    if (s_wait_state(true, want, 300) < 0) {
+        snprintf(why, whylen, "the voters did not record %d recovered VMs in 300 s", want);
+        goto out;
+    }
+    usleep(300000);
+    rc = 0;
+out:
+    free(started);
+    free(res);
+    free(evjson);
+    return rc;
 }
 
 int main(int argc, char **argv)
 {
-    int rounds = argc > 2 ? atoi(argv[2]) : 20;
-    char dir[] = "/tmp/bench_coord.XXXXXX", *members, err[512] = "";
-    char sim[4096], tl[4200], url[128];
-    pid_t sim_pid;
-    sc_coord_opts_t o;
-    sc_coord_t *c = NULL;
-    pthread_t th;
+    int rounds = argc > 2 ? atoi(argv[2]) : 20, handovers = 0, ifd;
+    char *members, sim[4096], tl[4200], url[128];
     void *zctx = zmq_ctx_new();
     int64_t *lat;
-    int port;
 
     g_n = argc > 1 ? atoi(argv[1]) : 1000;
-    sc_log_init("bench_coord_approve", SC_LOG_WARN);
-    if (g_n < FDS || g_n > 4000 || rounds < 1 || !mkdtemp(dir))
+    g_nv = argc > 4 ? atoi(argv[4]) : 1;
+    if (g_n < FDS || g_n > 4000 || rounds < 1 || (g_nv != 1 && g_nv != 3)) {
+        fprintf(stderr, "usage: bench_coord_approve [MEMBERS=1000 (3..4000)] [ROUNDS=20] "
+                        "[IMDS_SIM|-] [VOTERS=1 (1|3)]\n");
         return 2;
-    if (argc > 3) {
+    }
+    if (!mkdtemp(g_dir))
+        return 1;
+    if (argc > 3 && strcmp(argv[3], "-") != 0) {
         snprintf(sim, sizeof(sim), "%s", argv[3]);
     } else {
         char self[4000];
@@ -235,143 +649,113 @@ int main(int argc, char **argv)
             *strrchr(self, '/') = '\0';
         snprintf(sim, sizeof(sim), "%s/../bin/imds-sim", self);
     }
-    snprintf(tl, sizeof(tl), "%s/timeline.jsonl", dir);
-    if ((sim_pid = bench_sim_start(sim, tl, url, sizeof(url))) < 0) {
+    snprintf(tl, sizeof(tl), "%s/timeline.jsonl", g_dir);
+    /* before stderr is captured: the simulator's lines do not go through the pipe */
+    if ((g_sim_pid = bench_sim_start(sim, tl, url, sizeof(url))) < 0) {
         fprintf(stderr, "cannot start %s\n", sim);
         return 1;
     }
-    lat = calloc((size_t)rounds, sizeof(*lat));
-    /* A free port for vm_0; the other members' endpoints are never used. */
-    if ((port = sc_test_free_port()) < 0)
+    /* the timeline's writes (the voters' state is in directories below: not watched) */
+    if ((ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0 ||
+        inotify_add_watch(ifd, g_dir, IN_MODIFY | IN_CREATE) < 0) {
+        fprintf(stderr, "inotify: %s\n", strerror(errno));
         return 1;
+    }
+    if (s_err_capture() < 0)
+        s_die("cannot capture stderr");
+    sc_log_init("bench_coord_approve", getenv("BENCH_LOG_NOTICE") ? SC_LOG_NOTICE : SC_LOG_WARN);
+    /* the voters' ROUTERs and the agents' DEALERs, with a connection each way */
+    sc_nofile_raise(4L * g_nv * g_n + 256);
+    lat = calloc((size_t)rounds, sizeof(*lat));
+    for (int v = 0; v < g_nv; v++) {
+        bool dup = true;
+        while (dup) { /* distinct free ports (each is released before it is bound) */
+            if ((g_v[v].port = sc_test_free_port()) < 0)
+                s_die("no free port");
+            dup = false;
+            for (int w = 0; w < v; w++)
+                dup = dup || g_v[w].port == g_v[v].port;
+        }
+    }
+    /* the voters' endpoints; the other members' are never used. /FD: one voter per domain */
     members = malloc((size_t)g_n * 40);
     members[0] = '\0';
     for (int i = 0; i < g_n; i++)
-        sprintf(members + strlen(members), "%svm_%d=127.0.0.1:%d", i ? "," : "", i,
-                i == 0 ? port : 1 + i);
-    sc_coord_opts_init(&o);
-    o.name = "vm_0";
-    o.imds_url = url;
-    o.members = members;
-    o.state_dir = dir;
-    o.insecure = true;
-    o.dead_after_ms = 600000;
-    o.policy.deadline_margin_s = 1;
-    o.voters = 1; /* the one coordinator elects itself (no peers to replicate to) */
-    if (sc_coord_new(&o, &c, err, sizeof(err)) < 0) {
-        fprintf(stderr, "coordinator: %s\n", err);
-        return 1;
-    }
-    if (!sc_coord_wait_lead(c, 5000)) {
-        fprintf(stderr, "coordinator: not elected\n");
-        return 1;
-    }
-    pthread_create(&th, NULL, s_coord_thread, c);
+        sprintf(members + strlen(members), "%svm_%d=127.0.0.1:%d/%d", i ? "," : "", i,
+                i < g_nv ? g_v[i].port : 1 + i, i % FDS);
+    s_voters_start(members, url);
 
-    zmq_ctx_set(zctx, ZMQ_MAX_SOCKETS, g_n + 16);
+    zmq_ctx_set(zctx, ZMQ_MAX_SOCKETS, g_nv * g_n + 16);
     g_agents = calloc((size_t)g_n, sizeof(*g_agents));
-    char ep[64];
-    snprintf(ep, sizeof(ep), "tcp://127.0.0.1:%d", port);
     for (int i = 0; i < g_n; i++) {
         agent_t *a = &g_agents[i];
         int zero = 0;
         snprintf(a->name, sizeof(a->name), "vm_%d", i);
-        a->sock = zmq_socket(zctx, ZMQ_DEALER);
-        zmq_setsockopt(a->sock, ZMQ_LINGER, &zero, sizeof(zero));
-        zmq_connect(a->sock, ep);
+        for (int v = 0; v < g_nv; v++) {
+            char ep[64];
+            snprintf(ep, sizeof(ep), "tcp://127.0.0.1:%d", g_v[v].port);
+            a->sock[v] = zmq_socket(zctx, ZMQ_DEALER);
+            zmq_setsockopt(a->sock[v], ZMQ_LINGER, &zero, sizeof(zero));
+            zmq_connect(a->sock[v], ep);
+        }
         s_hello(a, i);
-        s_doc(a, "");
     }
-    sleep(2); /* every hello and document handled */
+    s_docs("");
+    sleep(2);
+    /* every hello and document handled (and, with three voters, replicated) */
+    if (s_wait_quiet(1000, 300) < 0)
+        s_die("setup: the voters were still applying entries after 300 s");
 
-    char *got = calloc((size_t)g_n, 1);
+    char *got = calloc((size_t)g_n, 1), why[256] = "";
     int64_t rollout_t0 = bench_mono_us();
-    for (int r = 0; r < rounds; r++) {
-        int fd = r % FDS, want = 0, last = -1;
-        char ev[64], *res = malloc((size_t)g_n * 16 + 1), *evjson = malloc((size_t)g_n * 16 + 512);
-        char nb[64];
-        snprintf(ev, sizeof(ev), "bench-%d", r);
-        res[0] = '\0';
-        for (int i = fd; i < g_n; i += FDS) {
-            sprintf(res + strlen(res), "%s\"vm_%d\"", want ? "," : "", i);
-            want++;
-            last = i;
-        }
-        sc_time_rfc1123(sc_wall_ms() / 1000 + 3600, nb, sizeof(nb));
-        sprintf(evjson,
-                "{\"EventId\":\"%s\",\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\","
-                "\"Resources\":[%s],\"EventStatus\":\"Scheduled\",\"NotBefore\":\"%s\","
-                "\"EventSource\":\"Platform\",\"DurationInSeconds\":-1,\"Description\":\"\"}",
-                ev, res, nb);
-        /* Every VM of the set sees the event (Azure shows it to the whole placement group). */
-        for (int i = 0; i < g_n; i++)
-            s_doc(&g_agents[i], evjson);
-        s_wait_orders(ev, SC_MSG_PHASE_PREPARE, got, want);
-        for (int i = fd; i < g_n; i += FDS) {
-            s_progress(&g_agents[i], ev, SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_STARTED);
-            if (i != last)
-                s_progress(&g_agents[i], ev, SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_DONE);
-        }
-        /* Wait until the coordinator has handled everything but the last done. */
-        if (s_wait_prepared(dir, ev, want - 1) < 0) {
-            fprintf(stderr, "round %d: the coordinator did not record %d prepared VMs\n", r,
-                    want - 1);
-            return 1;
-        }
-        int before = s_posts(tl);
-        int64_t t0 = bench_mono_us(), t1 = 0;
-        s_progress(&g_agents[last], ev, SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_DONE);
-        while (bench_mono_us() - t0 < 10 * 1000000LL) {
-            if (s_posts(tl) > before) {
-                t1 = bench_mono_us();
-                break;
-            }
-        }
-        if (!t1) {
-            fprintf(stderr, "round %d: no approval POST within 10 s\n", r);
-            return 1;
-        }
-        lat[r] = t1 - t0;
-        /* The event starts, then ends: its VMs are recovered. */
-        char *started = malloc(strlen(evjson) + 16);
-        strcpy(started, evjson);
-        char *p = strstr(started, "\"Scheduled\"");
-        memcpy(p, "\"Started\"  ", 11);
-        p = strstr(started, nb);
-        memmove(p, p + strlen(nb), strlen(p + strlen(nb)) + 1);
-        for (int i = 0; i < g_n; i++)
-            s_doc(&g_agents[i], started);
-        usleep(100000);
-        for (int i = 0; i < g_n; i++)
-            s_doc(&g_agents[i], "");
-        s_wait_orders(ev, SC_MSG_PHASE_RECOVER, got, want);
-        for (int i = fd; i < g_n; i += FDS) {
-            s_progress(&g_agents[i], ev, SC_MSG_PHASE_RECOVER, SC_MSG_HOOK_STARTED);
-            s_progress(&g_agents[i], ev, SC_MSG_PHASE_RECOVER, SC_MSG_HOOK_DONE);
-        }
-        usleep(300000);
-        free(started);
-        free(res);
-        free(evjson);
-    }
+    int done = 0;
+    atomic_store(&g_measure, true);
+    while (done < rounds &&
+           s_round(done, ifd, tl, got, &lat[done], &handovers, why, sizeof(why)) == 0)
+        done++;
+    atomic_store(&g_measure, false);
     int64_t rollout_us = bench_mono_us() - rollout_t0;
-    qsort(lat, (size_t)rounds, sizeof(*lat), s_cmp);
-    printf("members=%d vms_per_event=%d rounds=%d last_done_to_POST_us: median=%lld p90=%lld "
-           "min=%lld max=%lld (all rounds %.1f s)\n",
-           g_n, (g_n + FDS - 1) / FDS, rounds, (long long)lat[rounds / 2],
-           (long long)lat[(rounds * 9) / 10 < rounds ? (rounds * 9) / 10 : rounds - 1],
-           (long long)lat[0], (long long)lat[rounds - 1], rollout_us / 1e6);
+
     g_stop = 1;
-    pthread_join(th, NULL);
-    sc_coord_destroy(&c);
+    for (int v = 0; v < g_nv; v++)
+        pthread_join(g_v[v].th, NULL);
+    for (int v = 0; v < g_nv; v++)
+        sc_coord_destroy(&g_v[v].c);
     for (int i = 0; i < g_n; i++)
-        zmq_close(g_agents[i].sock);
+        for (int v = 0; v < g_nv; v++)
+            zmq_close(g_agents[i].sock[v]);
     zmq_ctx_term(zctx);
-    kill(sim_pid, SIGTERM);
-    waitpid(sim_pid, NULL, 0);
+    kill(g_sim_pid, SIGTERM);
+    waitpid(g_sim_pid, NULL, 0);
+    s_err_release(); /* every line the coordinators wrote has been counted */
+    close(ifd);
+
+    /* what was measured, also when a round failed (the turns show why) */
+    qsort(lat, (size_t)done, sizeof(*lat), s_cmp);
+    printf("members=%d voters=%d vms_per_event=%d rounds=%d last_done_to_POST_us: median=%lld "
+           "p90=%lld p99=%lld min=%lld max=%lld stalled=%d handovers=%d (all rounds %.1f s)\n",
+           g_n, g_nv, (g_n + FDS - 1) / FDS, done, (long long)s_pct(lat, (size_t)done, 50),
+           (long long)s_pct(lat, (size_t)done, 90), (long long)s_pct(lat, (size_t)done, 99),
+           (long long)(done ? lat[0] : 0), (long long)(done ? lat[done - 1] : 0),
+           atomic_load(&g_stalled), handovers, rollout_us / 1e6);
+    s_print_turns("turn_ms", false, true);
+    s_print_turns("turn_cpu_ms", true, true);
+    if (g_nv > 1) {
+        s_print_turns("follower_turn_ms", false, false);
+        s_print_turns("follower_turn_cpu_ms", true, false);
+    }
+    for (int v = 0; v < g_nv; v++) {
+        for (int k = 0; k < 2; k++) {
+            free(g_v[v].wall[k].us);
+            free(g_v[v].cpu[k].us);
+        }
+    }
     free(g_agents);
+    free(g_events);
     free(got);
     free(members);
     free(lat);
-    return bench_rmtree(dir) == 0 ? 0 : 1;
+    if (done < rounds)
+        printf("FAILED: round %d of %d: %s\n", done, rounds, why);
+    return bench_rmtree(g_dir) == 0 && done == rounds ? 0 : 1;
 }
