@@ -44,6 +44,13 @@ static int s_on_decide(void *ud, const sc_dlog_entry_t *e, json_object *data)
                    (long long)e->index, sc_dlog_kind_name(e->kind), sc_errname(rc), sc_log_q(why));
     else if (c->o.on_apply)
         c->o.on_apply(c->o.on_apply_ud, e, c->cs);
+    if (rc >= 0 && e->kind == SC_DLOG_ALERT) { /* the operator's pause, once committed */
+        json_object *a = NULL;
+        const char *an =
+            json_object_object_get_ex(data, "alert", &a) && a ? json_object_get_string(a) : "";
+        if (!strcmp(an, "paused") || !strcmp(an, "resumed"))
+            c->o.policy.pause = sc_cstate_paused(c->cs);
+    }
     if (rc >= 0 && e->kind == SC_DLOG_EVENT_CLOSED) { /* leader or follower alike */
         json_object *id = NULL;
         json_object_object_get_ex(data, "event_id", &id);

@@ -182,7 +182,7 @@ json_object *sc_coord_status_ctl_handler(void *ud, const char *cmd, json_object 
                                    json_object_new_string("not recorded: the store failed"));
             return o;
         }
-        c->o.policy.pause = sc_cstate_paused(c->cs); /* as the entry left it */
+        /* the policy follows the entry once it is applied (sc_coord_restart.c, s_on_decide) */
         sc_log_notice(pause ? "approvals paused" : "approvals resumed", NULL);
         o = json_object_new_object();
         json_object_object_add(o, "paused", json_object_new_boolean(pause));
