@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #define S_HISTORY_EVERY_MS 1000           /* the hooks' history is read again at most this often */
@@ -50,12 +51,13 @@ void sc_coord_forecast_free(sc_coord_t *c)
 /* ---- history ------------------------------------------------------------------------------ */
 
 /* Reads the hooks' history again (at most every S_HISTORY_EVERY_MS, unless forced): per member
- * and phase, the durations of its newest runs that ended done. A failure keeps the last read
- * (logged). */
+ * and phase, the durations of its newest runs that ended done; the prepares under way. One pass
+ * over the runs (a member found by name), not one per member: at 1,000 members the pass per
+ * member took most of the leader's loop. A failure keeps the last read (logged). */
 static void s_read_history(sc_coord_t *c, sc_coord_fc_t *f, int64_t now, bool force)
 {
-    static const char *const phases[2] = {"prepare", "recover"};
-    json_object *runs = NULL;
+    json_object *runs = NULL, *running;
+    size_t nr, *cnt, *off;
     double *v;
     int rc;
 
@@ -68,32 +70,63 @@ static void s_read_history(sc_coord_t *c, sc_coord_fc_t *f, int64_t now, bool fo
                     sc_errname(rc), sc_log_q(sc_store_errmsg(c->store)));
         return;
     }
-    if (!(v = calloc(json_object_array_length(runs) + 1, sizeof(*v)))) {
+    nr = json_object_array_length(runs);
+    v = calloc(nr + 1, sizeof(*v));
+    cnt = calloc(2 * c->n_members + 1, sizeof(*cnt));
+    off = calloc(2 * c->n_members + 1, sizeof(*off));
+    running = json_object_new_array();
+    if (!v || !cnt || !off || !running) {
+        free(v);
+        free(cnt);
+        free(off);
+        json_object_put(running);
         json_object_put(runs);
         return;
     }
-    for (size_t m = 0; m < c->n_members; m++) {
-        for (int ph = 0; ph < 2; ph++) {
-            size_t n = 0;
-            for (size_t i = 0; i < json_object_array_length(runs); i++) {
-                json_object *r = json_object_array_get_idx(runs, i), *fin;
-                const char *vm = json_object_get_string(json_object_object_get(r, "vm"));
-                const char *p = json_object_get_string(json_object_object_get(r, "phase"));
+    /* slot 2m + phase of each run that ended (SIZE_MAX: none), counted, then placed */
+    size_t *slot = calloc(nr + 1, sizeof(*slot));
+    for (size_t i = 0; slot && i < nr; i++) {
+        json_object *r = json_object_array_get_idx(runs, i), *fin = NULL;
+        const char *vm = json_object_get_string(json_object_object_get(r, "vm"));
+        const char *p = json_object_get_string(json_object_object_get(r, "phase"));
+        size_t m = vm ? sc_coord_members_find(c, vm) : SC_PLAN_NONE;
+        int ph = p && !strcmp(p, "prepare") ? 0 : p && !strcmp(p, "recover") ? 1 : -1;
 
-                if (!vm || !p || strcmp(vm, c->members[m].name) != 0 || strcmp(p, phases[ph]) ||
-                    !json_object_object_get_ex(r, "finished_ms", &fin) || !fin)
-                    continue;
-                v[n++] = (double)(json_object_get_int64(fin) -
-                                  json_object_get_int64(json_object_object_get(r, "started_ms"))) /
-                         1000.0;
-            }
-            sc_forecast_stat(v, n, ph ? &f->members[m].recover : &f->members[m].prepare);
+        slot[i] = SIZE_MAX;
+        if (m == SC_PLAN_NONE || ph < 0 || strcmp(c->members[m].name, vm) != 0)
+            continue;
+        if (!json_object_object_get_ex(r, "finished_ms", &fin) || !fin) {
+            if (ph == 0) /* under way: s_elapsed */
+                json_object_array_add(running, json_object_get(r));
+            continue;
         }
+        slot[i] = 2 * m + (size_t)ph;
+        cnt[slot[i]]++;
+    }
+    for (size_t k = 1; k < 2 * c->n_members; k++)
+        off[k] = off[k - 1] + cnt[k - 1];
+    memset(cnt, 0, 2 * c->n_members * sizeof(*cnt));
+    for (size_t i = 0; slot && i < nr; i++) {
+        json_object *r = json_object_array_get_idx(runs, i);
+        if (slot[i] == SIZE_MAX)
+            continue;
+        v[off[slot[i]] + cnt[slot[i]]++] =
+            (double)(json_object_get_int64(json_object_object_get(r, "finished_ms")) -
+                     json_object_get_int64(json_object_object_get(r, "started_ms"))) /
+            1000.0;
+    }
+    for (size_t m = 0; slot && m < c->n_members; m++) {
+        sc_forecast_stat(v + off[2 * m], cnt[2 * m], &f->members[m].prepare);
+        sc_forecast_stat(v + off[2 * m + 1], cnt[2 * m + 1], &f->members[m].recover);
         f->members[m].name = c->members[m].name;
     }
+    free(slot);
     free(v);
+    free(cnt);
+    free(off);
+    json_object_put(runs);
     json_object_put(f->running);
-    f->running = runs;
+    f->running = running;
 }
 
 /* How long member m's prepare for event id has run (s), 0 when not known. */
@@ -103,10 +136,8 @@ static double s_elapsed(const sc_coord_fc_t *f, const char *id, const char *vm, 
         json_object *r = json_object_array_get_idx(f->running, i);
         const char *rid = json_object_get_string(json_object_object_get(r, "event_id"));
         const char *rvm = json_object_get_string(json_object_object_get(r, "vm"));
-        const char *p = json_object_get_string(json_object_object_get(r, "phase"));
 
-        if (json_object_object_get(r, "finished_ms") || !rid || !rvm || !p ||
-            !sc_event_id_equal(rid, id) || strcmp(rvm, vm) != 0 || strcmp(p, "prepare") != 0)
+        if (!rid || !rvm || !sc_event_id_equal(rid, id) || strcmp(rvm, vm) != 0)
             continue;
         return (double)(wall - json_object_get_int64(json_object_object_get(r, "started_ms"))) /
                1000.0;

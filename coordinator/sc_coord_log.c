@@ -21,6 +21,8 @@
 #include "sc_time.h"
 
 #include <errno.h>
+
+#define S_APPLY_PER_TURN 128 /* committed entries applied in one loop turn, at most */
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +67,7 @@ int sc_coord_log_apply_committed(sc_coord_t *c)
 {
     sc_craft_t *r = c->raft;
     bool own = false;
+    int64_t upto;
     int rc;
 
     if (r->applied >= r->commit)
@@ -78,7 +81,10 @@ int sc_coord_log_apply_committed(sc_coord_t *c)
             return rc;
         own = true;
     }
-    rc = sc_store_apply_through(c->store, r->applied + 1, r->commit);
+    /* bounded work per turn (etcd's MaxCommittedSizePerReady): the rest in the next turns,
+     * which the loop takes at once (sc_coord_raft_next_ms) */
+    upto = r->commit - r->applied > S_APPLY_PER_TURN ? r->applied + S_APPLY_PER_TURN : r->commit;
+    rc = sc_store_apply_through(c->store, r->applied + 1, upto);
     if (own && rc >= 0 && (rc = sc_store_commit(c->store)) < 0)
         sc_store_rollback(c->store);
     else if (own && rc < 0)
@@ -88,7 +94,7 @@ int sc_coord_log_apply_committed(sc_coord_t *c)
                    (long long)r->commit, sc_errname(rc), sc_log_q(sc_store_errmsg(c->store)));
         return rc;
     }
-    r->applied = r->commit;
+    r->applied = upto;
     c->dirty = true;
     return 0;
 }
@@ -252,9 +258,9 @@ int sc_coord_raft_flush(sc_coord_t *c)
             }
             /* our own durable entries count (one voter: they are the majority) */
             sc_coord_log_advance_commit(c);
-            if ((rc = sc_coord_log_apply_committed(c)) < 0)
-                return rc;
         }
+        if ((rc = sc_coord_log_apply_committed(c)) < 0) /* a follower's left from its append */
+            return rc;
         if (!r->n_fx)
             break; /* what was applied is made durable with the next turn's fsync */
         s_run_effects(c);
