@@ -78,11 +78,14 @@ static void s_approval_effect(sc_coord_t *c, const sc_dlog_entry_t *en, json_obj
                       out.http_status, (long long)en->index, sc_log_q(en->reason));
     } else {
         c->count.posts_failed++;
+        sc_cevstate_t *e0 =
+            sc_coord_exec_ev_find(c, json_object_get_string(json_object_array_get_idx(ids, 0)));
         sc_log_warn(out.http_status > 0 ? "approval failed, will retry"
                                         : "approval unknown (no answer: it may still land), will "
                                           "retry",
-                    "events=%zu first=%s http=%ld intent=%lld why=\"%s\"", n, first,
-                    out.http_status, (long long)en->index, sc_log_q(out.message));
+                    "events=%zu first=%s http=%ld intent=%lld retry_ms=%lld why=\"%s\"", n, first,
+                    out.http_status, (long long)en->index,
+                    (long long)(e0 ? e0->retry_at_ms - now : 0), sc_log_q(out.message));
     }
     sc_coord_exec_decide(c, SC_DLOG_APPROVAL_ANSWER,
                          sc_approver_answer_data(en->index, out.rc, out.http_status, out.message),
