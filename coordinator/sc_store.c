@@ -603,22 +603,27 @@ int sc_store_decide(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, const 
     return s_decide(store, term, kind, data, NULL, reason, wall_ms, true, ret_index);
 }
 
-int sc_store_decide_json(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, json_object *data,
-                         const char *reason, int64_t wall_ms, int64_t *ret_index)
+/* sc_store_decide_json / sc_store_propose_json: data logged as its text, applied (or not) from
+ * the object itself. */
+static int s_decide_obj(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, json_object *data,
+                        const char *reason, int64_t wall_ms, bool apply, int64_t *ret_index)
 {
     if (!data)
         return -EINVAL;
     return s_decide(store, term, kind, json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN),
-                    data, reason, wall_ms, true, ret_index);
+                    data, reason, wall_ms, apply, ret_index);
+}
+
+int sc_store_decide_json(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, json_object *data,
+                         const char *reason, int64_t wall_ms, int64_t *ret_index)
+{
+    return s_decide_obj(store, term, kind, data, reason, wall_ms, true, ret_index);
 }
 
 int sc_store_propose_json(sc_store_t *store, int64_t term, sc_dlog_kind_t kind, json_object *data,
                           const char *reason, int64_t wall_ms, int64_t *ret_index)
 {
-    if (!data)
-        return -EINVAL;
-    return s_decide(store, term, kind, json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN),
-                    data, reason, wall_ms, false, ret_index);
+    return s_decide_obj(store, term, kind, data, reason, wall_ms, false, ret_index);
 }
 
 int sc_store_apply_pending(sc_store_t *store)

@@ -468,23 +468,30 @@ static void s_store_prepared(sc_store_t *st, const char *id, const char *resourc
     s_decide(st, SC_DLOG_HOOK_PROGRESS, d, wall - 2000);
 }
 
-/* Stores an event of our own VM (vm_0), Scheduled in the registry, prepared, and an approval
- * intent of ours (not delegated) for it without an answer: the crash came after the intent. */
-static void s_unanswered_own_intent(const char *id)
+/* Stores an event of vm (Resources and seen_by: vm alone), Scheduled in the registry,
+ * prepared, and an approval intent of ours (vm_0's, not delegated) for it without an answer:
+ * the crash came after the intent. */
+static void s_unanswered_intent(const char *id, const char *vm)
 {
     sc_store_t *st = NULL;
-    char path[128], err[256], d[1024];
+    char path[128], err[256], d[1024], q[64];
     int64_t wall = sc_wall_ms();
 
+    snprintf(q, sizeof(q), "\"%s\"", vm);
     snprintf(path, sizeof(path), "%s/coordinator.db", s_dir);
     SC_REQUIRE(sc_store_open(path, &st, err, sizeof(err)) == 0);
-    s_store_prepared(st, id, "\"vm_0\"", "\"vm_0\"", "vm_0", wall);
+    s_store_prepared(st, id, q, q, vm, wall);
     snprintf(d, sizeof(d),
              "{\"event_ids\":[\"%s\"],\"body\":\"{\\\"StartRequests\\\":[{\\\"EventId\\\":"
              "\\\"%s\\\"}]}\",\"via\":null,\"by\":\"vm_0\"}",
              id, id);
     s_decide(st, SC_DLOG_APPROVAL_INTENT, d, wall - 1000);
     sc_store_close(&st);
+}
+
+static void s_unanswered_own_intent(const char *id)
+{
+    s_unanswered_intent(id, "vm_0");
 }
 
 /* Our IMDS's document with event id in status. */
@@ -587,25 +594,14 @@ SC_TEST(unanswered_intent_absent_from_own_imds_seen_by_another_is_unknown)
     static const char *const id = "E-seen-by-vm1";
     sc_ts_cfg_t cfg = {.body = "{\"DocumentIncarnation\":3,\"Events\":[]}"};
     sc_ts_t *ts = sc_ts_start("/vm_0");
-    sc_store_t *st = NULL;
     sc_coord_t *c;
     json_object *status;
-    char path[128], err[256], d[1024];
-    int64_t wall = sc_wall_ms();
     const char *appr;
     int gets, posts;
 
     SC_REQUIRE(ts);
     sc_ts_set(ts, &cfg);
-    snprintf(path, sizeof(path), "%s/coordinator.db", s_dir);
-    SC_REQUIRE(sc_store_open(path, &st, err, sizeof(err)) == 0);
-    s_store_prepared(st, id, "\"vm_1\"", "\"vm_1\"", "vm_1", wall);
-    snprintf(d, sizeof(d),
-             "{\"event_ids\":[\"%s\"],\"body\":\"{\\\"StartRequests\\\":[{\\\"EventId\\\":"
-             "\\\"%s\\\"}]}\",\"via\":null,\"by\":\"vm_0\"}",
-             id, id);
-    s_decide(st, SC_DLOG_APPROVAL_INTENT, d, wall - 1000);
-    sc_store_close(&st);
+    s_unanswered_intent(id, "vm_1");
     s_imds_url = ts->url;
     c = s_start();
     s_imds_url = "http://127.0.0.1:9";
