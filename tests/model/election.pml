@@ -6,9 +6,12 @@
  * Three voters (servers 0..2) run Raft with PreVote and CheckQuorum; the leader appends the
  * entries of one abstract event (prepare ordered, each VM's drain done, the approve intent,
  * a rollback) and acts only on committed entries: it sends (term, index) fenced orders to the
- * agents and POSTs the approval. VM 0 of the event is voter 2's own VM, VM 1 (when NVM is 2)
- * a non-voting member's. Messages may be lost, duplicated and reordered; servers crash and
- * restart with their term, vote and log kept and everything else lost.
+ * agents and POSTs the approval. Proposing (appending), committing (a majority stored it) and
+ * acting are separate steps, any other step (a leadership change) possible between them; the
+ * leader decides on everything it proposed and acts on what is committed once an entry of its
+ * own term is. VM 0 of the event is voter 2's own VM, VM 1 (when NVM is 2) a non-voting
+ * member's. Messages may be lost, duplicated and reordered; servers crash and restart with
+ * their term, vote and log kept and everything else lost.
  *
  * Configurations (spin -D...):
  *   MAXT, MAXL, NETMAX   bounds: terms, log length, messages in flight
@@ -23,7 +26,8 @@
  *   BROKEN_VOTE          voted_for is not persisted across a restart
  *   BROKEN_NO_PREVOTE    a timed-out server campaigns at once with a new term
  *   BROKEN_COMMIT        the leader commits entries of older terms by counting replicas
- *   BROKEN_ACT_UNCOMMITTED  the leader POSTs an approve intent as soon as it appended it
+ *   BROKEN_ACT_UNCOMMITTED  the leader acts (orders, POST) on an entry as soon as it
+ *                        appended it, before it is committed
  *   BROKEN_ACT_STALE     a new leader acts before it committed an entry of its own term
  *   BROKEN_NO_FENCE      agents obey orders older than the newest they have seen
  *   BROKEN_STALE_REPORT  a drain report of an older attempt counts for the current one
@@ -482,6 +486,13 @@ inline scan_event(i) {
 	od;
 	skip
 }
+/* the leader acts on its entry x only once x is committed and an entry of its own term is
+ * (BROKEN_ACT_UNCOMMITTED: as soon as it proposed x) */
+#ifdef BROKEN_ACT_UNCOMMITTED
+#define ACT_OK(i, x) ((x) > 0)
+#else
+#define ACT_OK(i, x) ((x) > 0 && (x) <= commit[i] && CURRENT(i))
+#endif
 #if NVM == 2
 #define ALL_DONE_COMMITTED(i) (done0 > 0 && done1 > 0 && done0 <= commit[i] && done1 <= commit[i])
 #else
@@ -489,30 +500,37 @@ inline scan_event(i) {
 #endif
 #define ATTEMPT_OPEN (lastprep > lastrb)
 
+/* act_on(i, x): leader i acts (an order, the POST) on its entry x: the entry is committed (a
+ * majority stored it: never acted on when only proposed) and i is the leader of its term (at
+ * most one acting leader per term) */
+inline act_on(i, x) {
+	assert(x > 0 && gcom[x] == LOG(i, x)); /* acts only on a committed entry */
+	assert(leader_of[term[i]] == i + 1)
+}
+
 inline append(i, kind) {
 	llen[i]++;
 	LOG(i, llen[i]) = ENTRY(term[i], kind);
 	printf("S%d: append %d = (term %d, kind %d)\n", i, llen[i], term[i], kind)
 }
 
-/* approval fencing at the POST: the committed log holds, before the approve intent, a
+/* approval fencing at the POST of the intent at ix: the committed log holds, before it, a
  * prepare and then every VM's drain with no rollback after it; and every VM is drained */
-inline check_approval() {
-	x = 0; y = 1; d = 0; mt = 0; ok = 0;
+inline check_approval(ix) {
+	x = 0; y = 1; d = 0; mt = 0;
 	do
-	:: y <= MAXL && gcom[y] != 0 ->
+	:: y < ix ->
 		if
 		:: EKIND(gcom[y]) == K_PREP -> x = 1; d = 0; mt = 0
 		:: EKIND(gcom[y]) == K_RB -> x = 0; d = 0; mt = 0
 		:: EKIND(gcom[y]) == K_DONE0 -> d = x
 		:: EKIND(gcom[y]) == K_DONE1 -> mt = x
-		:: EKIND(gcom[y]) == K_APPR -> ok = (d && (mt || NVM == 1)); break
 		:: else -> skip
 		fi;
 		y++
 	:: else -> break
 	od;
-	assert(ok);
+	assert(EKIND(gcom[ix]) == K_APPR && d && (mt || NVM == 1));
 	assert(drained[0] && drained[NVM - 1])
 }
 
@@ -600,7 +618,11 @@ inline recv(i, msg) {
 				assert(x + 1 > commit[i]); /* a committed entry is never overwritten */
 				y = x + 1;
 				do
-				:: y <= llen[i] -> LOG(i, y) = 0; y++
+				:: y <= llen[i] ->
+					/* nothing is dropped but by a leader of a later term (superseded) */
+					assert(ETERM(LOG(i, y)) < mt);
+					LOG(i, y) = 0;
+					y++
 				:: else -> break
 				od;
 				LOG(i, x + 1) = M_C(msg);
@@ -923,21 +945,24 @@ end:
 	:: d_step {
 		role[me] == LEADER && CURRENT(me) && COMMITTED(me, K_PREP) && POS(me, K_DONE0) == 0 &&
 		!INFL(M_ORDER, me, 0) && !INFL(M_REPORT, 0, me) && ORDER_OK(me, 0) ->
+		act_on(me, POS(me, K_PREP));
 		send(MSG(M_ORDER, me, 0, term[me], POS(me, K_PREP), 1, 0, 0))
 	}
 #if NVM == 2
 	:: d_step {
 		role[me] == LEADER && CURRENT(me) && COMMITTED(me, K_PREP) && POS(me, K_DONE1) == 0 &&
 		!INFL(M_ORDER, me, 1) && !INFL(M_REPORT, 1, me) && ORDER_OK(me, 1) ->
+		act_on(me, POS(me, K_PREP));
 		send(MSG(M_ORDER, me, 1, term[me], POS(me, K_PREP), 1, 0, 0))
 	}
 #endif
 	:: d_step {
 		role[me] == LEADER && !posted && COMMITTED(me, K_APPR) && CURRENT(me) &&
 		me != EVENT_VOTER ->
+		act_on(me, POS(me, K_APPR));
 		printf("S%d: POST approval\n", me);
 		posted = 1;
-		check_approval()
+		check_approval(POS(me, K_APPR))
 	}
 	/* faults: a crash (at most CRASHES, one server down at a time: a majority stays up),
 	 * after which the server comes back or is gone for good; a message to it lost */
@@ -957,7 +982,11 @@ end:
 	DROP(10)
 	DROP(11)
 #elif !defined(STABLE)
-	/* the planner: prepare every VM of the event (a first attempt, or after a rollback) */
+	/* The planner decides on the leader's whole log: what it proposed counts as decided (a
+	 * pipeline: it need not wait for a commit to decide the next step); it acts (orders, the
+	 * POST) only on what is committed, in separate steps, with any other step (a leadership
+	 * change) possible between proposing, committing and acting. */
+	/* prepare every VM of the event (a first attempt, or after a rollback) */
 	:: d_step { CAN_APPEND(me) && PREP_OK -> scan_event(me);
 		if
 		:: !hasappr && !ATTEMPT_OPEN -> append(me, K_PREP)
@@ -987,38 +1016,37 @@ end:
 		fi
 	}
 	/* act on what is committed: the newest prepare or rollback, as an order to each VM */
-	:: d_step { role[me] == LEADER && CURRENT(me) -> scan_event(me);
+	:: d_step { role[me] == LEADER -> scan_event(me);
 		x = lastprep;
 		if
 		:: lastrb > x -> x = lastrb
 		:: else -> skip
 		fi;
 		if
-		:: x > 0 && x <= commit[me] && ORDER_OK(me, 0) ->
+		:: ACT_OK(me, x) && ORDER_OK(me, 0) ->
+			act_on(me, x);
 			send(MSG(M_ORDER, me, 0, term[me], x, x == lastprep, 0, 0))
 		:: else -> skip
 		fi;
 #if NVM == 2
 		if
-		:: x > 0 && x <= commit[me] && ORDER_OK(me, 1) ->
+		:: ACT_OK(me, x) && ORDER_OK(me, 1) ->
+			act_on(me, x);
 			send(MSG(M_ORDER, me, 1, term[me], x, x == lastprep, 0, 0))
 		:: else -> skip
 		fi;
 #endif
 		skip
 	}
-	/* the approval POST: a committed approve intent */
+	/* the approval POST: a committed approve intent (IMDS starts the event at once) */
 	:: d_step { role[me] == LEADER && !posted -> scan_event(me);
 		if
-#ifdef BROKEN_ACT_UNCOMMITTED
-		:: hasappr > 0 ->
-#else
-		:: hasappr > 0 && hasappr <= commit[me] && CURRENT(me) ->
-#endif
+		:: hasappr > 0 && ACT_OK(me, hasappr) ->
+			act_on(me, hasappr);
 			assert(me != EVENT_VOTER); /* handover: never approves its own VM's event */
 			printf("S%d: POST approval (intent at %d)\n", me, hasappr);
 			posted = 1;
-			check_approval()
+			check_approval(hasappr)
 		:: else -> skip
 		fi
 	}
