@@ -5,9 +5,12 @@
  *
  * Three voters (servers 0..2) run Raft with PreVote and CheckQuorum; the leader appends the
  * entries of one abstract event (prepare ordered, each VM's drain done, the approve intent,
- * a rollback) and acts only on committed entries: it sends (term, index) fenced orders to the
- * agents and POSTs the approval. VM 0 of the event is voter 2's own VM, VM 1 (when NVM is 2)
- * a non-voting member's. Messages may be lost, duplicated and reordered; servers crash and
+ * its answers, a rollback) and acts only on committed entries: it sends (term, index) fenced
+ * orders to the agents and POSTs the approval. Proposing (appending), committing (a majority
+ * stored it) and acting are separate steps, any other step (a leadership change) possible
+ * between them; the leader decides on everything it proposed and acts on what is committed
+ * once an entry of its own term is. VM 0 of the event is voter 2's own VM, VM 1 (when NVM is
+ * 2) a non-voting member's. Messages may be lost, duplicated and reordered; servers crash and
  * restart with their term, vote and log kept and everything else lost.
  *
  * Configurations (spin -D...):
@@ -19,11 +22,22 @@
  *   LIVE                 faults bounded, timers abstracted: the event gets approved (below)
  *   CRASHES, DROPS       LIVE's fault budget: crashes, messages lost (1 and 1)
  *   NO_CMD, NO_RESTART   (shortened models) leaders append only their term entry; no restarts
+ *   APPROVAL             the approval's answers: leader 0 of term 1 has committed the drain;
+ *                        a POST lands at once, late or never, IMDS accepts it (the event
+ *                        starts) or answers an error, the answer may be lost (UNKNOWN); an
+ *                        intent with a definite error answer may be rolled back
+ *   MEMBERS              five servers, one with another member list (digest): election only
  * Broken variants, each expected to be caught:
  *   BROKEN_VOTE          voted_for is not persisted across a restart
  *   BROKEN_NO_PREVOTE    a timed-out server campaigns at once with a new term
  *   BROKEN_COMMIT        the leader commits entries of older terms by counting replicas
- *   BROKEN_ACT_UNCOMMITTED  the leader POSTs an approve intent as soon as it appended it
+ *   BROKEN_ACT_UNCOMMITTED  the leader acts (orders, POST) on an entry as soon as it
+ *                        appended it, before it is committed
+ *   BROKEN_UNKNOWN_FAILED  (APPROVAL) a POST without an answer is FAILED, not UNKNOWN: the
+ *                        event may be rolled back while the POST may still land
+ *   BROKEN_ANY_ANSWER    (APPROVAL) an error answer to a later tenure's POST makes the intent
+ *                        FAILED, though an earlier tenure's POST may still land
+ *   BROKEN_NO_DIGEST     (MEMBERS) members do not compare member lists (digests)
  *   BROKEN_ACT_STALE     a new leader acts before it committed an entry of its own term
  *   BROKEN_NO_FENCE      agents obey orders older than the newest they have seen
  *   BROKEN_STALE_REPORT  a drain report of an older attempt counts for the current one
@@ -50,7 +64,15 @@
  *              fails, telling to make MAXT larger), so the bound never blocks progress
  */
 
+/* MEMBERS: members that disagree on the member list (below): five servers, election only */
+#ifdef MEMBERS
+#define N 5
+#define NO_EVENT
+#define NO_CMD
+#define NO_RESTART
+#else
 #define N 3
+#endif
 /* LIVE's defaults: the smallest bounds that never bind with its default faults (README) */
 #ifdef LIVE
 #ifndef MAXT
@@ -75,6 +97,9 @@
 #ifndef NVM
 #define NVM 1
 #endif
+#if defined(APPROVAL) && (NVM != 1 || defined(LIVE) || defined(STABLE) || defined(NO_EVENT))
+#error "APPROVAL is an event of one VM, outside LIVE, STABLE and NO_EVENT"
+#endif
 /* PreVote and CheckQuorum's lease only restrict when a server campaigns and which requests
  * it answers: a refusal is a message never delivered, a campaign not made is a timer that did
  * not run out. The safety checks leave them out and so cover every behaviour they allow;
@@ -97,7 +122,7 @@
 #define CAND 3
 #define LEADER 4
 
-/* log entries: term * 8 + kind */
+/* log entries: term * 16 + kind */
 #define K_TERM 1  /* a new leader's first entry (the design's `term` entry, Raft's no-op) */
 #define K_PREP 2  /* prepare_ordered, every VM of the event: an attempt starts */
 #define K_DONE0 3 /* hook_progress done, VM 0 (voter 2's own VM) */
@@ -105,12 +130,14 @@
 #define K_RB 5    /* recover_ordered, every VM: the attempt is rolled back */
 #define K_APPR 6  /* approval_intent */
 #define K_CMD 7   /* NO_EVENT: any other decision */
-#define ENTRY(t, k) ((t) * 8 + (k))
-#define ETERM(e) ((e) >> 3)
-#define EKIND(e) ((e) & 7)
+#define K_AERR 8  /* approval_answer: IMDS answered the leader's POST with an error status */
+#define K_AUNK 9  /* approval_answer: no answer (timeout): the POST may still land */
+#define ENTRY(t, k) ((t) * 16 + (k))
+#define ETERM(e) ((e) >> 4)
+#define EKIND(e) ((e) & 15)
 #define EVENT_VOTER 2 /* the voter whose VM is in the event */
 
-/* messages, one int each: type 4 bits, from 2, to 2, term 3, a 4, b 4, c 6, d 4 */
+/* messages, one int each: type 4 bits, from 2, to 2, term 3, a 4, b 4, c 7, d 4 */
 #define M_PREVOTE 1    /* term: the one it would take; a, b: last log term and index */
 #define M_PREVOTE_R 2  /* a: granted */
 #define M_VOTE 3       /* a, b: as M_PREVOTE; d: 1 when the leader asked (TimeoutNow) */
@@ -120,17 +147,36 @@
 #define M_TIMEOUTNOW 7 /* leadership transfer: campaign now */
 #define M_ORDER 8      /* to an agent (to: the VM); a: the entry's index, b: 1 prepare, 0 recover */
 #define M_REPORT 9     /* from an agent (from: the VM) to the order's sender; a: the attempt */
+#ifndef MEMBERS
 #define MSG(ty, fr, to, t, a, b, c, d)                                                        \
 	((ty) | ((fr) << 4) | ((to) << 6) | ((t) << 8) | ((a) << 11) | ((b) << 15) |             \
-	 ((c) << 19) | ((d) << 25))
+	 ((c) << 19) | ((d) << 26))
 #define M_TY(m) ((m) & 15)
 #define M_FR(m) (((m) >> 4) & 3)
 #define M_TO(m) (((m) >> 6) & 3)
 #define M_T(m) (((m) >> 8) & 7)
 #define M_A(m) (((m) >> 11) & 15)
 #define M_B(m) (((m) >> 15) & 15)
-#define M_C(m) (((m) >> 19) & 63)
-#define M_D(m) (((m) >> 25) & 15)
+#define M_C(m) (((m) >> 19) & 127)
+#define M_D(m) (((m) >> 26) & 15)
+#else
+/* MEMBERS (five servers, logs of at most 7): type 4 bits, from 3, to 3, term 3, a 3, b 3,
+ * c 7, d 3 */
+#if MAXL > 7
+#error "MEMBERS: MAXL at most 7"
+#endif
+#define MSG(ty, fr, to, t, a, b, c, d)                                                        \
+	((ty) | ((fr) << 4) | ((to) << 7) | ((t) << 10) | ((a) << 13) | ((b) << 16) |            \
+	 ((c) << 19) | ((d) << 26))
+#define M_TY(m) ((m) & 15)
+#define M_FR(m) (((m) >> 4) & 7)
+#define M_TO(m) (((m) >> 7) & 7)
+#define M_T(m) (((m) >> 10) & 7)
+#define M_A(m) (((m) >> 13) & 7)
+#define M_B(m) (((m) >> 16) & 7)
+#define M_C(m) (((m) >> 19) & 127)
+#define M_D(m) (((m) >> 26) & 7)
+#endif
 
 /* ---- persisted per server (SQLite, synchronous=FULL, before any reply): current_term,
  * voted_for (0: none, else id + 1), the log */
@@ -150,7 +196,37 @@ byte mat[N * N]; /* the leader's match index for each peer */
 #define NXT(i, j) nxt[(i) * N + (j)]
 #define MAT(i, j) mat[(i) * N + (j)]
 #define BIT(i) (1 << (i))
-#define MAJORITY(bits) ((((bits) & 1) + (((bits) >> 1) & 1) + (((bits) >> 2) & 1)) >= 2)
+#ifndef MEMBERS
+#define MAJORITY(i, bits) ((((bits) & 1) + (((bits) >> 1) & 1) + (((bits) >> 2) & 1)) >= 2)
+#define VOTER_OK(i, j) 1
+#define PEER(i, j) ((i) != (j))
+#define NO_DRIFT(i) 1
+#else
+/* Members that disagree on the member list. Servers 0, 1, 2 and 4 share one --members, whose
+ * voters are all five (five fault domains); server 3's list differs (another digest): its
+ * voters are itself, server 1 and a member that is not running. Each member counts votes
+ * and replicas among the voters of its own list, votes only when it is a voter of its own
+ * list and only for a candidate that is one too (sc_elect: "is not a voter"). With the
+ * digest check a member refuses every message of a member with another digest (a vote
+ * request: with a refusal), and one that hears a voter of its list with another digest does
+ * not lead (it steps down and campaigns no more). */
+#define DG(i) ((i) == 3)
+#define VOTERS(i) (DG(i) -> (BIT(1) | BIT(3)) : 31)
+#define NVOTERS(i) (DG(i) -> 3 : 5)
+#define ISVOTER(i, j) ((VOTERS(i) >> (j)) & 1)
+#define POP5(b) (((b) & 1) + (((b) >> 1) & 1) + (((b) >> 2) & 1) + (((b) >> 3) & 1) + (((b) >> 4) & 1))
+#define MAJORITY(i, bits) (2 * POP5((bits) & VOTERS(i)) > NVOTERS(i))
+#define VOTER_OK(i, j) (ISVOTER(i, i) && ISVOTER(i, j))
+#define PEER(i, j) ((i) != (j) && ISVOTER(i, j))
+#ifdef BROKEN_NO_DIGEST
+#define DIGEST_DIFFERS(i, j) 0
+#else
+#define DIGEST_DIFFERS(i, j) (DG(i) != DG(j))
+#endif
+bit drift[N];             /* heard a voter of its list with another digest: does not lead */
+#define NO_DRIFT(i) (!drift[i])
+byte actor[MAXT + 1];     /* who acted in each term (id + 1) */
+#endif
 #ifdef LEASE
 bit lease[N]; /* heard from the leader of its term within an election timeout (or leads) */
 #define SET_LEASE(i, v) lease[i] = v
@@ -195,12 +271,22 @@ bit gone[N]; /* crashed for good */
 byte gcom[MAXL + 1];      /* the entry committed at each index (0: none yet) */
 byte gterm[MAXL + 1];     /* the term of the leader that committed it */
 byte leader_of[MAXT + 1]; /* who won each term (id + 1) */
-bit posted;               /* the approval POST reached IMDS: it cannot be taken back */
+bit posted;               /* an approval POST was made */
+#ifdef APPROVAL
+/* IMDS: a POST lands (reaches IMDS) at once, late or never; IMDS accepts it (the platform
+ * starts the event on its VMs: they must all be drained) or answers an error status; the
+ * answer reaches the leader that POSTed, or is lost (a timeout, a delegate that never answers) */
+bit started;  /* IMDS accepted a POST: the event started */
+byte ps[N];   /* this tenure's POST (volatile): 0 none, 1 sent, 2 sent and timed out, 3 done */
+byte pold[N]; /* POSTs of a server's earlier tenures that may still land (at most 2) */
+#else
+#define started posted /* IMDS starts the event as soon as it is POSTed */
+#endif
 
 /* ---- scratch, not part of the state */
 hidden int m, sm;
 hidden byte k, j, x, y, d, mt, fr, ty, ok;
-hidden byte lastprep, lastrb, hasappr, done0, done1;
+hidden byte lastprep, lastrb, hasappr, afailed, done0, done1;
 
 /* send(msg): into the set (a copy already in flight: nothing new) */
 inline send(msg) {
@@ -335,6 +421,11 @@ inline gc() {
  * leftovers nobody reads) */
 inline forget(i) {
 	grants[i] = 0;
+#ifdef APPROVAL
+	/* a POST of this tenure still in flight may land: nobody awaits its answer any more */
+	pold[i] = pold[i] + (ps[i] == 1 || ps[i] == 2);
+	ps[i] = 0;
+#endif
 	y = 0;
 	do
 	:: y < N -> NXT(i, y) = 0; MAT(i, y) = 0; y++
@@ -360,8 +451,8 @@ inline broadcast_vote(i, ty_, transfer) {
 	do
 	:: y < N ->
 		if
-		:: y != i -> send(MSG(ty_, i, y, term[i] + (ty_ == M_PREVOTE), LASTTERM(i), llen[i], 0,
-		                      transfer))
+		:: PEER(i, y) -> send(MSG(ty_, i, y, term[i] + (ty_ == M_PREVOTE), LASTTERM(i), llen[i], 0,
+		                          transfer))
 		:: else -> skip
 		fi;
 		y++
@@ -412,7 +503,9 @@ inline check_complete(i) {
 }
 
 inline become_leader(i) {
+#ifndef MEMBERS
 	assert(leader_of[term[i]] == 0 || leader_of[term[i]] == i + 1); /* one leader a term */
+#endif
 	leader_of[term[i]] = i + 1;
 	printf("S%d: LEADER of term %d, log length %d\n", i, term[i], llen[i]);
 	check_complete(i);
@@ -448,13 +541,21 @@ inline set_commit(i, c) {
 	commit[i] = c
 }
 
+#ifndef MEMBERS
+#define STORED_BY_MAJORITY(i, x)                                                              \
+	((1 + (MAT(i, 0) >= x && i != 0) + (MAT(i, 1) >= x && i != 1) + (MAT(i, 2) >= x && i != 2)) >= 2)
+#else
+#define STORED(i, j, x) (ISVOTER(i, j) && ((j) == (i) || MAT(i, j) >= x))
+#define STORED_BY_MAJORITY(i, x)                                                              \
+	(2 * (STORED(i, 0, x) + STORED(i, 1, x) + STORED(i, 2, x) + STORED(i, 3, x) +               \
+	      STORED(i, 4, x)) > NVOTERS(i))
+#endif
 inline advance_commit(i) {
 	x = llen[i];
 	do
 	:: x > commit[i] ->
 		if
-		:: (1 + (MAT(i, 0) >= x && i != 0) + (MAT(i, 1) >= x && i != 1) +
-		    (MAT(i, 2) >= x && i != 2)) >= 2 && COUNTABLE(i, x) -> set_commit(i, x); break
+		:: STORED_BY_MAJORITY(i, x) && COUNTABLE(i, x) -> set_commit(i, x); break
 		:: else -> x--
 		fi
 	:: else -> break
@@ -462,19 +563,31 @@ inline advance_commit(i) {
 	skip
 }
 
+/* An error answer is definite for the POST it answers. The intent is FAILED (it may be
+ * rolled back) only when that POST is the only one that may land: the one its own leader
+ * made, in the intent's term (a leader POSTs once a tenure; a later leader, which cannot know
+ * whether an earlier POST landed, POSTs again and its error answer says nothing of the
+ * earlier POST). Anything else leaves it open: an intent without an answer (INTENT), a
+ * timeout (UNKNOWN, K_AUNK), a later tenure's error. */
+#ifdef BROKEN_ANY_ANSWER
+#define DEFINITE(i, y) 1
+#else
+#define DEFINITE(i, y) (ETERM(LOG(i, y)) == ETERM(LOG(i, hasappr)))
+#endif
 /* what i's log says of the event: the newest prepare and rollback, the approve intent,
  * where each VM's drain of the current attempt was logged */
 inline scan_event(i) {
-	lastprep = 0; lastrb = 0; hasappr = 0; done0 = 0; done1 = 0;
+	lastprep = 0; lastrb = 0; hasappr = 0; afailed = 0; done0 = 0; done1 = 0;
 	y = 1;
 	do
 	:: y <= llen[i] ->
 		if
-		:: EKIND(LOG(i, y)) == K_PREP -> lastprep = y; done0 = 0; done1 = 0
+		:: EKIND(LOG(i, y)) == K_PREP -> lastprep = y; done0 = 0; done1 = 0; hasappr = 0
 		:: EKIND(LOG(i, y)) == K_RB -> lastrb = y; done0 = 0; done1 = 0
 		:: EKIND(LOG(i, y)) == K_DONE0 -> done0 = y
 		:: EKIND(LOG(i, y)) == K_DONE1 -> done1 = y
-		:: EKIND(LOG(i, y)) == K_APPR -> hasappr = y
+		:: EKIND(LOG(i, y)) == K_APPR -> hasappr = y; afailed = 0
+		:: EKIND(LOG(i, y)) == K_AERR && hasappr > 0 && DEFINITE(i, y) -> afailed = 1
 		:: else -> skip
 		fi;
 		y++
@@ -482,6 +595,14 @@ inline scan_event(i) {
 	od;
 	skip
 }
+#define APPR_OPEN (hasappr > 0 && !afailed)
+/* the leader acts on its entry x only once x is committed and an entry of its own term is
+ * (BROKEN_ACT_UNCOMMITTED: as soon as it proposed x) */
+#ifdef BROKEN_ACT_UNCOMMITTED
+#define ACT_OK(i, x) ((x) > 0)
+#else
+#define ACT_OK(i, x) ((x) > 0 && (x) <= commit[i] && CURRENT(i))
+#endif
 #if NVM == 2
 #define ALL_DONE_COMMITTED(i) (done0 > 0 && done1 > 0 && done0 <= commit[i] && done1 <= commit[i])
 #else
@@ -489,30 +610,37 @@ inline scan_event(i) {
 #endif
 #define ATTEMPT_OPEN (lastprep > lastrb)
 
+/* act_on(i, x): leader i acts (an order, the POST) on its entry x: the entry is committed (a
+ * majority stored it: never acted on when only proposed) and i is the leader of its term (at
+ * most one acting leader per term) */
+inline act_on(i, x) {
+	assert(x > 0 && gcom[x] == LOG(i, x)); /* acts only on a committed entry */
+	assert(leader_of[term[i]] == i + 1)
+}
+
 inline append(i, kind) {
 	llen[i]++;
 	LOG(i, llen[i]) = ENTRY(term[i], kind);
 	printf("S%d: append %d = (term %d, kind %d)\n", i, llen[i], term[i], kind)
 }
 
-/* approval fencing at the POST: the committed log holds, before the approve intent, a
+/* approval fencing at the POST of the intent at ix: the committed log holds, before it, a
  * prepare and then every VM's drain with no rollback after it; and every VM is drained */
-inline check_approval() {
-	x = 0; y = 1; d = 0; mt = 0; ok = 0;
+inline check_approval(ix) {
+	x = 0; y = 1; d = 0; mt = 0;
 	do
-	:: y <= MAXL && gcom[y] != 0 ->
+	:: y < ix ->
 		if
 		:: EKIND(gcom[y]) == K_PREP -> x = 1; d = 0; mt = 0
 		:: EKIND(gcom[y]) == K_RB -> x = 0; d = 0; mt = 0
 		:: EKIND(gcom[y]) == K_DONE0 -> d = x
 		:: EKIND(gcom[y]) == K_DONE1 -> mt = x
-		:: EKIND(gcom[y]) == K_APPR -> ok = (d && (mt || NVM == 1)); break
 		:: else -> skip
 		fi;
 		y++
 	:: else -> break
 	od;
-	assert(ok);
+	assert(EKIND(gcom[ix]) == K_APPR && d && (mt || NVM == 1));
 	assert(drained[0] && drained[NVM - 1])
 }
 
@@ -522,7 +650,31 @@ inline recv(i, msg) {
 	printf("S%d <- S%d: type %d term %d a %d b %d c %d d %d\n", i, fr, ty, mt, M_A(msg), M_B(msg),
 	       M_C(msg), M_D(msg));
 	ok = 1;
+#ifdef MEMBERS
+	/* another digest: refused (a vote request with a refusal, which carries this member's
+	 * digest); a voter of this member's list that has another digest: it does not lead */
 	if
+	:: DIGEST_DIFFERS(i, fr) ->
+		ok = 0;
+		printf("S%d: refuses S%d: members differ\n", i, fr);
+		if
+		:: ty == M_VOTE -> send(MSG(M_VOTE_R, i, fr, term[i], 0, 0, 0, 0))
+		:: else -> skip
+		fi;
+		if
+		:: ISVOTER(i, fr) ->
+			drift[i] = 1;
+			if
+			:: role[i] == CAND || role[i] == LEADER -> role[i] = FOLLOWER; forget(i)
+			:: else -> skip
+			fi
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+#endif
+	if
+	:: !ok -> skip
 	:: ty == M_REPORT -> skip /* from an agent: no term of its own */
 	:: mt > term[i] ->
 		if
@@ -559,13 +711,13 @@ inline recv(i, msg) {
 		:: role[i] == PRECAND && M_A(msg) && mt == term[i] + 1 ->
 			grants[i] = grants[i] | BIT(fr);
 			if
-			:: MAJORITY(grants[i]) -> become_candidate(i, 0)
+			:: MAJORITY(i, grants[i]) -> become_candidate(i, 0)
 			:: else -> skip
 			fi
 		:: else -> skip
 		fi
 	:: ty == M_VOTE ->
-		ok = ((vote[i] == 0 || vote[i] == fr + 1) && LOGOK(i, M_A(msg), M_B(msg)));
+		ok = ((vote[i] == 0 || vote[i] == fr + 1) && LOGOK(i, M_A(msg), M_B(msg)) && VOTER_OK(i, fr));
 		if
 		:: ok -> vote[i] = fr + 1 /* persisted before the reply leaves */
 		:: else -> skip
@@ -576,13 +728,15 @@ inline recv(i, msg) {
 		:: role[i] == CAND && M_A(msg) ->
 			grants[i] = grants[i] | BIT(fr);
 			if
-			:: MAJORITY(grants[i]) -> become_leader(i)
+			:: MAJORITY(i, grants[i]) -> become_leader(i)
 			:: else -> skip
 			fi
 		:: else -> skip
 		fi
 	:: ty == M_APP ->
+#ifndef MEMBERS
 		assert(role[i] != LEADER); /* (one leader a term) */
+#endif
 		if
 		:: role[i] != FOLLOWER -> role[i] = FOLLOWER; forget(i)
 		:: else -> skip
@@ -600,7 +754,11 @@ inline recv(i, msg) {
 				assert(x + 1 > commit[i]); /* a committed entry is never overwritten */
 				y = x + 1;
 				do
-				:: y <= llen[i] -> LOG(i, y) = 0; y++
+				:: y <= llen[i] ->
+					/* nothing is dropped but by a leader of a later term (superseded) */
+					assert(ETERM(LOG(i, y)) < mt);
+					LOG(i, y) = 0;
+					y++
 				:: else -> break
 				od;
 				LOG(i, x + 1) = M_C(msg);
@@ -675,7 +833,7 @@ inline agent_recv(msg) {
 			send(MSG(M_REPORT, y, x, M_T(msg), M_A(msg), 0, 0, 0))
 		:: else ->
 			printf("VM%d: recover (term %d, index %d) from S%d\n", y, M_T(msg), M_A(msg), x);
-			assert(!posted); /* an approval is irreversible: no VM of it is recovered */
+			assert(!started); /* no VM of an event that started is put back in service */
 			drained[y] = 0
 		fi
 	:: else -> skip /* older than what it has seen: refused */
@@ -885,7 +1043,7 @@ proctype server(byte me) {
 end:
 	do
 	/* the election timer runs out */
-	:: d_step { role[me] != DOWN && TERMS_LEFT(me) && TIMEOUT_OK(me) -> campaign(me); gc() }
+	:: d_step { role[me] != DOWN && TERMS_LEFT(me) && TIMEOUT_OK(me) && NO_DRIFT(me) -> campaign(me); gc() }
 #ifdef LEASE
 	/* it runs out before the server campaigns: the lease is gone */
 	:: d_step { lease[me] && role[me] != LEADER && LEASE_EXPIRY_OK(me) -> lease[me] = 0 }
@@ -895,9 +1053,23 @@ end:
 	:: d_step { RESTART_OK(me) -> role[me] = FOLLOWER; reset(me); gc() }
 #endif
 	/* replication, and heartbeats */
+#ifndef MEMBERS
 	:: d_step { role[me] == LEADER && me != 0 && SEND_APP_OK(me, 0) -> send_app(me, 0) }
 	:: d_step { role[me] == LEADER && me != 1 && SEND_APP_OK(me, 1) -> send_app(me, 1) }
 	:: d_step { role[me] == LEADER && me != 2 && SEND_APP_OK(me, 2) -> send_app(me, 2) }
+#else
+	:: d_step { role[me] == LEADER && PEER(me, 0) -> send_app(me, 0) }
+	:: d_step { role[me] == LEADER && PEER(me, 1) -> send_app(me, 1) }
+	:: d_step { role[me] == LEADER && PEER(me, 2) -> send_app(me, 2) }
+	:: d_step { role[me] == LEADER && PEER(me, 3) -> send_app(me, 3) }
+	:: d_step { role[me] == LEADER && PEER(me, 4) -> send_app(me, 4) }
+	/* it acts (orders, approvals) once its term's entry is committed: at most one a term */
+	:: d_step { role[me] == LEADER && CURRENT(me) && actor[term[me]] != me + 1 ->
+		printf("S%d: acts in term %d\n", me, term[me]);
+		assert(actor[term[me]] == 0); /* at most one acting leader per term */
+		actor[term[me]] = me + 1
+	}
+#endif
 #if (defined(NO_EVENT) || defined(STABLE)) && !defined(NO_CMD)
 	:: d_step { CAN_APPEND(me) -> append(me, K_CMD) }
 #elif defined(NO_EVENT) || defined(STABLE)
@@ -923,21 +1095,24 @@ end:
 	:: d_step {
 		role[me] == LEADER && CURRENT(me) && COMMITTED(me, K_PREP) && POS(me, K_DONE0) == 0 &&
 		!INFL(M_ORDER, me, 0) && !INFL(M_REPORT, 0, me) && ORDER_OK(me, 0) ->
+		act_on(me, POS(me, K_PREP));
 		send(MSG(M_ORDER, me, 0, term[me], POS(me, K_PREP), 1, 0, 0))
 	}
 #if NVM == 2
 	:: d_step {
 		role[me] == LEADER && CURRENT(me) && COMMITTED(me, K_PREP) && POS(me, K_DONE1) == 0 &&
 		!INFL(M_ORDER, me, 1) && !INFL(M_REPORT, 1, me) && ORDER_OK(me, 1) ->
+		act_on(me, POS(me, K_PREP));
 		send(MSG(M_ORDER, me, 1, term[me], POS(me, K_PREP), 1, 0, 0))
 	}
 #endif
 	:: d_step {
 		role[me] == LEADER && !posted && COMMITTED(me, K_APPR) && CURRENT(me) &&
 		me != EVENT_VOTER ->
+		act_on(me, POS(me, K_APPR));
 		printf("S%d: POST approval\n", me);
 		posted = 1;
-		check_approval()
+		check_approval(POS(me, K_APPR))
 	}
 	/* faults: a crash (at most CRASHES, one server down at a time: a majority stays up),
 	 * after which the server comes back or is gone for good; a message to it lost */
@@ -957,71 +1132,115 @@ end:
 	DROP(10)
 	DROP(11)
 #elif !defined(STABLE)
-	/* the planner: prepare every VM of the event (a first attempt, or after a rollback) */
+	/* The planner decides on the leader's whole log: what it proposed counts as decided (a
+	 * pipeline: it need not wait for a commit to decide the next step); it acts (orders, the
+	 * POST) only on what is committed, in separate steps, with any other step (a leadership
+	 * change) possible between proposing, committing and acting. */
+	/* prepare every VM of the event (a first attempt, or after a rollback) */
 	:: d_step { CAN_APPEND(me) && PREP_OK -> scan_event(me);
 		if
-		:: !hasappr && !ATTEMPT_OPEN -> append(me, K_PREP)
+		:: !APPR_OPEN && !ATTEMPT_OPEN -> append(me, K_PREP)
 		:: else -> skip
 		fi
 	}
-	/* a prepare hook failed, or the event changed: the attempt is rolled back */
+	/* a prepare hook failed, or the event changed: the attempt is rolled back, unless an
+	 * approval is open (an intent without a definite answer: its POST may still land) */
 	:: d_step { CAN_APPEND(me) && RB_OK -> scan_event(me);
 		if
-		:: !hasappr && ATTEMPT_OPEN -> append(me, K_RB)
+		:: !APPR_OPEN && ATTEMPT_OPEN -> append(me, K_RB)
 		:: else -> skip
 		fi
 	}
-	/* every drain of the attempt committed: the approve intent; but when the event includes
-	 * the leader's own VM, leadership first goes to an up-to-date voter outside it */
+	/* every drain of the attempt committed: the approve intent (again, after a failed one);
+	 * but when the event includes the leader's own VM, leadership first goes to an
+	 * up-to-date voter outside it */
 	:: d_step { role[me] == LEADER -> scan_event(me);
 		if
-		:: !hasappr && ATTEMPT_OPEN && ALL_DONE_COMMITTED(me) && llen[me] < MAXL &&
-		   me != EVENT_VOTER -> append(me, K_APPR)
-		:: !hasappr && ATTEMPT_OPEN && ALL_DONE_COMMITTED(me) && me == EVENT_VOTER &&
+		:: !APPR_OPEN && ATTEMPT_OPEN && ALL_DONE_COMMITTED(me) && llen[me] < MAXL &&
+		   me != EVENT_VOTER ->
+			append(me, K_APPR);
+#ifdef APPROVAL
+			ps[me] = 0; /* a new intent: POSTed once in this tenure too */
+#endif
+			skip
+		:: !APPR_OPEN && ATTEMPT_OPEN && ALL_DONE_COMMITTED(me) && me == EVENT_VOTER &&
 		   MAT(me, 0) == llen[me] && TRANSFER_OK(0) ->
 			send(MSG(M_TIMEOUTNOW, me, 0, term[me], 0, 0, 0, 0))
-		:: !hasappr && ATTEMPT_OPEN && ALL_DONE_COMMITTED(me) && me == EVENT_VOTER &&
+		:: !APPR_OPEN && ATTEMPT_OPEN && ALL_DONE_COMMITTED(me) && me == EVENT_VOTER &&
 		   MAT(me, 1) == llen[me] && TRANSFER_OK(1) ->
 			send(MSG(M_TIMEOUTNOW, me, 1, term[me], 0, 0, 0, 0))
+#ifdef APPROVAL
+		/* a committed open intent it inherited: POSTed by a voter outside the event too */
+		:: APPR_OPEN && ACT_OK(me, hasappr) && me == EVENT_VOTER && MAT(me, 0) == llen[me] ->
+			send(MSG(M_TIMEOUTNOW, me, 0, term[me], 0, 0, 0, 0))
+		:: APPR_OPEN && ACT_OK(me, hasappr) && me == EVENT_VOTER && MAT(me, 1) == llen[me] ->
+			send(MSG(M_TIMEOUTNOW, me, 1, term[me], 0, 0, 0, 0))
+#endif
 		:: else -> skip
 		fi
 	}
 	/* act on what is committed: the newest prepare or rollback, as an order to each VM */
-	:: d_step { role[me] == LEADER && CURRENT(me) -> scan_event(me);
+	:: d_step { role[me] == LEADER -> scan_event(me);
 		x = lastprep;
 		if
 		:: lastrb > x -> x = lastrb
 		:: else -> skip
 		fi;
 		if
-		:: x > 0 && x <= commit[me] && ORDER_OK(me, 0) ->
+		:: ACT_OK(me, x) && ORDER_OK(me, 0) ->
+			act_on(me, x);
 			send(MSG(M_ORDER, me, 0, term[me], x, x == lastprep, 0, 0))
 		:: else -> skip
 		fi;
 #if NVM == 2
 		if
-		:: x > 0 && x <= commit[me] && ORDER_OK(me, 1) ->
+		:: ACT_OK(me, x) && ORDER_OK(me, 1) ->
+			act_on(me, x);
 			send(MSG(M_ORDER, me, 1, term[me], x, x == lastprep, 0, 0))
 		:: else -> skip
 		fi;
 #endif
 		skip
 	}
-	/* the approval POST: a committed approve intent */
-	:: d_step { role[me] == LEADER && !posted -> scan_event(me);
+#ifdef APPROVAL
+	/* the approval POST of a committed open intent, once a tenure (again after a timeout or
+	 * a lost answer only in a later tenure: the new leader does not know whether the old one's
+	 * POST landed); it may land at once, late, or never (agents(): IMDS) */
+	:: d_step { role[me] == LEADER && ps[me] == 0 && pold[me] < 2 -> scan_event(me);
 		if
-#ifdef BROKEN_ACT_UNCOMMITTED
-		:: hasappr > 0 ->
-#else
-		:: hasappr > 0 && hasappr <= commit[me] && CURRENT(me) ->
-#endif
-			assert(me != EVENT_VOTER); /* handover: never approves its own VM's event */
+		:: APPR_OPEN && ACT_OK(me, hasappr) && me != EVENT_VOTER -> /* (handover: above) */
+			act_on(me, hasappr);
 			printf("S%d: POST approval (intent at %d)\n", me, hasappr);
 			posted = 1;
-			check_approval()
+			ps[me] = 1;
+			check_approval(hasappr)
 		:: else -> skip
 		fi
 	}
+	/* no answer within the timeout: the POST may still land, the approval is UNKNOWN (it
+	 * stays open: no rollback) */
+	:: d_step { role[me] == LEADER && ps[me] == 1 && llen[me] < MAXL ->
+		ps[me] = 2;
+#ifdef BROKEN_UNKNOWN_FAILED
+		append(me, K_AERR)
+#else
+		append(me, K_AUNK)
+#endif
+	}
+#else
+	/* the approval POST: a committed approve intent (IMDS starts the event at once) */
+	:: d_step { role[me] == LEADER && !posted -> scan_event(me);
+		if
+		:: hasappr > 0 && ACT_OK(me, hasappr) ->
+			act_on(me, hasappr);
+			assert(me != EVENT_VOTER); /* handover: never approves its own VM's event */
+			printf("S%d: POST approval (intent at %d)\n", me, hasappr);
+			posted = 1;
+			check_approval(hasappr)
+		:: else -> skip
+		fi
+	}
+#endif
 #endif
 	/* receive a message */
 	DELIVER(0)
@@ -1067,9 +1286,52 @@ end:
 	od
 }
 
+#ifdef APPROVAL
+/* a POST reaches IMDS, which accepts it (acc: the platform starts the event, on VMs that must
+ * all be drained) or, before the event started, answers an error status (nothing happens);
+ * once it started, a POST is a repeat, answered 200 */
+inline land(acc) {
+	if
+	:: acc && !started ->
+		printf("IMDS: POST accepted: the event starts\n");
+		assert(drained[0] && drained[NVM - 1]); /* never on a VM put back in service */
+		started = 1
+	:: else -> skip
+	fi
+}
+/* this tenure's POST of leader s lands; the answer reaches s, at once or after its timeout
+ * (then logged all the same: an HTTP status is definite for that POST), or it is lost (after
+ * the timeout, which logged UNKNOWN: the lost answer of a POST not yet timed out is the
+ * timeout first) */
+#define LAND(s, acc)                                                                          \
+	:: d_step { (ps[s] == 1 || ps[s] == 2) && (acc || !started) ->                            \
+		land(acc); ps[s] = 3;                                                                 \
+		if                                                                                    \
+		:: !acc && llen[s] < MAXL -> append(s, K_AERR)                                        \
+		:: else -> skip                                                                       \
+		fi }
+#define LAND_LOST(s, acc) :: d_step { ps[s] == 2 && (acc || !started) -> land(acc); ps[s] = 3 }
+/* a POST of an earlier tenure of s lands: nobody awaits its answer */
+#define LAND_OLD(s, acc) :: d_step { pold[s] > 0 && (acc || !started) -> pold[s]--; land(acc) }
+#endif
+
 proctype agents() {
 end:
 	do
+#ifdef APPROVAL
+	LAND(0, 1)
+	LAND(0, 0)
+	LAND(1, 1)
+	LAND(1, 0)
+	LAND_LOST(0, 1)
+	LAND_LOST(0, 0)
+	LAND_LOST(1, 1)
+	LAND_LOST(1, 0)
+	LAND_OLD(0, 1)
+	LAND_OLD(0, 0)
+	LAND_OLD(1, 1)
+	LAND_OLD(1, 0)
+#endif
 #ifdef LIVE
 	DROP_ORDER(0)
 	DROP_ORDER(1)
@@ -1148,13 +1410,41 @@ init {
 		role[0] = LEADER;
 		leader_of[1] = 1;
 		gcom[1] = ENTRY(1, K_TERM);
+#elif defined(APPROVAL)
+		/* leader 0 of term 1 has committed the prepare and VM 0's drain, which every server
+		 * stored (entries 1 to 3); VM 0 is drained, by the order of (term 1, index 2) */
+		k = 0;
+		do
+		:: k < N ->
+			term[k] = 1; vote[k] = 1; llen[k] = 3; role[k] = FOLLOWER;
+			LOG(k, 1) = ENTRY(1, K_TERM); LOG(k, 2) = ENTRY(1, K_PREP); LOG(k, 3) = ENTRY(1, K_DONE0);
+			k++
+		:: else -> break
+		od;
+		role[0] = LEADER;
+		commit[0] = 3;
+		NXT(0, 1) = 4; NXT(0, 2) = 4; MAT(0, 1) = 3; MAT(0, 2) = 3;
+		leader_of[1] = 1;
+		k = 1;
+		do
+		:: k <= 3 -> gcom[k] = LOG(0, k); gterm[k] = 1; k++
+		:: else -> break
+		od;
+		drained[0] = 1;
+		fence[0] = 1 * 16 + 2;
 #else
 		role[0] = FOLLOWER; role[1] = FOLLOWER; role[2] = FOLLOWER;
+#ifdef MEMBERS
+		role[3] = FOLLOWER; role[4] = FOLLOWER;
+#endif
 #endif
 		k = 0
 	}
 	atomic {
 		run server(0); run server(1); run server(2);
+#ifdef MEMBERS
+		run server(3); run server(4);
+#endif
 #if !defined(NO_EVENT) && !defined(STABLE)
 		run agents();
 #endif
