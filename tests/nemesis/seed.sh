@@ -33,10 +33,13 @@
 #     domain at a time, every drained VM recovered;
 #   - no event forgotten: every event the simulator made completed or was cancelled;
 #   - one_leader.py over the coordinators' logs: never two coordinators that may act at once;
+#   - liveness.py: every event the platform started at NotBefore has a cause that explains it
+#     (faults on the coordinators, its domain queued behind another, its VM cut off, a notice
+#     too short); one it cannot explain is a violation;
 #   - no daemon died on its own, no sanitizer report, every daemon left stops cleanly.
-# Prints the fault schedule as it goes (faults.log: the same, machine-readable), then
-# "nemesis seed S: V violations, E events completed (A approved by the coordinators, F started
-# by the platform)". Exit 0 when V is 0.
+# Prints the fault schedule as it goes (faults.log: the same, machine-readable, for
+# liveness.py), then "nemesis seed S: V violations, E events completed (A approved by the
+# coordinators, F started by the platform: X explained, U unexplained)". Exit 0 when V is 0.
 # The random choices (the schedule) are the seed's; the processes' timing is not: a seed that
 # failed once is kept in tests/nemesis/regressions/ and run again by run.sh.
 SEED=${1:?usage: seed.sh SEED [SECONDS]}
@@ -473,6 +476,16 @@ say "$(tail -1 "$TMP/check.out")"
 python3 "$SC_SRC/tests/integration/coord/one_leader.py" --killed "$KILLED" "$TMP"/coord*.err \
     >"$TMP/one_leader.out" 2>&1 || viol "one leader: $(cat "$TMP/one_leader.out")"
 say "$(tail -1 "$TMP/one_leader.out")"
+# why every event the platform started at NotBefore was not approved (issue 20)
+python3 "$SC_SRC/tests/integration/coord/liveness.py" --timeline "$TL" --hooks "$HOOKLOG" \
+    --state "$TMP/state.json" --fault-domains 3 --faults "$FAULTS" "$TMP"/coord*.err \
+    >"$TMP/liveness.out" 2>&1 || true
+while read -r line; do
+    say "$line"
+    [[ "$line" != *": UNEXPLAINED: "* ]] || viol "$line"
+done <"$TMP/liveness.out"
+grep -q '^liveness: [0-9]* started at NotBefore' "$TMP/liveness.out" ||
+    viol "liveness.py: $(tail -3 "$TMP/liveness.out")"
 if grep -l -E 'AddressSanitizer|LeakSanitizer|runtime error:' "$TMP"/*.err >/dev/null 2>&1; then
     viol "sanitizer reports in $(grep -l -E 'AddressSanitizer|LeakSanitizer|runtime error:' "$TMP"/*.err | tr '\n' ' ')"
 fi
@@ -494,5 +507,7 @@ AGENT_PIDS=()
 completed=$(jq '[.events[] | select(.EventStatus == "Completed")] | length' "$TMP/state.json")
 approved=$(jq -s '[.[] | select(.kind == "started" and .how == "approved")] | length' "$TL")
 forced=$(jq -s '[.[] | select(.kind == "started" and .how != "approved")] | length' "$TL")
-echo "nemesis seed $SEED: ${#VIOL[@]} violations, $completed events completed ($approved approved by the coordinators, $forced started by the platform)"
+unexplained=$(grep -c ': UNEXPLAINED: ' "$TMP/liveness.out" || true)
+at_nb=$(sed -n 's/^liveness: \([0-9]*\) started at NotBefore.*/\1/p' "$TMP/liveness.out")
+echo "nemesis seed $SEED: ${#VIOL[@]} violations, $completed events completed ($approved approved by the coordinators, $forced started by the platform: ${at_nb:-?} at NotBefore, $unexplained of them unexplained)"
 [ ${#VIOL[@]} -eq 0 ]
