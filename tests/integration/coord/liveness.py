@@ -12,7 +12,9 @@ kept it from being approved, instant by instant, first match wins:
               (Freeze, pause) or restarted (the roll), a partition that cuts a voter off, slow
               links between two voters, a slow disk under a voter; and what the coordinators'
               own logs show of the machine: the acting leader stalled (TILT), a handover. Its
-              part where fewer than a majority of some voter set were running is "quorum lost".
+              part where no voter set had a majority of its voters running with that list
+              (not killed, not stopped; during a roll that changes the voters, members on the
+              other list do not count) is "quorum lost".
   no leader   otherwise, no coordinator acting past its start grace ("may act" true and its
               grace over) — unexplained: nothing kept the voters from electing one that acts.
   queued      a leader acting, and a VM of another fault domain out (prepare started, recover
@@ -322,17 +324,29 @@ def main():
     for n, t in stalls + handovers:
         if any(s <= t <= e for s, e in acting.get(n, [])):
             dist.append([t, t + a.settle])
-    lost = None
+    # Quorum lost: no voter set has a majority of its voters running with that same list (a
+    # member on another list does not vote in this one's elections: a roll of the list that
+    # changes the voters loses the quorum of both for a while), not stopped.
+    ok = []
     for vs in voter_sets:
-        idxs = [idx(v) for v in vs]
-        pts = sorted({p for i in idxs for s, e in cdown.get(i, []) for p in (s, e)})
-        lost_vs = []
-        for s, e in zip(pts, pts[1:]):
-            up = sum(1 for i in idxs if not any(x <= s and e <= y for x, y in cdown.get(i, [])))
-            if up <= len(idxs) // 2:
-                lost_vs.append([s, e])
-        lost = norm(lost_vs) if lost is None else inter(lost, norm(lost_vs))
-    lost = norm([[s, e + a.settle] for s, e in lost or []])
+        pts = []  # (time, +1 a voter of vs up / -1 down)
+        for n, s0, e0, vs2 in procs:
+            if vs2 == vs and n in vs:
+                pts += [(s0, 1), (e0, -1)]
+                for x, y in inter([[s0, e0]], stopped.get(n, [])):
+                    pts += [(x, -1), (y, 1)]
+        cnt, since = 0, None
+        for t, d in sorted(pts):
+            cnt += d
+            if cnt > len(vs) // 2 and since is None:
+                since = t
+            elif cnt <= len(vs) // 2 and since is not None:
+                ok.append([since, t])
+                since = None
+        if since is not None:
+            ok.append([since, INF])
+    first = min((s0 for _, s0, _, _ in procs), default=0.0)
+    lost = norm([[s0, e0 + a.settle] for s0, e0 in minus([[first, INF]], norm(ok))])
     dist = norm(dist + lost)
 
     # ---- a VM unreachable: agent down, partition, IMDS fault, roll -------------------------
