@@ -12,8 +12,9 @@
 #   - events of every type: a Reboot rollout over the set, Reboot and Redeploy of one VM or
 #     of a fault domain, short and long Freezes, User reboots, Preempt and Terminate of a
 #     non-voting VM (gone for good: its daemons are killed once the platform deleted it).
-# and, drawn from a second stream of the same seed (issue 20; the first stream's schedule is
-# the same as before them), on top:
+# and, drawn from a second stream of the same seed (issue 20; the first stream's choices are
+# the same as before them, but that a seed with a roll spares the new voters from evictions),
+# on top:
 #   - slow links: every chunk between the coordinators' VMs (all of them, or two voters) held
 #     100-300 ms each way for 2-5 s by the relay in front of each coordinator's port
 #     (tests/nemesis/relay.py, NS_RELAY=1 in netns.sh), then fast again;
@@ -22,9 +23,9 @@
 #   - slow disks: fsync and fdatasync of one voter's coordinator, or of every coordinator,
 #     made 50-300 ms slower for 2-5 s (libscslowfsync.so, preloaded into every coordinator);
 #   - in two seeds of three, a members list rolled out one VM at a time from 8-27 s on: each
-#     VM's coordinator and agent stopped cleanly and started again with the list written
-#     without fault domains and in fault-domain order, whose voters are vm_0, vm_3, vm_6
-#     (those of the first list: vm_0, vm_1, vm_2); the roll is finished after the faults.
+#     VM's coordinator stopped cleanly (and its agent killed) and started again with the list
+#     written without fault domains and in fault-domain order, whose voters are vm_0, vm_3,
+#     vm_6 (those of the first list: vm_0, vm_1, vm_2); the roll is finished after the faults.
 # Members are declared dead after 15 s (--dead-after), longer than any fault lasts here: every
 # VM is drained. Then everything is healed and started again, the run waits until every event is over and
 # every hook settled, and the history is checked from outside:
@@ -39,7 +40,8 @@
 #   - no daemon died on its own, no sanitizer report, every daemon left stops cleanly.
 # Prints the fault schedule as it goes (faults.log: the same, machine-readable, for
 # liveness.py), then "nemesis seed S: V violations, E events completed (A approved by the
-# coordinators, F started by the platform: X explained, U unexplained)". Exit 0 when V is 0.
+# coordinators, F started by the platform: N at NotBefore, U of them unexplained)". Exit 0
+# when V is 0.
 # The random choices (the schedule) are the seed's; the processes' timing is not: a seed that
 # failed once is kept in tests/nemesis/regressions/ and run again by run.sh.
 SEED=${1:?usage: seed.sh SEED [SECONDS]}
