@@ -45,13 +45,16 @@ for s in "${seeds[@]}"; do
     rc=$?
     line=$(grep '^nemesis seed' "$log" | tail -1)
     echo "${line:-nemesis seed $s: no result (exit $rc, see $log)}"
-    events=$((events + $(sed -n 's/.*violations, \([0-9]*\) events completed.*/\1/p' <<<"$line" || echo 0)))
+    n=$(sed -n 's/.*violations, \([0-9]*\) events completed.*/\1/p' <<<"$line")
+    events=$((events + ${n:-0})) # none when the seed gave no result
     # "liveness: N started at NotBefore: explained by C1: n1, C2: n2; unexplained: U"
     lv=$(grep '^ *[0-9.]* liveness: [0-9]* started at NotBefore' "$log" | tail -1 | sed 's/^ *[0-9.]* //')
     if [ -n "$lv" ]; then
         echo "    $lv"
-        at_nb=$((at_nb + $(sed -n 's/^liveness: \([0-9]*\) started.*/\1/p' <<<"$lv")))
-        unexplained=$((unexplained + $(sed -n 's/.*; unexplained: \([0-9]*\)$/\1/p' <<<"$lv")))
+        n=$(sed -n 's/^liveness: \([0-9]*\) started.*/\1/p' <<<"$lv")
+        at_nb=$((at_nb + ${n:-0}))
+        n=$(sed -n 's/.*; unexplained: \([0-9]*\)$/\1/p' <<<"$lv")
+        unexplained=$((unexplained + ${n:-0}))
         while IFS=: read -r c n; do
             [ -n "$n" ] && cause[$c]=$((${cause[$c]:-0} + n))
         done < <(sed -n 's/.*explained by \(.*\); unexplained.*/\1/p' <<<"$lv" | tr ',' '\n' | sed 's/^ *//; /^nothing$/d')
