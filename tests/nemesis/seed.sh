@@ -17,7 +17,8 @@
 # on top:
 #   - slow links: every chunk between the coordinators' VMs (all of them, or two voters) held
 #     100-300 ms each way for 2-5 s by the relay in front of each coordinator's port
-#     (tests/nemesis/relay.py, NS_RELAY=1 in netns.sh), then fast again;
+#     (tests/nemesis/relay.py, NS_RELAY=1 in netns.sh), then fast again; one window in two
+#     among every VM (4-5 s) also stops the leader 1 s in, for 1.5 s: an election behind them;
 #   - short pauses of a follower: SIGSTOP of a voter that does not lead for 100-900 ms,
 #     shorter than an election timeout;
 #   - slow disks: fsync and fdatasync of one voter's coordinator, or of every coordinator,
@@ -257,6 +258,11 @@ for ((i = N - 1; i > 0; i--)); do # Fisher-Yates
     ROLL_ORDER[i]=${ROLL_ORDER[j]}
     ROLL_ORDER[j]=$k
 done
+ROLL_GAP=() # ms from one VM rolled to the next: drawn now, so that the stream's draws do not
+for ((i = 0; i < N; i++)); do # depend on when the roll's steps fall between its faults
+    rnd2
+    ROLL_GAP+=($((1500 + (R2 % 5) * 500)))
+done
 roll_next=0 # index in ROLL_ORDER of the next VM to roll
 roll_due=0  # when (el) the next VM is rolled
 
@@ -276,7 +282,7 @@ role_now() { tac "$(coord_err "vm_$1")" 2>/dev/null | grep -m1 'msg="role"' | se
 
 nemesis2_step() {
     local what r=() k d vs=() fs=() i
-    for k in 0 1 2 3 4; do rnd2; r[k]=$R2; done
+    for k in 0 1 2 3 4 5; do rnd2; r[k]=$R2; done
     what=$((r[0] % 100))
     read -r -a vs <<<"$(voters_now)"
     if ((what < 35)); then
@@ -289,6 +295,12 @@ nemesis2_step() {
         else # two voters: the link between them
             i=$((r[4] % ${#vs[@]}))
             fs=("${vs[i]}" "${vs[(i + 1) % ${#vs[@]}]}")
+        fi
+        # one window in two, among every VM, loses its leader 1 s in (stopped 1.5 s): the
+        # election then runs behind the slow links (issue 20's first finding)
+        if ((${#fs[@]} == N && (r[5] % 2) == 0)); then
+            k=$((k < 4000 ? 4000 : k))
+            later 1000 leaderstop
         fi
         say "slow links among {${fs[*]/#/vm_}}: $d ms each way for $k ms"
         flt slowlink "$d" "${fs[@]}"
@@ -344,9 +356,8 @@ roll_one() {
 roll_step() {
     ((ROLL_AT >= 0 && roll_next < N && $(el) >= roll_due)) || return 0
     roll_one "${ROLL_ORDER[roll_next]}" || return 0
+    roll_due=$(($(el) + ROLL_GAP[roll_next]))
     roll_next=$((roll_next + 1))
-    rnd2
-    roll_due=$(($(el) + 1500 + (R2 % 5) * 500))
 }
 
 # actions due, and VMs the platform deleted (their daemons die with them)
@@ -361,6 +372,16 @@ housekeeping() {
             cont) [ "${STATE[c$b]}" != stopped ] || { say "SIGCONT coordinator vm_$b"; d_cont "$b"; } ;;
             heal) say "partition healed"; flt heal; ns_heal ;;
             fastlinks) say "slow links over"; flt slowlink 0; ns_slow 0; slow_links=0 ;;
+            leaderstop)
+                for i in $(voters_now); do
+                    if [ "${STATE[c$i]:-}" = up ] && [ "$(role_now "$i")" = leader ]; then
+                        say "SIGSTOP of the leader vm_$i behind the slow links for 1500 ms"
+                        d_stop "$i"
+                        later 1500 cont "$i"
+                        break
+                    fi
+                done
+                ;;
             fastdisk) say "slow disks over: {${b//,/ }}"; flt slowdisk 0 ${b//,/ }; for i in ${b//,/ }; do echo 0 >"$TMP/slowdisk.vm_$i"; done; slow_disk=0 ;;
             esac
         else
