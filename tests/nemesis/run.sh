@@ -6,7 +6,9 @@
 # this machine: 18 daemons under the sanitizers), each for SECONDS of faults (default 60), and
 # with --regressions first every seed kept in tests/nemesis/regressions/. Each seed's files go
 # to DIR/seed-S (default a new temporary directory; kept only for failed seeds). Prints one
-# line per seed, then the totals; exits 1 when any seed had a violation. --record writes a
+# line per seed and its liveness accounting (the events the platform started at NotBefore, by
+# cause: tests/integration/coord/liveness.py), then the totals of both; exits 1 when any seed
+# had a violation (an unexplained NotBefore start is one). --record writes a
 # failed seed to tests/nemesis/regressions/seed-S (with the first lines of what it found), to
 # be committed with the fix: the suite runs every seed kept there (tests/CMakeLists.txt).
 # Needs root (network namespaces) and a build: SC_BIN (default build/bin).
@@ -34,7 +36,8 @@ if [ "$regress" = 1 ]; then
     for f in "$here"/regressions/seed-*; do [ -e "$f" ] && seeds+=("${f##*/seed-}"); done
 fi
 for ((s = from; s < from + count; s++)); do seeds+=("$s"); done
-bad=0 runs=0 events=0
+bad=0 runs=0 events=0 at_nb=0 unexplained=0
+declare -A cause # cause -> events explained by it, over every seed
 for s in "${seeds[@]}"; do
     runs=$((runs + 1))
     log="$out/seed-$s.log"
@@ -42,7 +45,20 @@ for s in "${seeds[@]}"; do
     rc=$?
     line=$(grep '^nemesis seed' "$log" | tail -1)
     echo "${line:-nemesis seed $s: no result (exit $rc, see $log)}"
-    events=$((events + $(sed -n 's/.*violations, \([0-9]*\) events completed.*/\1/p' <<<"$line" || echo 0)))
+    n=$(sed -n 's/.*violations, \([0-9]*\) events completed.*/\1/p' <<<"$line")
+    events=$((events + ${n:-0})) # none when the seed gave no result
+    # "liveness: N started at NotBefore: explained by C1: n1, C2: n2; unexplained: U"
+    lv=$(grep '^ *[0-9.]* liveness: [0-9]* started at NotBefore' "$log" | tail -1 | sed 's/^ *[0-9.]* //')
+    if [ -n "$lv" ]; then
+        echo "    $lv"
+        n=$(sed -n 's/^liveness: \([0-9]*\) started.*/\1/p' <<<"$lv")
+        at_nb=$((at_nb + ${n:-0}))
+        n=$(sed -n 's/.*; unexplained: \([0-9]*\)$/\1/p' <<<"$lv")
+        unexplained=$((unexplained + ${n:-0}))
+        while IFS=: read -r c n; do
+            [ -n "$n" ] && cause[$c]=$((${cause[$c]:-0} + n))
+        done < <(sed -n 's/.*explained by \(.*\); unexplained.*/\1/p' <<<"$lv" | tr ',' '\n' | sed 's/^ *//; /^nothing$/d')
+    fi
     if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
         bad=$((bad + 1))
         grep '^VIOLATION' "$log" | head -5 | sed 's/^/    /'
@@ -55,4 +71,7 @@ for s in "${seeds[@]}"; do
     fi
 done
 echo "nemesis: $runs seeds of $duration s, $bad with violations, $events events completed; logs in $out"
+explained=""
+for c in "${!cause[@]}"; do explained+="${explained:+, }$c: ${cause[$c]}"; done
+echo "nemesis: started at NotBefore: $at_nb; explained by ${explained:-nothing}; unexplained: $unexplained"
 [ "$bad" -eq 0 ]

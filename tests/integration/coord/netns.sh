@@ -10,6 +10,14 @@
 # to its own side only (established TCP connections stay open; their packets are lost, as in a
 # real partition); ns_heal moves them back. Everything is deleted on exit, even on failure.
 # Needs root and iproute2; skipped (77) otherwise.
+#
+# NS_RELAY=1 (before ns_setup; the nemesis' slow links, tests/nemesis/relay.py): each VM's
+# endpoint in --members is then 10.214.X.(110+i), on its namespace's lo (its own agent reaches
+# it directly) and on a second namespace, its front (sc$$p<i>, one veth on scA$$, moved with the
+# VM by ns_partition), where the relay listens and carries every connection from another VM on
+# to the coordinator; ns_slow MS VM... makes the links among those VMs slow, ns_slow 0 fast.
+# The VMs answer ARP only for their eth1 address (arp_ignore=1): the front answers for the
+# endpoint.
 
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
     echo "SKIP: needs root and iproute2 (ip netns)"
@@ -22,11 +30,15 @@ NS_BRA="scA$$"
 NS_BRB="scB$$"
 NS=()
 NS_N=0
+NS_EP=()      # vm_i's coordinator address (its endpoint in MEMBERS)
+NS_FRONT=()   # NS_RELAY=1: vm_i's front namespace
+RELAY_PID=""
 
 sc_on_exit() {
     sc_kill "${AGENT_PIDS[@]}" "$COORD_PID" "${CPIDS[@]}"
+    sc_kill "$RELAY_PID" # its sockets keep the fronts' namespaces alive
     local ns
-    for ns in "${NS[@]}"; do
+    for ns in "${NS[@]}" "${NS_FRONT[@]}"; do
         # anything still inside would keep the namespace (and its veths) alive
         ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
         ip netns del "$ns" 2>/dev/null || true
@@ -63,9 +75,51 @@ ns_setup() {
         ip -n "${NS[$i]}" link set eth0 up
         ip -n "${NS[$i]}" link set eth1 up
         ip -n "${NS[$i]}" link set lo up
-        MEMBERS+="${MEMBERS:+,}vm_$i=10.214.$NS_X.$((10 + i)):7700/$((i % fds))"
+        NS_EP[i]="10.214.$NS_X.$((10 + i))"
+        [ "${NS_RELAY:-0}" = 0 ] || ns_front "$i"
+        MEMBERS+="${MEMBERS:+,}vm_$i=${NS_EP[$i]}:7700/$((i % fds))"
     done
     keys_make "$n"
+    [ "${NS_RELAY:-0}" = 0 ] || ns_relay_start
+}
+
+# ns_front I: vm_I's front namespace (NS_RELAY=1): its endpoint address there and on vm_I's lo
+ns_front() {
+    local i=$1 ep="10.214.$NS_X.$((110 + $1))"
+    NS_EP[i]=$ep
+    NS_FRONT[i]="sc$$p$i"
+    ip netns add "${NS_FRONT[$i]}" || { echo "SKIP: cannot create a network namespace"; exit 77; }
+    ip link add "scq$$x$i" type veth peer name "scr$$x$i"
+    ip link set "scq$$x$i" master "$NS_BRA" up
+    ip link set "scr$$x$i" netns "${NS_FRONT[$i]}"
+    ip -n "${NS_FRONT[$i]}" link set "scr$$x$i" name eth0
+    ip -n "${NS_FRONT[$i]}" addr add "$ep/24" dev eth0
+    ip -n "${NS_FRONT[$i]}" link set eth0 up
+    ip -n "${NS_FRONT[$i]}" link set lo up
+    ip -n "${NS[$i]}" addr add "$ep/32" dev lo
+    ip netns exec "${NS[$i]}" sysctl -q -w net.ipv4.conf.all.arp_ignore=1 \
+        net.ipv4.conf.all.arp_announce=2 >/dev/null
+}
+
+# ns_relay_start: the relay in front of every VM's coordinator (tests/nemesis/relay.py), no
+# delay; its log in $TMP/relay.log, its control file $TMP/relay.ctl (ns_slow)
+ns_relay_start() {
+    local i fronts=()
+    for ((i = 0; i < NS_N; i++)); do fronts+=(--front "${NS_FRONT[$i]},${NS[$i]},${NS_EP[$i]},$i"); done
+    echo 0 >"$TMP/relay.ctl"
+    : >>"$TMP/relay.log"
+    python3 "$SC_SRC/tests/nemesis/relay.py" --ctl "$TMP/relay.ctl" --log "$TMP/relay.log" \
+        --src-prefix "10.214.$NS_X." "${fronts[@]}" 2>>"$TMP/relay.err" &
+    RELAY_PID=$!
+    relay_ready() { grep -q ' ready: ' "$TMP/relay.log"; }
+    wait_for 10 relay_ready || fail "relay did not start: $(tail -3 "$TMP/relay.err")"
+}
+
+# ns_slow MS VM_INDEX...: the links among those VMs hold every chunk MS ms each way (NS_RELAY=1);
+# ns_slow 0: no delay
+ns_slow() {
+    echo "$*" >"$TMP/relay.ctl.new"
+    mv "$TMP/relay.ctl.new" "$TMP/relay.ctl"
 }
 
 # sim_start ARGS...: imds-sim on the IMDS bridge -> PORT, B; every VM reaches it
@@ -141,18 +195,24 @@ ns_election() {
 # ns_partition VM_INDEX...: those VMs on one side, the others on the other
 ns_partition() {
     local i
-    for i in "$@"; do ip link set "sca$$x$i" master "$NS_BRB"; done
+    for i in "$@"; do
+        ip link set "sca$$x$i" master "$NS_BRB"
+        [ -z "${NS_FRONT[$i]:-}" ] || ip link set "scq$$x$i" master "$NS_BRB"
+    done
     echo "$(date -u +%H:%M:%S.%3N) partition: {$*} apart" >>"$TMP/netns.log"
 }
 # ns_heal: every VM back on one network
 ns_heal() {
     local i
-    for ((i = 0; i < NS_N; i++)); do ip link set "sca$$x$i" master "$NS_BRA"; done
+    for ((i = 0; i < NS_N; i++)); do
+        ip link set "sca$$x$i" master "$NS_BRA"
+        [ -z "${NS_FRONT[$i]:-}" ] || ip link set "scq$$x$i" master "$NS_BRA"
+    done
     echo "$(date -u +%H:%M:%S.%3N) healed" >>"$TMP/netns.log"
 }
 # ns_can I J: vm_I reaches vm_J's coordinator port over the VMs' network
 ns_can() {
-    ip netns exec "${NS[$1]}" timeout 1 bash -c "exec 3<>/dev/tcp/10.214.$NS_X.$((10 + $2))/7700" 2>/dev/null
+    ip netns exec "${NS[$1]}" timeout 1 bash -c "exec 3<>/dev/tcp/${NS_EP[$2]}/7700" 2>/dev/null
 }
 
 # role_of VM: its coordinator's role and the leader it names ("voter vm_1", "leader vm_0")
