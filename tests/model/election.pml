@@ -5,13 +5,13 @@
  *
  * Three voters (servers 0..2) run Raft with PreVote and CheckQuorum; the leader appends the
  * entries of one abstract event (prepare ordered, each VM's drain done, the approve intent,
- * a rollback) and acts only on committed entries: it sends (term, index) fenced orders to the
- * agents and POSTs the approval. Proposing (appending), committing (a majority stored it) and
- * acting are separate steps, any other step (a leadership change) possible between them; the
- * leader decides on everything it proposed and acts on what is committed once an entry of its
- * own term is. VM 0 of the event is voter 2's own VM, VM 1 (when NVM is 2) a non-voting
- * member's. Messages may be lost, duplicated and reordered; servers crash and restart with
- * their term, vote and log kept and everything else lost.
+ * its answers, a rollback) and acts only on committed entries: it sends (term, index) fenced
+ * orders to the agents and POSTs the approval. Proposing (appending), committing (a majority
+ * stored it) and acting are separate steps, any other step (a leadership change) possible
+ * between them; the leader decides on everything it proposed and acts on what is committed
+ * once an entry of its own term is. VM 0 of the event is voter 2's own VM, VM 1 (when NVM is
+ * 2) a non-voting member's. Messages may be lost, duplicated and reordered; servers crash and
+ * restart with their term, vote and log kept and everything else lost.
  *
  * Configurations (spin -D...):
  *   MAXT, MAXL, NETMAX   bounds: terms, log length, messages in flight
@@ -22,12 +22,20 @@
  *   LIVE                 faults bounded, timers abstracted: the event gets approved (below)
  *   CRASHES, DROPS       LIVE's fault budget: crashes, messages lost (1 and 1)
  *   NO_CMD, NO_RESTART   (shortened models) leaders append only their term entry; no restarts
+ *   APPROVAL             the approval's answers: leader 0 of term 1 has committed the drain;
+ *                        a POST lands at once, late or never, IMDS accepts it (the event
+ *                        starts) or answers an error, the answer may be lost (UNKNOWN); an
+ *                        intent with a definite error answer may be rolled back
  * Broken variants, each expected to be caught:
  *   BROKEN_VOTE          voted_for is not persisted across a restart
  *   BROKEN_NO_PREVOTE    a timed-out server campaigns at once with a new term
  *   BROKEN_COMMIT        the leader commits entries of older terms by counting replicas
  *   BROKEN_ACT_UNCOMMITTED  the leader acts (orders, POST) on an entry as soon as it
  *                        appended it, before it is committed
+ *   BROKEN_UNKNOWN_FAILED  (APPROVAL) a POST without an answer is FAILED, not UNKNOWN: the
+ *                        event may be rolled back while the POST may still land
+ *   BROKEN_ANY_ANSWER    (APPROVAL) an error answer to a later tenure's POST makes the intent
+ *                        FAILED, though an earlier tenure's POST may still land
  *   BROKEN_ACT_STALE     a new leader acts before it committed an entry of its own term
  *   BROKEN_NO_FENCE      agents obey orders older than the newest they have seen
  *   BROKEN_STALE_REPORT  a drain report of an older attempt counts for the current one
@@ -79,6 +87,9 @@
 #ifndef NVM
 #define NVM 1
 #endif
+#if defined(APPROVAL) && (NVM != 1 || defined(LIVE) || defined(STABLE) || defined(NO_EVENT))
+#error "APPROVAL is an event of one VM, outside LIVE, STABLE and NO_EVENT"
+#endif
 /* PreVote and CheckQuorum's lease only restrict when a server campaigns and which requests
  * it answers: a refusal is a message never delivered, a campaign not made is a timer that did
  * not run out. The safety checks leave them out and so cover every behaviour they allow;
@@ -101,7 +112,7 @@
 #define CAND 3
 #define LEADER 4
 
-/* log entries: term * 8 + kind */
+/* log entries: term * 16 + kind */
 #define K_TERM 1  /* a new leader's first entry (the design's `term` entry, Raft's no-op) */
 #define K_PREP 2  /* prepare_ordered, every VM of the event: an attempt starts */
 #define K_DONE0 3 /* hook_progress done, VM 0 (voter 2's own VM) */
@@ -109,12 +120,14 @@
 #define K_RB 5    /* recover_ordered, every VM: the attempt is rolled back */
 #define K_APPR 6  /* approval_intent */
 #define K_CMD 7   /* NO_EVENT: any other decision */
-#define ENTRY(t, k) ((t) * 8 + (k))
-#define ETERM(e) ((e) >> 3)
-#define EKIND(e) ((e) & 7)
+#define K_AERR 8  /* approval_answer: IMDS answered the leader's POST with an error status */
+#define K_AUNK 9  /* approval_answer: no answer (timeout): the POST may still land */
+#define ENTRY(t, k) ((t) * 16 + (k))
+#define ETERM(e) ((e) >> 4)
+#define EKIND(e) ((e) & 15)
 #define EVENT_VOTER 2 /* the voter whose VM is in the event */
 
-/* messages, one int each: type 4 bits, from 2, to 2, term 3, a 4, b 4, c 6, d 4 */
+/* messages, one int each: type 4 bits, from 2, to 2, term 3, a 4, b 4, c 7, d 4 */
 #define M_PREVOTE 1    /* term: the one it would take; a, b: last log term and index */
 #define M_PREVOTE_R 2  /* a: granted */
 #define M_VOTE 3       /* a, b: as M_PREVOTE; d: 1 when the leader asked (TimeoutNow) */
@@ -126,15 +139,15 @@
 #define M_REPORT 9     /* from an agent (from: the VM) to the order's sender; a: the attempt */
 #define MSG(ty, fr, to, t, a, b, c, d)                                                        \
 	((ty) | ((fr) << 4) | ((to) << 6) | ((t) << 8) | ((a) << 11) | ((b) << 15) |             \
-	 ((c) << 19) | ((d) << 25))
+	 ((c) << 19) | ((d) << 26))
 #define M_TY(m) ((m) & 15)
 #define M_FR(m) (((m) >> 4) & 3)
 #define M_TO(m) (((m) >> 6) & 3)
 #define M_T(m) (((m) >> 8) & 7)
 #define M_A(m) (((m) >> 11) & 15)
 #define M_B(m) (((m) >> 15) & 15)
-#define M_C(m) (((m) >> 19) & 63)
-#define M_D(m) (((m) >> 25) & 15)
+#define M_C(m) (((m) >> 19) & 127)
+#define M_D(m) (((m) >> 26) & 15)
 
 /* ---- persisted per server (SQLite, synchronous=FULL, before any reply): current_term,
  * voted_for (0: none, else id + 1), the log */
@@ -199,12 +212,22 @@ bit gone[N]; /* crashed for good */
 byte gcom[MAXL + 1];      /* the entry committed at each index (0: none yet) */
 byte gterm[MAXL + 1];     /* the term of the leader that committed it */
 byte leader_of[MAXT + 1]; /* who won each term (id + 1) */
-bit posted;               /* the approval POST reached IMDS: it cannot be taken back */
+bit posted;               /* an approval POST was made */
+#ifdef APPROVAL
+/* IMDS: a POST lands (reaches IMDS) at once, late or never; IMDS accepts it (the platform
+ * starts the event on its VMs: they must all be drained) or answers an error status; the
+ * answer reaches the leader that POSTed, or is lost (a timeout, a delegate that never answers) */
+bit started;  /* IMDS accepted a POST: the event started */
+byte ps[N];   /* this tenure's POST (volatile): 0 none, 1 sent, 2 sent and timed out, 3 done */
+byte pold[N]; /* POSTs of a server's earlier tenures that may still land (at most 2) */
+#else
+#define started posted /* IMDS starts the event as soon as it is POSTed */
+#endif
 
 /* ---- scratch, not part of the state */
 hidden int m, sm;
 hidden byte k, j, x, y, d, mt, fr, ty, ok;
-hidden byte lastprep, lastrb, hasappr, done0, done1;
+hidden byte lastprep, lastrb, hasappr, afailed, done0, done1;
 
 /* send(msg): into the set (a copy already in flight: nothing new) */
 inline send(msg) {
@@ -339,6 +362,11 @@ inline gc() {
  * leftovers nobody reads) */
 inline forget(i) {
 	grants[i] = 0;
+#ifdef APPROVAL
+	/* a POST of this tenure still in flight may land: nobody awaits its answer any more */
+	pold[i] = pold[i] + (ps[i] == 1 || ps[i] == 2);
+	ps[i] = 0;
+#endif
 	y = 0;
 	do
 	:: y < N -> NXT(i, y) = 0; MAT(i, y) = 0; y++
@@ -466,19 +494,31 @@ inline advance_commit(i) {
 	skip
 }
 
+/* An error answer is definite for the POST it answers. The intent is FAILED (it may be
+ * rolled back) only when that POST is the only one that may land: the one its own leader
+ * made, in the intent's term (a leader POSTs once a tenure; a later leader, which cannot know
+ * whether an earlier POST landed, POSTs again and its error answer says nothing of the
+ * earlier POST). Anything else leaves it open: an intent without an answer (INTENT), a
+ * timeout (UNKNOWN, K_AUNK), a later tenure's error. */
+#ifdef BROKEN_ANY_ANSWER
+#define DEFINITE(i, y) 1
+#else
+#define DEFINITE(i, y) (ETERM(LOG(i, y)) == ETERM(LOG(i, hasappr)))
+#endif
 /* what i's log says of the event: the newest prepare and rollback, the approve intent,
  * where each VM's drain of the current attempt was logged */
 inline scan_event(i) {
-	lastprep = 0; lastrb = 0; hasappr = 0; done0 = 0; done1 = 0;
+	lastprep = 0; lastrb = 0; hasappr = 0; afailed = 0; done0 = 0; done1 = 0;
 	y = 1;
 	do
 	:: y <= llen[i] ->
 		if
-		:: EKIND(LOG(i, y)) == K_PREP -> lastprep = y; done0 = 0; done1 = 0
+		:: EKIND(LOG(i, y)) == K_PREP -> lastprep = y; done0 = 0; done1 = 0; hasappr = 0
 		:: EKIND(LOG(i, y)) == K_RB -> lastrb = y; done0 = 0; done1 = 0
 		:: EKIND(LOG(i, y)) == K_DONE0 -> done0 = y
 		:: EKIND(LOG(i, y)) == K_DONE1 -> done1 = y
-		:: EKIND(LOG(i, y)) == K_APPR -> hasappr = y
+		:: EKIND(LOG(i, y)) == K_APPR -> hasappr = y; afailed = 0
+		:: EKIND(LOG(i, y)) == K_AERR && hasappr > 0 && DEFINITE(i, y) -> afailed = 1
 		:: else -> skip
 		fi;
 		y++
@@ -486,6 +526,7 @@ inline scan_event(i) {
 	od;
 	skip
 }
+#define APPR_OPEN (hasappr > 0 && !afailed)
 /* the leader acts on its entry x only once x is committed and an entry of its own term is
  * (BROKEN_ACT_UNCOMMITTED: as soon as it proposed x) */
 #ifdef BROKEN_ACT_UNCOMMITTED
@@ -697,7 +738,7 @@ inline agent_recv(msg) {
 			send(MSG(M_REPORT, y, x, M_T(msg), M_A(msg), 0, 0, 0))
 		:: else ->
 			printf("VM%d: recover (term %d, index %d) from S%d\n", y, M_T(msg), M_A(msg), x);
-			assert(!posted); /* an approval is irreversible: no VM of it is recovered */
+			assert(!started); /* no VM of an event that started is put back in service */
 			drained[y] = 0
 		fi
 	:: else -> skip /* older than what it has seen: refused */
@@ -989,29 +1030,43 @@ end:
 	/* prepare every VM of the event (a first attempt, or after a rollback) */
 	:: d_step { CAN_APPEND(me) && PREP_OK -> scan_event(me);
 		if
-		:: !hasappr && !ATTEMPT_OPEN -> append(me, K_PREP)
+		:: !APPR_OPEN && !ATTEMPT_OPEN -> append(me, K_PREP)
 		:: else -> skip
 		fi
 	}
-	/* a prepare hook failed, or the event changed: the attempt is rolled back */
+	/* a prepare hook failed, or the event changed: the attempt is rolled back, unless an
+	 * approval is open (an intent without a definite answer: its POST may still land) */
 	:: d_step { CAN_APPEND(me) && RB_OK -> scan_event(me);
 		if
-		:: !hasappr && ATTEMPT_OPEN -> append(me, K_RB)
+		:: !APPR_OPEN && ATTEMPT_OPEN -> append(me, K_RB)
 		:: else -> skip
 		fi
 	}
-	/* every drain of the attempt committed: the approve intent; but when the event includes
-	 * the leader's own VM, leadership first goes to an up-to-date voter outside it */
+	/* every drain of the attempt committed: the approve intent (again, after a failed one);
+	 * but when the event includes the leader's own VM, leadership first goes to an
+	 * up-to-date voter outside it */
 	:: d_step { role[me] == LEADER -> scan_event(me);
 		if
-		:: !hasappr && ATTEMPT_OPEN && ALL_DONE_COMMITTED(me) && llen[me] < MAXL &&
-		   me != EVENT_VOTER -> append(me, K_APPR)
-		:: !hasappr && ATTEMPT_OPEN && ALL_DONE_COMMITTED(me) && me == EVENT_VOTER &&
+		:: !APPR_OPEN && ATTEMPT_OPEN && ALL_DONE_COMMITTED(me) && llen[me] < MAXL &&
+		   me != EVENT_VOTER ->
+			append(me, K_APPR);
+#ifdef APPROVAL
+			ps[me] = 0; /* a new intent: POSTed once in this tenure too */
+#endif
+			skip
+		:: !APPR_OPEN && ATTEMPT_OPEN && ALL_DONE_COMMITTED(me) && me == EVENT_VOTER &&
 		   MAT(me, 0) == llen[me] && TRANSFER_OK(0) ->
 			send(MSG(M_TIMEOUTNOW, me, 0, term[me], 0, 0, 0, 0))
-		:: !hasappr && ATTEMPT_OPEN && ALL_DONE_COMMITTED(me) && me == EVENT_VOTER &&
+		:: !APPR_OPEN && ATTEMPT_OPEN && ALL_DONE_COMMITTED(me) && me == EVENT_VOTER &&
 		   MAT(me, 1) == llen[me] && TRANSFER_OK(1) ->
 			send(MSG(M_TIMEOUTNOW, me, 1, term[me], 0, 0, 0, 0))
+#ifdef APPROVAL
+		/* a committed open intent it inherited: POSTed by a voter outside the event too */
+		:: APPR_OPEN && ACT_OK(me, hasappr) && me == EVENT_VOTER && MAT(me, 0) == llen[me] ->
+			send(MSG(M_TIMEOUTNOW, me, 0, term[me], 0, 0, 0, 0))
+		:: APPR_OPEN && ACT_OK(me, hasappr) && me == EVENT_VOTER && MAT(me, 1) == llen[me] ->
+			send(MSG(M_TIMEOUTNOW, me, 1, term[me], 0, 0, 0, 0))
+#endif
 		:: else -> skip
 		fi
 	}
@@ -1038,6 +1093,32 @@ end:
 #endif
 		skip
 	}
+#ifdef APPROVAL
+	/* the approval POST of a committed open intent, once a tenure (again after a timeout or
+	 * a lost answer only in a later tenure: the new leader does not know whether the old one's
+	 * POST landed); it may land at once, late, or never (agents(): IMDS) */
+	:: d_step { role[me] == LEADER && ps[me] == 0 && pold[me] < 2 -> scan_event(me);
+		if
+		:: APPR_OPEN && ACT_OK(me, hasappr) && me != EVENT_VOTER -> /* (handover: above) */
+			act_on(me, hasappr);
+			printf("S%d: POST approval (intent at %d)\n", me, hasappr);
+			posted = 1;
+			ps[me] = 1;
+			check_approval(hasappr)
+		:: else -> skip
+		fi
+	}
+	/* no answer within the timeout: the POST may still land, the approval is UNKNOWN (it
+	 * stays open: no rollback) */
+	:: d_step { role[me] == LEADER && ps[me] == 1 && llen[me] < MAXL ->
+		ps[me] = 2;
+#ifdef BROKEN_UNKNOWN_FAILED
+		append(me, K_AERR)
+#else
+		append(me, K_AUNK)
+#endif
+	}
+#else
 	/* the approval POST: a committed approve intent (IMDS starts the event at once) */
 	:: d_step { role[me] == LEADER && !posted -> scan_event(me);
 		if
@@ -1050,6 +1131,7 @@ end:
 		:: else -> skip
 		fi
 	}
+#endif
 #endif
 	/* receive a message */
 	DELIVER(0)
@@ -1095,9 +1177,52 @@ end:
 	od
 }
 
+#ifdef APPROVAL
+/* a POST reaches IMDS, which accepts it (acc: the platform starts the event, on VMs that must
+ * all be drained) or, before the event started, answers an error status (nothing happens);
+ * once it started, a POST is a repeat, answered 200 */
+inline land(acc) {
+	if
+	:: acc && !started ->
+		printf("IMDS: POST accepted: the event starts\n");
+		assert(drained[0] && drained[NVM - 1]); /* never on a VM put back in service */
+		started = 1
+	:: else -> skip
+	fi
+}
+/* this tenure's POST of leader s lands; the answer reaches s, at once or after its timeout
+ * (then logged all the same: an HTTP status is definite for that POST), or it is lost (after
+ * the timeout, which logged UNKNOWN: the lost answer of a POST not yet timed out is the
+ * timeout first) */
+#define LAND(s, acc)                                                                          \
+	:: d_step { (ps[s] == 1 || ps[s] == 2) && (acc || !started) ->                            \
+		land(acc); ps[s] = 3;                                                                 \
+		if                                                                                    \
+		:: !acc && llen[s] < MAXL -> append(s, K_AERR)                                        \
+		:: else -> skip                                                                       \
+		fi }
+#define LAND_LOST(s, acc) :: d_step { ps[s] == 2 && (acc || !started) -> land(acc); ps[s] = 3 }
+/* a POST of an earlier tenure of s lands: nobody awaits its answer */
+#define LAND_OLD(s, acc) :: d_step { pold[s] > 0 && (acc || !started) -> pold[s]--; land(acc) }
+#endif
+
 proctype agents() {
 end:
 	do
+#ifdef APPROVAL
+	LAND(0, 1)
+	LAND(0, 0)
+	LAND(1, 1)
+	LAND(1, 0)
+	LAND_LOST(0, 1)
+	LAND_LOST(0, 0)
+	LAND_LOST(1, 1)
+	LAND_LOST(1, 0)
+	LAND_OLD(0, 1)
+	LAND_OLD(0, 0)
+	LAND_OLD(1, 1)
+	LAND_OLD(1, 0)
+#endif
 #ifdef LIVE
 	DROP_ORDER(0)
 	DROP_ORDER(1)
@@ -1176,6 +1301,28 @@ init {
 		role[0] = LEADER;
 		leader_of[1] = 1;
 		gcom[1] = ENTRY(1, K_TERM);
+#elif defined(APPROVAL)
+		/* leader 0 of term 1 has committed the prepare and VM 0's drain, which every server
+		 * stored (entries 1 to 3); VM 0 is drained, by the order of (term 1, index 2) */
+		k = 0;
+		do
+		:: k < N ->
+			term[k] = 1; vote[k] = 1; llen[k] = 3; role[k] = FOLLOWER;
+			LOG(k, 1) = ENTRY(1, K_TERM); LOG(k, 2) = ENTRY(1, K_PREP); LOG(k, 3) = ENTRY(1, K_DONE0);
+			k++
+		:: else -> break
+		od;
+		role[0] = LEADER;
+		commit[0] = 3;
+		NXT(0, 1) = 4; NXT(0, 2) = 4; MAT(0, 1) = 3; MAT(0, 2) = 3;
+		leader_of[1] = 1;
+		k = 1;
+		do
+		:: k <= 3 -> gcom[k] = LOG(0, k); gterm[k] = 1; k++
+		:: else -> break
+		od;
+		drained[0] = 1;
+		fence[0] = 1 * 16 + 2;
 #else
 		role[0] = FOLLOWER; role[1] = FOLLOWER; role[2] = FOLLOWER;
 #endif
