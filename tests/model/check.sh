@@ -14,6 +14,8 @@ SAFETY="-DMAXT=2 -DMAXL=4 -DNETMAX=4"
 # the approval's answers, from a leader that has committed the drain (README, "Approvals"):
 # two terms, the intent, its answers, a term entry and a rollback fit in 7 entries
 APPROVAL="-DAPPROVAL -DNO_RESTART -DMAXT=2 -DMAXL=7 -DNETMAX=3"
+# five members, one with another member list, one term (README, "Members that disagree")
+MEMBERS="-DMEMBERS -DMAXT=1 -DMAXL=1 -DNETMAX=6"
 # progress (`<> posted`, weak fairness) with one message lost and no crash: two terms suffice;
 # with one crash and no loss: four (a crash can cost two terms and a handover). Both faults in
 # one run take 7 minutes (README, "Liveness"), so the suite checks them one at a time.
@@ -34,6 +36,7 @@ PAN_LIVE="-a -f -m300000 -w24"
 RUNS=(
     "safety|ok|$SAFETY|$CC_SAFE|$PAN_SAFE"
     "approval|ok|$APPROVAL|$CC_FAST|$PAN_SAFE"
+    "members|ok|$MEMBERS|$CC_FAST|$PAN_SAFE"
     "live_drop|ok|$LIVE_DROP|$CC_LIVE_SMALL|$PAN_LIVE"
     "live_crash|ok|$LIVE_CRASH|$CC_LIVE|$PAN_LIVE"
     "stable|ok|-DSTABLE|$CC_FAST|$PAN_SAFE"
@@ -41,6 +44,7 @@ RUNS=(
     "broken_act_uncommitted|caught|$SAFETY -DBROKEN_ACT_UNCOMMITTED|$CC_FAST|$PAN_SAFE"
     "broken_unknown_failed|caught|$APPROVAL -DBROKEN_UNKNOWN_FAILED|$CC_FAST|$PAN_SAFE"
     "broken_any_answer|caught|$APPROVAL -DBROKEN_ANY_ANSWER|$CC_FAST|$PAN_SAFE"
+    "broken_no_digest|caught|$MEMBERS -DBROKEN_NO_DIGEST|$CC_FAST|$PAN_SAFE"
     "broken_no_prevote|caught|-DSTABLE -DBROKEN_NO_PREVOTE|$CC_FAST|$PAN_SAFE"
     "broken_no_handover|caught|-DLIVE -DCRASHES=0 -DDROPS=0 -DMAXT=2 -DMAXL=6 -DBROKEN_NO_HANDOVER|$CC_LIVE_SMALL|$PAN_LIVE"
 )

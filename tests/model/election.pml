@@ -26,6 +26,7 @@
  *                        a POST lands at once, late or never, IMDS accepts it (the event
  *                        starts) or answers an error, the answer may be lost (UNKNOWN); an
  *                        intent with a definite error answer may be rolled back
+ *   MEMBERS              five servers, one with another member list (digest): election only
  * Broken variants, each expected to be caught:
  *   BROKEN_VOTE          voted_for is not persisted across a restart
  *   BROKEN_NO_PREVOTE    a timed-out server campaigns at once with a new term
@@ -36,6 +37,7 @@
  *                        event may be rolled back while the POST may still land
  *   BROKEN_ANY_ANSWER    (APPROVAL) an error answer to a later tenure's POST makes the intent
  *                        FAILED, though an earlier tenure's POST may still land
+ *   BROKEN_NO_DIGEST     (MEMBERS) members do not compare member lists (digests)
  *   BROKEN_ACT_STALE     a new leader acts before it committed an entry of its own term
  *   BROKEN_NO_FENCE      agents obey orders older than the newest they have seen
  *   BROKEN_STALE_REPORT  a drain report of an older attempt counts for the current one
@@ -62,7 +64,15 @@
  *              fails, telling to make MAXT larger), so the bound never blocks progress
  */
 
+/* MEMBERS: members that disagree on the member list (below): five servers, election only */
+#ifdef MEMBERS
+#define N 5
+#define NO_EVENT
+#define NO_CMD
+#define NO_RESTART
+#else
 #define N 3
+#endif
 /* LIVE's defaults: the smallest bounds that never bind with its default faults (README) */
 #ifdef LIVE
 #ifndef MAXT
@@ -137,6 +147,7 @@
 #define M_TIMEOUTNOW 7 /* leadership transfer: campaign now */
 #define M_ORDER 8      /* to an agent (to: the VM); a: the entry's index, b: 1 prepare, 0 recover */
 #define M_REPORT 9     /* from an agent (from: the VM) to the order's sender; a: the attempt */
+#ifndef MEMBERS
 #define MSG(ty, fr, to, t, a, b, c, d)                                                        \
 	((ty) | ((fr) << 4) | ((to) << 6) | ((t) << 8) | ((a) << 11) | ((b) << 15) |             \
 	 ((c) << 19) | ((d) << 26))
@@ -148,6 +159,24 @@
 #define M_B(m) (((m) >> 15) & 15)
 #define M_C(m) (((m) >> 19) & 127)
 #define M_D(m) (((m) >> 26) & 15)
+#else
+/* MEMBERS (five servers, logs of at most 7): type 4 bits, from 3, to 3, term 3, a 3, b 3,
+ * c 7, d 3 */
+#if MAXL > 7
+#error "MEMBERS: MAXL at most 7"
+#endif
+#define MSG(ty, fr, to, t, a, b, c, d)                                                        \
+	((ty) | ((fr) << 4) | ((to) << 7) | ((t) << 10) | ((a) << 13) | ((b) << 16) |            \
+	 ((c) << 19) | ((d) << 26))
+#define M_TY(m) ((m) & 15)
+#define M_FR(m) (((m) >> 4) & 7)
+#define M_TO(m) (((m) >> 7) & 7)
+#define M_T(m) (((m) >> 10) & 7)
+#define M_A(m) (((m) >> 13) & 7)
+#define M_B(m) (((m) >> 16) & 7)
+#define M_C(m) (((m) >> 19) & 127)
+#define M_D(m) (((m) >> 26) & 7)
+#endif
 
 /* ---- persisted per server (SQLite, synchronous=FULL, before any reply): current_term,
  * voted_for (0: none, else id + 1), the log */
@@ -167,7 +196,37 @@ byte mat[N * N]; /* the leader's match index for each peer */
 #define NXT(i, j) nxt[(i) * N + (j)]
 #define MAT(i, j) mat[(i) * N + (j)]
 #define BIT(i) (1 << (i))
-#define MAJORITY(bits) ((((bits) & 1) + (((bits) >> 1) & 1) + (((bits) >> 2) & 1)) >= 2)
+#ifndef MEMBERS
+#define MAJORITY(i, bits) ((((bits) & 1) + (((bits) >> 1) & 1) + (((bits) >> 2) & 1)) >= 2)
+#define VOTER_OK(i, j) 1
+#define PEER(i, j) ((i) != (j))
+#define NO_DRIFT(i) 1
+#else
+/* Members that disagree on the member list. Servers 0, 1, 2 and 4 share one --members, whose
+ * voters are all five (five fault domains); server 3's list differs (another digest): its
+ * voters are itself, server 1 and a member that is not running. Each member counts votes
+ * and replicas among the voters of its own list, votes only when it is a voter of its own
+ * list and only for a candidate that is one too (sc_elect: "is not a voter"). With the
+ * digest check a member refuses every message of a member with another digest (a vote
+ * request: with a refusal), and one that hears a voter of its list with another digest does
+ * not lead (it steps down and campaigns no more). */
+#define DG(i) ((i) == 3)
+#define VOTERS(i) (DG(i) -> (BIT(1) | BIT(3)) : 31)
+#define NVOTERS(i) (DG(i) -> 3 : 5)
+#define ISVOTER(i, j) ((VOTERS(i) >> (j)) & 1)
+#define POP5(b) (((b) & 1) + (((b) >> 1) & 1) + (((b) >> 2) & 1) + (((b) >> 3) & 1) + (((b) >> 4) & 1))
+#define MAJORITY(i, bits) (2 * POP5((bits) & VOTERS(i)) > NVOTERS(i))
+#define VOTER_OK(i, j) (ISVOTER(i, i) && ISVOTER(i, j))
+#define PEER(i, j) ((i) != (j) && ISVOTER(i, j))
+#ifdef BROKEN_NO_DIGEST
+#define DIGEST_DIFFERS(i, j) 0
+#else
+#define DIGEST_DIFFERS(i, j) (DG(i) != DG(j))
+#endif
+bit drift[N];             /* heard a voter of its list with another digest: does not lead */
+#define NO_DRIFT(i) (!drift[i])
+byte actor[MAXT + 1];     /* who acted in each term (id + 1) */
+#endif
 #ifdef LEASE
 bit lease[N]; /* heard from the leader of its term within an election timeout (or leads) */
 #define SET_LEASE(i, v) lease[i] = v
@@ -392,8 +451,8 @@ inline broadcast_vote(i, ty_, transfer) {
 	do
 	:: y < N ->
 		if
-		:: y != i -> send(MSG(ty_, i, y, term[i] + (ty_ == M_PREVOTE), LASTTERM(i), llen[i], 0,
-		                      transfer))
+		:: PEER(i, y) -> send(MSG(ty_, i, y, term[i] + (ty_ == M_PREVOTE), LASTTERM(i), llen[i], 0,
+		                          transfer))
 		:: else -> skip
 		fi;
 		y++
@@ -444,7 +503,9 @@ inline check_complete(i) {
 }
 
 inline become_leader(i) {
+#ifndef MEMBERS
 	assert(leader_of[term[i]] == 0 || leader_of[term[i]] == i + 1); /* one leader a term */
+#endif
 	leader_of[term[i]] = i + 1;
 	printf("S%d: LEADER of term %d, log length %d\n", i, term[i], llen[i]);
 	check_complete(i);
@@ -480,13 +541,21 @@ inline set_commit(i, c) {
 	commit[i] = c
 }
 
+#ifndef MEMBERS
+#define STORED_BY_MAJORITY(i, x)                                                              \
+	((1 + (MAT(i, 0) >= x && i != 0) + (MAT(i, 1) >= x && i != 1) + (MAT(i, 2) >= x && i != 2)) >= 2)
+#else
+#define STORED(i, j, x) (ISVOTER(i, j) && ((j) == (i) || MAT(i, j) >= x))
+#define STORED_BY_MAJORITY(i, x)                                                              \
+	(2 * (STORED(i, 0, x) + STORED(i, 1, x) + STORED(i, 2, x) + STORED(i, 3, x) +               \
+	      STORED(i, 4, x)) > NVOTERS(i))
+#endif
 inline advance_commit(i) {
 	x = llen[i];
 	do
 	:: x > commit[i] ->
 		if
-		:: (1 + (MAT(i, 0) >= x && i != 0) + (MAT(i, 1) >= x && i != 1) +
-		    (MAT(i, 2) >= x && i != 2)) >= 2 && COUNTABLE(i, x) -> set_commit(i, x); break
+		:: STORED_BY_MAJORITY(i, x) && COUNTABLE(i, x) -> set_commit(i, x); break
 		:: else -> x--
 		fi
 	:: else -> break
@@ -581,7 +650,31 @@ inline recv(i, msg) {
 	printf("S%d <- S%d: type %d term %d a %d b %d c %d d %d\n", i, fr, ty, mt, M_A(msg), M_B(msg),
 	       M_C(msg), M_D(msg));
 	ok = 1;
+#ifdef MEMBERS
+	/* another digest: refused (a vote request with a refusal, which carries this member's
+	 * digest); a voter of this member's list that has another digest: it does not lead */
 	if
+	:: DIGEST_DIFFERS(i, fr) ->
+		ok = 0;
+		printf("S%d: refuses S%d: members differ\n", i, fr);
+		if
+		:: ty == M_VOTE -> send(MSG(M_VOTE_R, i, fr, term[i], 0, 0, 0, 0))
+		:: else -> skip
+		fi;
+		if
+		:: ISVOTER(i, fr) ->
+			drift[i] = 1;
+			if
+			:: role[i] == CAND || role[i] == LEADER -> role[i] = FOLLOWER; forget(i)
+			:: else -> skip
+			fi
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+#endif
+	if
+	:: !ok -> skip
 	:: ty == M_REPORT -> skip /* from an agent: no term of its own */
 	:: mt > term[i] ->
 		if
@@ -618,13 +711,13 @@ inline recv(i, msg) {
 		:: role[i] == PRECAND && M_A(msg) && mt == term[i] + 1 ->
 			grants[i] = grants[i] | BIT(fr);
 			if
-			:: MAJORITY(grants[i]) -> become_candidate(i, 0)
+			:: MAJORITY(i, grants[i]) -> become_candidate(i, 0)
 			:: else -> skip
 			fi
 		:: else -> skip
 		fi
 	:: ty == M_VOTE ->
-		ok = ((vote[i] == 0 || vote[i] == fr + 1) && LOGOK(i, M_A(msg), M_B(msg)));
+		ok = ((vote[i] == 0 || vote[i] == fr + 1) && LOGOK(i, M_A(msg), M_B(msg)) && VOTER_OK(i, fr));
 		if
 		:: ok -> vote[i] = fr + 1 /* persisted before the reply leaves */
 		:: else -> skip
@@ -635,13 +728,15 @@ inline recv(i, msg) {
 		:: role[i] == CAND && M_A(msg) ->
 			grants[i] = grants[i] | BIT(fr);
 			if
-			:: MAJORITY(grants[i]) -> become_leader(i)
+			:: MAJORITY(i, grants[i]) -> become_leader(i)
 			:: else -> skip
 			fi
 		:: else -> skip
 		fi
 	:: ty == M_APP ->
+#ifndef MEMBERS
 		assert(role[i] != LEADER); /* (one leader a term) */
+#endif
 		if
 		:: role[i] != FOLLOWER -> role[i] = FOLLOWER; forget(i)
 		:: else -> skip
@@ -948,7 +1043,7 @@ proctype server(byte me) {
 end:
 	do
 	/* the election timer runs out */
-	:: d_step { role[me] != DOWN && TERMS_LEFT(me) && TIMEOUT_OK(me) -> campaign(me); gc() }
+	:: d_step { role[me] != DOWN && TERMS_LEFT(me) && TIMEOUT_OK(me) && NO_DRIFT(me) -> campaign(me); gc() }
 #ifdef LEASE
 	/* it runs out before the server campaigns: the lease is gone */
 	:: d_step { lease[me] && role[me] != LEADER && LEASE_EXPIRY_OK(me) -> lease[me] = 0 }
@@ -958,9 +1053,23 @@ end:
 	:: d_step { RESTART_OK(me) -> role[me] = FOLLOWER; reset(me); gc() }
 #endif
 	/* replication, and heartbeats */
+#ifndef MEMBERS
 	:: d_step { role[me] == LEADER && me != 0 && SEND_APP_OK(me, 0) -> send_app(me, 0) }
 	:: d_step { role[me] == LEADER && me != 1 && SEND_APP_OK(me, 1) -> send_app(me, 1) }
 	:: d_step { role[me] == LEADER && me != 2 && SEND_APP_OK(me, 2) -> send_app(me, 2) }
+#else
+	:: d_step { role[me] == LEADER && PEER(me, 0) -> send_app(me, 0) }
+	:: d_step { role[me] == LEADER && PEER(me, 1) -> send_app(me, 1) }
+	:: d_step { role[me] == LEADER && PEER(me, 2) -> send_app(me, 2) }
+	:: d_step { role[me] == LEADER && PEER(me, 3) -> send_app(me, 3) }
+	:: d_step { role[me] == LEADER && PEER(me, 4) -> send_app(me, 4) }
+	/* it acts (orders, approvals) once its term's entry is committed: at most one a term */
+	:: d_step { role[me] == LEADER && CURRENT(me) && actor[term[me]] != me + 1 ->
+		printf("S%d: acts in term %d\n", me, term[me]);
+		assert(actor[term[me]] == 0); /* at most one acting leader per term */
+		actor[term[me]] = me + 1
+	}
+#endif
 #if (defined(NO_EVENT) || defined(STABLE)) && !defined(NO_CMD)
 	:: d_step { CAN_APPEND(me) -> append(me, K_CMD) }
 #elif defined(NO_EVENT) || defined(STABLE)
@@ -1325,11 +1434,17 @@ init {
 		fence[0] = 1 * 16 + 2;
 #else
 		role[0] = FOLLOWER; role[1] = FOLLOWER; role[2] = FOLLOWER;
+#ifdef MEMBERS
+		role[3] = FOLLOWER; role[4] = FOLLOWER;
+#endif
 #endif
 		k = 0
 	}
 	atomic {
 		run server(0); run server(1); run server(2);
+#ifdef MEMBERS
+		run server(3); run server(4);
+#endif
 #if !defined(NO_EVENT) && !defined(STABLE)
 		run agents();
 #endif
