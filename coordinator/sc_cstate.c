@@ -668,9 +668,13 @@ static int s_apply_answer(sc_cstate_t *cs, const sc_dlog_entry_t *en, json_objec
         sc_cs_event_t *e = cs->ev[i];
         if (!intent || e->intent != intent)
             continue;
-        e->approval = sc_cstate_approval_next(e->approval, arc == 0  ? SC_AIN_ANSWER_OK
-                                                           : unknown ? SC_AIN_ANSWER_UNKNOWN
-                                                                     : SC_AIN_ANSWER_FAILED);
+        /* an error answering this POST says nothing of an earlier one that got no answer: it
+         * may still land, so the approval stays unknown (never failed: rollback) */
+        bool may_land = unknown || (arc != 0 && e->unsure);
+        e->approval = sc_cstate_approval_next(e->approval, arc == 0   ? SC_AIN_ANSWER_OK
+                                                           : may_land ? SC_AIN_ANSWER_UNKNOWN
+                                                                      : SC_AIN_ANSWER_FAILED);
+        e->unsure = arc != 0 && may_land;
         /* answered after it started: a failure is never retried */
         if (e->start_kind != SC_START_NONE)
             e->approval = sc_cstate_approval_next(e->approval, SC_AIN_STARTED);
@@ -956,6 +960,8 @@ static int s_event_json(const sc_cstate_t *cs, const sc_cs_event_t *e, json_obje
         o, "via",
         e->via == SC_CSTATE_NONE ? NULL : json_object_new_string(cs->members[e->via].name));
     json_object_object_add(o, "approved_ms", s_i64(e->approved_ms));
+    if (e->unsure)
+        json_object_object_add(o, "unsure", json_object_new_boolean(1));
     json_object_object_add(o, "drains", drains);
     if (e->rehearsal)
         json_object_object_add(o, "rehearsal", s_i64(e->rehearsal));
@@ -1098,6 +1104,7 @@ static int s_event_from(const sc_cstate_t *cs, json_object *je, sc_cs_event_t **
     e->ended_ms = s_get(je, "ended_ms");
     e->intent = s_get(je, "intent");
     e->approved_ms = s_get(je, "approved_ms");
+    e->unsure = json_object_get_boolean(json_object_object_get(je, "unsure"));
     e->rehearsal = s_get(je, "rehearsal");
     e->via = via ? sc_cstate_member_find(cs, via) : SC_CSTATE_NONE;
     if (json_object_object_get_ex(je, "drains", &drains) &&

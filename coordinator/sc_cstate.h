@@ -87,6 +87,9 @@ typedef struct sc_cs_event {
     int64_t intent;               /* index of its open APPROVAL_INTENT, 0 */
     size_t via;                   /* that intent's delegate, SC_CSTATE_NONE: the leader POSTs */
     int64_t approved_ms;          /* wall ms of the answer that approved it, 0 */
+    bool unsure;                  /* a POST of it got no answer (may still land): a later
+                                     definite failure of another POST is unknown too, until an
+                                     OK answer (the model's counterexample, tests/model) */
     sc_drain_state_t *drain;      /* per member: sc_cstate_drain_next */
     int *attempt;                 /* per member: drain attempt of its last order, 0 */
     int64_t rehearsal;            /* the rehearsal it was made for (0: a real event) */

@@ -147,6 +147,11 @@ SC_TEST(approval_table_is_its_diagram)
         {SC_APPROVAL_FAILED, SC_AIN_STARTED, SC_APPROVAL_NOT_NEEDED},
         {SC_APPROVAL_NOT_NEEDED, SC_AIN_INTENT, SC_APPROVAL_NOT_NEEDED},
         {SC_APPROVAL_NOT_NEEDED, SC_AIN_ANSWER_OK, SC_APPROVAL_NOT_NEEDED},
+        {SC_APPROVAL_INTENT, SC_AIN_ANSWER_UNKNOWN, SC_APPROVAL_UNKNOWN},
+        {SC_APPROVAL_UNKNOWN, SC_AIN_INTENT, SC_APPROVAL_INTENT},
+        {SC_APPROVAL_UNKNOWN, SC_AIN_ANSWER_FAILED, SC_APPROVAL_UNKNOWN},
+        {SC_APPROVAL_UNKNOWN, SC_AIN_STARTED, SC_APPROVAL_NOT_NEEDED},
+        {SC_APPROVAL_NONE, SC_AIN_ANSWER_UNKNOWN, SC_APPROVAL_NONE},
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
         if (sc_cstate_approval_next(rows[i].from, rows[i].in) != rows[i].to)
@@ -154,6 +159,58 @@ SC_TEST(approval_table_is_its_diagram)
                      sc_approval_input_name(rows[i].in),
                      sc_approval_state_name(sc_cstate_approval_next(rows[i].from, rows[i].in)),
                      sc_approval_state_name(rows[i].to));
+}
+
+/* Issue 20 (the model's counterexample): a POST that got no answer may still land; an error
+ * answering a later POST of the same event says nothing of it. The approval stays unknown
+ * (rollback blocked) until an OK answer; its snapshot keeps that. */
+SC_TEST(unknown_survives_a_later_failed_post)
+{
+    sc_cstate_t *cs = s_new(), *back = NULL;
+    const sc_cs_event_t *e;
+    char d[256], *a, *b;
+    json_object *o = NULL;
+
+    s_seen(cs, "E1", "Scheduled", "\"vm_1\"");
+    e = sc_cstate_event_find(cs, "E1");
+    SC_REQUIRE(e);
+    for (int k = 0; k < 3; k++) {
+        static const char *const answers[3] = {
+            "\"rc\":-110,\"http_status\":0,\"unknown\":true", /* no answer */
+            "\"rc\":-5000,\"http_status\":500",               /* a later POST: an error */
+            "\"rc\":0,\"http_status\":200"};
+        static const char *const after[3] = {"unknown", "unknown", "approved"};
+        SC_CHECK_INT(s_apply(cs, SC_DLOG_APPROVAL_INTENT, 100 + k,
+                             "{\"event_ids\":[\"E1\"],\"body\":\"{}\",\"via\":null}"),
+                     0);
+        snprintf(d, sizeof(d), "{\"intent\":%lld,%s}", (long long)e->intent, answers[k]);
+        SC_CHECK_INT(s_apply(cs, SC_DLOG_APPROVAL_ANSWER, 200 + k, d), 0);
+        SC_CHECK_STR(sc_approval_state_name(e->approval), after[k]);
+        if (k == 1) { /* a snapshot of it says the same */
+            SC_REQUIRE(sc_cstate_to_json(cs, &o) == 0);
+            SC_REQUIRE(sc_cstate_new(s_names, 3, &back) == 0);
+            SC_CHECK_INT(sc_cstate_from_json(back, o, d, sizeof(d)), 0);
+            a = s_json(cs);
+            b = s_json(back);
+            SC_CHECK_STR(a, b);
+            free(a);
+            free(b);
+            json_object_put(o);
+            sc_cstate_destroy(&back);
+        }
+    }
+    /* a definite failure alone (no earlier unknown) is failed */
+    s_seen(cs, "E2", "Scheduled", "\"vm_2\"");
+    e = sc_cstate_event_find(cs, "E2");
+    SC_REQUIRE(e);
+    SC_CHECK_INT(s_apply(cs, SC_DLOG_APPROVAL_INTENT, 300,
+                         "{\"event_ids\":[\"E2\"],\"body\":\"{}\",\"via\":null}"),
+                 0);
+    snprintf(d, sizeof(d), "{\"intent\":%lld,\"rc\":-5000,\"http_status\":500}",
+             (long long)e->intent);
+    SC_CHECK_INT(s_apply(cs, SC_DLOG_APPROVAL_ANSWER, 301, d), 0);
+    SC_CHECK_STR(sc_approval_state_name(e->approval), "failed");
+    sc_cstate_destroy(&cs);
 }
 
 /* A whole event through every entry kind: the state after each. */
@@ -698,6 +755,7 @@ int main(void)
 {
     SC_RUN(drain_table_is_its_diagram);
     SC_RUN(approval_table_is_its_diagram);
+    SC_RUN(unknown_survives_a_later_failed_post);
     SC_RUN(apply_follows_an_event_through);
     SC_RUN(rollback_attempts_and_forced_start);
     SC_RUN(bad_entries_refused_state_unchanged);
