@@ -30,14 +30,15 @@ static void s_approval_effect(sc_coord_t *c, const sc_dlog_entry_t *en, json_obj
     if (!n || !body)
         return;
     first = json_object_get_string(json_object_array_get_idx(ids, 0));
+    /* its start, reported as soon as Azure starts it, is ours, not forced */
+    for (size_t i = 0; i < n; i++)
+        sc_registry_mark_approved(c->reg,
+                                  json_object_get_string(json_object_array_get_idx(ids, i)));
     if (via && json_object_get_string(via)) {
         size_t mi = sc_coord_members_find(c, json_object_get_string(via));
         sc_msg_t *msg = NULL;
         if (mi == SC_PLAN_NONE)
             return;
-        for (size_t i = 0; i < n; i++)
-            sc_registry_mark_approved(c->reg,
-                                      json_object_get_string(json_object_array_get_idx(ids, i)));
         for (size_t i = 0; i < n; i++) {
             sc_cevstate_t *e =
                 sc_coord_exec_ev_get(c, json_object_get_string(json_object_array_get_idx(ids, i)));
@@ -56,10 +57,6 @@ static void s_approval_effect(sc_coord_t *c, const sc_dlog_entry_t *en, json_obj
                       c->members[mi].name, n, first, (long long)en->index, sc_log_q(en->reason));
         return;
     }
-    /* its start, reported as soon as Azure starts it, is ours, not forced */
-    for (size_t i = 0; i < n; i++)
-        sc_registry_mark_approved(c->reg,
-                                  json_object_get_string(json_object_array_get_idx(ids, i)));
     sc_approver_post(c->approver, json_object_get_string(body), &out);
     c->last_post_ms = sc_mono_ms();
     for (size_t i = 0; i < n; i++) {

@@ -66,30 +66,19 @@ static int s_txn_open(sc_coord_t *c)
 int sc_coord_log_apply_committed(sc_coord_t *c)
 {
     sc_craft_t *r = c->raft;
-    bool own = false;
     int64_t upto;
     int rc;
 
     if (r->applied >= r->commit)
         return 0;
     /* the leader applies in the turn's transaction (its flags made durable with the turn's
-     * next fsync: a restart applies again what it lost); a follower in one of its own */
+     * next fsync: a restart applies again what it lost); a follower in one of the store's */
     if (sc_coord_is_leader(c) && (rc = s_txn_open(c)) < 0)
         return rc;
-    if (!r->txn && !sc_store_in_transaction(c->store)) {
-        if ((rc = sc_store_begin(c->store)) < 0)
-            return rc;
-        own = true;
-    }
     /* bounded work per turn (etcd's MaxCommittedSizePerReady): the rest in the next turns,
      * which the loop takes at once (sc_coord_raft_next_ms) */
     upto = r->commit - r->applied > S_APPLY_PER_TURN ? r->applied + S_APPLY_PER_TURN : r->commit;
-    rc = sc_store_apply_through(c->store, r->applied + 1, upto);
-    if (own && rc >= 0 && (rc = sc_store_commit(c->store)) < 0)
-        sc_store_rollback(c->store);
-    else if (own && rc < 0)
-        sc_store_rollback(c->store);
-    if (rc < 0) {
+    if ((rc = sc_store_apply_through(c->store, r->applied + 1, upto)) < 0) {
         sc_log_err("committed entries not applied", "commit=%lld rc=%s why=\"%s\"",
                    (long long)r->commit, sc_errname(rc), sc_log_q(sc_store_errmsg(c->store)));
         return rc;

@@ -1052,12 +1052,17 @@ int sc_store_apply_through(sc_store_t *store, int64_t from, int64_t index)
 {
     sc_dlog_entry_t *v = NULL;
     size_t n = 0;
+    bool own;
     int rc = 0;
 
     if (!store || from < 1)
         return -EINVAL;
     if (index < from)
         return 0;
+    /* all of them in one transaction (the caller's, or one of ours): one commit, not one per
+     * entry */
+    if ((rc = sc_store_txn_begin(store, &own)) < 0)
+        return rc;
     /* from the first not applied on (the caller knows it): not a scan of the whole log */
     for (int64_t done = from - 1; rc >= 0 && done < index; from = done + 1) {
         rc = sc_dlog_read(store->db, from, (size_t)(index - from + 1), true, &v, &n);
@@ -1069,7 +1074,7 @@ int sc_store_apply_through(sc_store_t *store, int64_t from, int64_t index)
         if (done < from) /* nothing (left) to apply up to index */
             break;
     }
-    return rc < 0 ? rc : 0;
+    return sc_store_txn_end(store, own, rc);
 }
 
 int sc_store_applied_index(sc_store_t *store, int64_t *ret_index)

@@ -123,7 +123,7 @@ int sc_store_log_entries(sc_store_t *store, const sc_dlog_entry_t *v, size_t n,
                          int64_t *ret_truncated);
 /* Applies, in order, the entries not applied yet from index from (the first not applied, which
  * the caller knows) up to index (the commit index): to the tables, then to the observer
- * (sc_store_on_decide), each in its own transaction (or the caller's). */
+ * (sc_store_on_decide), all in one transaction (or the caller's). */
 int sc_store_apply_through(sc_store_t *store, int64_t from, int64_t index);
 /* The highest index applied (0: none). */
 int sc_store_applied_index(sc_store_t *store, int64_t *ret_index);
