@@ -61,7 +61,7 @@ for s in "${seeds[@]}"; do
     fi
     if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
         bad=$((bad + 1))
-        grep '^VIOLATION' "$log" | head -5 | sed 's/^/    /'
+        grep -E '^(VIOLATION|FAIL)' "$log" | head -5 | sed 's/^/    /'
         if [ "$record" = 1 ]; then
             { echo "# found $(date -u +%Y-%m-%d) by tests/nemesis/run.sh --duration $duration"; grep '^VIOLATION' "$log" | head -5; } \
                 >"$here/regressions/seed-$s"
