@@ -4,14 +4,29 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#define S_CACHE_SLOTS 64 /* prepared statements kept per connection (sc_db_run, _query_int64) */
+
+/* A statement prepared once and reused (SQLite's own advice for statements run often: the
+ * parse and the plan, not the bindings, dominate a small INSERT or UPDATE). */
+typedef struct s_cached {
+    char *sql;        /* its text, the key (NULL: a free slot) */
+    uint64_t hash;    /* FNV-1a of sql */
+    sqlite3_stmt *st; /* prepared with SQLITE_PREPARE_PERSISTENT */
+    uint64_t used;    /* the use counter's value at its last use (the least recent goes first) */
+} s_cached_t;
+
 struct sc_db {
     sqlite3 *db;      /* the connection */
     char errmsg[512]; /* reason for the last error, "" if none */
+    s_cached_t cache[S_CACHE_SLOTS];
+    uint64_t uses;
 };
 
 /* Translates an SQLite result code into ours. */
@@ -227,6 +242,10 @@ void sc_db_close(sc_db_t **db)
 
     if (!db || !(self = *db))
         return;
+    for (size_t i = 0; i < S_CACHE_SLOTS; i++) {
+        sqlite3_finalize(self->cache[i].st);
+        free(self->cache[i].sql);
+    }
     if (self->db) {
         if (!sqlite3_get_autocommit(self->db))
             sqlite3_exec(self->db, "ROLLBACK", NULL, NULL, NULL);
@@ -275,21 +294,79 @@ int64_t sc_db_last_insert_rowid(sc_db_t *db)
     return db ? (int64_t)sqlite3_last_insert_rowid(db->db) : 0;
 }
 
-static int s_vprepare(sc_db_t *db, sqlite3_stmt **ret_stmt, const char *sql, const char *types,
-                      va_list ap)
+static uint64_t s_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* The cached statement for sql, prepared now if it is not there (in the least recently used
+ * slot); NULL when it is in use (a caller stepping it still) or cannot be kept: the caller
+ * prepares its own. Under the connection's mutex. */
+static sqlite3_stmt *s_cache_get(sc_db_t *db, const char *sql)
+{
+    uint64_t h = s_hash(sql);
+    s_cached_t *slot = &db->cache[0];
+    sqlite3_stmt *st = NULL;
+    char *copy;
+
+    for (size_t i = 0; i < S_CACHE_SLOTS; i++) {
+        s_cached_t *e = &db->cache[i];
+        if (e->sql && e->hash == h && strcmp(e->sql, sql) == 0) {
+            if (sqlite3_stmt_busy(e->st))
+                return NULL;
+            e->used = ++db->uses;
+            return e->st;
+        }
+        if (!e->sql || (slot->sql && e->used < slot->used))
+            slot = e;
+    }
+    if (sqlite3_prepare_v3(db->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK ||
+        !st || !(copy = strdup(sql))) {
+        sqlite3_finalize(st);
+        return NULL; /* the caller's own prepare gives the error */
+    }
+    sqlite3_finalize(slot->st);
+    free(slot->sql);
+    *slot = (s_cached_t){.sql = copy, .hash = h, .st = st, .used = ++db->uses};
+    return st;
+}
+
+/* Done with a statement from s_vprepare: a cached one is reset for its next use (its bindings
+ * cleared: no text or blob kept alive), another finalized. */
+static void s_release(sqlite3_stmt *st, bool cached)
+{
+    if (cached) {
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+    } else {
+        sqlite3_finalize(st);
+    }
+}
+
+/* Prepares (or, with ret_cached, takes from the cache) and binds. *ret_cached tells which. */
+static int s_vprepare_ex(sc_db_t *db, sqlite3_stmt **ret_stmt, const char *sql, const char *types,
+                         va_list ap, bool *ret_cached)
 {
     sqlite3_stmt *st = NULL;
     int src, idx = 0, nparams;
+    bool cached = false;
 
     if (!db || !ret_stmt || !sql)
         return -EINVAL;
-    src = sqlite3_prepare_v2(db->db, sql, -1, &st, NULL);
-    if (src != SQLITE_OK)
+    if (ret_cached && (st = s_cache_get(db, sql)))
+        cached = true;
+    else if ((src = sqlite3_prepare_v2(db->db, sql, -1, &st, NULL)) != SQLITE_OK)
         return s_fail(db, src, "prepare");
     if (!st) { /* only whitespace or comments */
         snprintf(db->errmsg, sizeof(db->errmsg), "prepare: empty statement");
         return -EINVAL;
     }
+    if (ret_cached)
+        *ret_cached = cached;
     nparams = sqlite3_bind_parameter_count(st);
     for (const char *t = types ? types : ""; *t; t++) {
         idx++;
@@ -297,7 +374,7 @@ static int s_vprepare(sc_db_t *db, sqlite3_stmt **ret_stmt, const char *sql, con
             snprintf(db->errmsg, sizeof(db->errmsg),
                      "bind: %zu values for %d parameters in \"%.200s\"", strlen(types), nparams,
                      sql);
-            sqlite3_finalize(st);
+            s_release(st, cached);
             return -EINVAL;
         }
         switch (*t) {
@@ -320,23 +397,29 @@ static int s_vprepare(sc_db_t *db, sqlite3_stmt **ret_stmt, const char *sql, con
         case 'n': src = sqlite3_bind_null(st, idx); break;
         default:
             snprintf(db->errmsg, sizeof(db->errmsg), "bind: unknown type '%c'", *t);
-            sqlite3_finalize(st);
+            s_release(st, cached);
             return -EINVAL;
         }
         if (src != SQLITE_OK) {
             int rc = s_fail(db, src, "bind");
-            sqlite3_finalize(st);
+            s_release(st, cached);
             return rc;
         }
     }
     if (idx != nparams) {
         snprintf(db->errmsg, sizeof(db->errmsg), "bind: %d values for %d parameters in \"%.200s\"",
                  idx, nparams, sql);
-        sqlite3_finalize(st);
+        s_release(st, cached);
         return -EINVAL;
     }
     *ret_stmt = st;
     return 0;
+}
+
+static int s_vprepare(sc_db_t *db, sqlite3_stmt **ret_stmt, const char *sql, const char *types,
+                      va_list ap)
+{
+    return s_vprepare_ex(db, ret_stmt, sql, types, ap, NULL);
 }
 
 int sc_db_prepare(sc_db_t *db, sqlite3_stmt **ret_stmt, const char *sql, const char *types, ...)
@@ -370,19 +453,23 @@ int sc_db_run(sc_db_t *db, int *ret_changes, const char *sql, const char *types,
     va_list ap;
     int rc;
 
+    bool cached = false;
+
+    if (!db)
+        return -EINVAL;
+    sqlite3_mutex_enter(sqlite3_db_mutex(db->db)); /* the cache is the connection's */
     va_start(ap, types);
-    rc = s_vprepare(db, &st, sql, types, ap);
+    rc = s_vprepare_ex(db, &st, sql, types, ap, &cached);
     va_end(ap);
-    if (rc < 0)
-        return rc;
-    while ((rc = sc_db_step(db, st)) == 1)
-        ;
-    sqlite3_finalize(st);
-    if (rc < 0)
-        return rc;
-    if (ret_changes)
-        *ret_changes = sqlite3_changes(db->db);
-    return 0;
+    if (rc >= 0) {
+        while ((rc = sc_db_step(db, st)) == 1)
+            ;
+        s_release(st, cached);
+        if (rc >= 0 && ret_changes)
+            *ret_changes = sqlite3_changes(db->db);
+    }
+    sqlite3_mutex_leave(sqlite3_db_mutex(db->db));
+    return rc < 0 ? rc : 0;
 }
 
 int sc_db_query_int64(sc_db_t *db, int64_t *ret_value, const char *sql, const char *types, ...)
@@ -392,19 +479,25 @@ int sc_db_query_int64(sc_db_t *db, int64_t *ret_value, const char *sql, const ch
     int rc;
     int64_t v = 0;
 
+    bool cached = false;
+
+    if (!db)
+        return -EINVAL;
+    sqlite3_mutex_enter(sqlite3_db_mutex(db->db));
     va_start(ap, types);
-    rc = s_vprepare(db, &st, sql, types, ap);
+    rc = s_vprepare_ex(db, &st, sql, types, ap, &cached);
     va_end(ap);
-    if (rc < 0)
-        return rc;
-    rc = sc_db_step(db, st);
-    if (rc == 1)
-        v = (int64_t)sqlite3_column_int64(st, 0);
-    else if (rc == 0) {
-        snprintf(db->errmsg, sizeof(db->errmsg), "no row");
-        rc = SC_E_NOT_FOUND;
+    if (rc >= 0) {
+        rc = sc_db_step(db, st);
+        if (rc == 1)
+            v = (int64_t)sqlite3_column_int64(st, 0);
+        else if (rc == 0) {
+            snprintf(db->errmsg, sizeof(db->errmsg), "no row");
+            rc = SC_E_NOT_FOUND;
+        }
+        s_release(st, cached);
     }
-    sqlite3_finalize(st);
+    sqlite3_mutex_leave(sqlite3_db_mutex(db->db));
     if (rc < 0)
         return rc;
     *ret_value = v;
