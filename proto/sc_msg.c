@@ -1099,12 +1099,37 @@ static int s_doc_rc(s_ctx_t *c, int rc, const char *what, const char *why)
                   "%s.%s: %s", c->pfx, what, why);
 }
 
+/* How deep v nests (a scalar: depth + 1, as json-c's tokenizer counts). */
+static int s_json_depth(json_object *v, int depth)
+{
+    int d = depth + 1, max = d;
+
+    if (d > SC_DOC_MAX_DEPTH + 1)
+        return d;
+    if (json_object_is_type(v, json_type_object)) {
+        json_object_object_foreach(v, key, val)
+        {
+            (void)key;
+            int k = s_json_depth(val, d);
+            if (k > max)
+                max = k;
+        }
+    } else if (json_object_is_type(v, json_type_array)) {
+        for (size_t i = 0, n = json_object_array_length(v); i < n; i++) {
+            int k = s_json_depth(json_object_array_get_idx(v, i), d);
+            if (k > max)
+                max = k;
+        }
+    }
+    return max;
+}
+
 /* The IMDS document v (S_DOC), or the IMDS event object v wrapped in one (S_EVENT_DOC), parsed
  * by sc_event into *ret_doc. */
 static int s_dec_doc(s_ctx_t *c, const s_field_t *f, json_object *v, sc_doc_t **ret_doc)
 {
     json_object *wrap = NULL, *arr = NULL;
-    char *text, why[512] = "";
+    char why[512] = "";
     int rc;
 
     if (f->kind == S_EVENT_DOC) {
@@ -1118,12 +1143,15 @@ static int s_dec_doc(s_ctx_t *c, const s_field_t *f, json_object *v, sc_doc_t **
         json_object_object_add(wrap, "Events", arr);
         v = wrap;
     }
-    text = s_json_text(v);
+    /* read from the message's tree, not printed and parsed again: the message's own limits
+     * bound its size (SC_MSG_MAX_BYTES < SC_DOC_MAX_BYTES); its nesting is checked as
+     * sc_doc_parse would */
+    if (s_json_depth(v, 0) > SC_DOC_MAX_DEPTH)
+        rc = sc_errf(why, sizeof(why), SC_E_TOO_BIG, "document: JSON nested deeper than %d levels",
+                     SC_DOC_MAX_DEPTH);
+    else
+        rc = sc_doc_from_json(v, ret_doc, why, sizeof(why));
     json_object_put(wrap);
-    if (!text)
-        return s_nomem(c);
-    rc = sc_doc_parse(text, strlen(text), ret_doc, why, sizeof(why));
-    free(text);
     return rc < 0 ? s_doc_rc(c, rc, f->key, why) : 0;
 }
 
