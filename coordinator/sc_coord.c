@@ -450,8 +450,12 @@ static int s_turn(sc_coord_t *c, int timeout_ms, bool ctl)
     int rc;
 
     sc_coord_stall_check(c, timeout_ms);
-    if ((rc = sc_coord_raft_drain(c)) < 0 ||
-        (rc = s_nonfatal(sc_coord_dispatch_drain_router(c))) < 0)
+    if ((rc = sc_coord_raft_drain(c)) < 0)
+        return rc;
+    /* what the voters' answers committed is acted on first (an approval POST waits for no
+     * agent message, nor for the plan round) */
+    sc_coord_raft_effects_run(c);
+    if ((rc = s_nonfatal(sc_coord_dispatch_drain_router(c))) < 0)
         return rc;
     if ((rc = s_nonfatal(sc_coord_raft_tick(c))) < 0)
         return rc;

@@ -384,6 +384,9 @@ bool sc_coord_raft_settled(const sc_coord_t *c);
 void sc_coord_raft_fence(sc_coord_t *c);
 /* The state applied entry e (data: parsed): its effect queued, on the leader. */
 void sc_coord_raft_effect_push(sc_coord_t *c, const sc_dlog_entry_t *e, json_object *data);
+/* Carries out the effects queued so far (the flush does it too): as soon as what commits them
+ * is applied, before the turn's other work. */
+void sc_coord_raft_effects_run(sc_coord_t *c);
 /* Frees the effects not carried out (destroy). */
 void sc_coord_raft_effects_free(sc_coord_t *c);
 /* What stepping down from the lead leaves to do: no term entry due, intents to resolve. */

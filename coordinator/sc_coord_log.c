@@ -213,6 +213,12 @@ static void s_run_effects(sc_coord_t *c)
     sc_coord_notify_flush(c); /* the drain_started its orders gathered */
 }
 
+void sc_coord_raft_effects_run(sc_coord_t *c)
+{
+    if (c->raft && c->raft->n_fx)
+        s_run_effects(c);
+}
+
 void sc_coord_raft_effects_free(sc_coord_t *c)
 {
     sc_craft_t *r = c->raft;
@@ -237,17 +243,19 @@ int sc_coord_raft_flush(sc_coord_t *c)
     int rc;
 
     for (int pass = 0; pass < 4; pass++) {
-        if ((rc = sc_coord_raft_txn_commit(c)) < 0)
-            return rc;
-        if (sc_coord_is_leader(c)) {
+        /* sent before our own fsync (Raft §10.2.1: the leader writes its log in parallel with
+         * replicating it; read from the open transaction): the voters' fsyncs run meanwhile.
+         * Ours counts once durable, so a commit still needs a majority of stored copies. */
+        if (sc_coord_is_leader(c))
             for (size_t k = 0; k < c->voters.n; k++) {
                 size_t vi = c->voters.index[k];
                 if (vi != c->self && r->next[vi] <= r->last_index)
                     sc_coord_raft_send_append(c, vi, 0, false);
             }
-            /* our own durable entries count (one voter: they are the majority) */
-            sc_coord_log_advance_commit(c);
-        }
+        if ((rc = sc_coord_raft_txn_commit(c)) < 0)
+            return rc;
+        if (sc_coord_is_leader(c))
+            sc_coord_log_advance_commit(c);             /* one voter: ours is the majority */
         if ((rc = sc_coord_log_apply_committed(c)) < 0) /* a follower's left from its append */
             return rc;
         if (!r->n_fx)

@@ -358,8 +358,8 @@ static bool s_follow_append(sc_coord_t *c, const sc_msg_append_t *a, int64_t *re
     if (commit > r->commit)
         r->commit = commit;
     sc_coord_raft_set_log(c);
-    if (sc_coord_log_apply_committed(c) < 0)
-        return false;
+    /* applied after the answer is sent (at the end of the turn: sc_coord_raft_flush), not
+     * before: the leader waits for the answer, not for our apply */
     *ret_match = last_new;
     return true;
 }
