@@ -373,6 +373,9 @@ static int s_plan_if_due(sc_coord_t *c, int64_t now)
     if (act ? !(c->dirty || now - c->last_plan_ms >= S_PLAN_EVERY_MS)
             : now - c->last_plan_ms < S_VIEW_EVERY_MS)
         return 0;
+    /* our own VM being drained: the lead handed over first (the successor plans) */
+    if (act && sc_coord_handover_in_drain(c))
+        return 0;
     c->dirty = false;
     c->last_plan_ms = now;
     rc = sc_coord_exec_plan_round(c, act);

@@ -1,7 +1,10 @@
 /* Leadership handed over on purpose (Raft's leader transfer, sc_elect_transfer: TimeoutNow):
- *  - before the leader approves an event that impacts its own VM, so that the approver is
- *    alive to see the event through (recover hooks, the next fault domain) — the successor,
- *    a voter outside the event, approves it;
+ *  - once the leader's own VM is being drained for an event, so that the approver is alive to
+ *    see the event through (recover hooks, the next fault domain) — the successor, a voter
+ *    outside the event, drains the rest and approves it; the handover is made then, while the
+ *    hooks run, not when the last of them reports (a new leader's first round would delay the
+ *    approval: its term's entry, its take-over, its first plan round);
+ *  - at the latest before the leader approves an event that impacts its own VM;
  *  - back to the preferred member (the first voter in --members order, Azure's "first VM")
  *    once nothing is in flight, never in the middle of a drain. */
 #include "sc_coord_int.h"
@@ -59,6 +62,45 @@ static bool s_transfer(sc_coord_t *c, size_t to, int64_t now, const char *why)
     return true;
 }
 
+/* Whether ev impacts our own VM for long enough that we would lose the lead meanwhile (a
+ * Freeze over before any voter would time out leaves us leading when it ends: the stall check
+ * makes us confirm the lead with a quorum round before acting again). */
+static bool s_impacts_us(const sc_coord_t *c, const sc_event_t *ev)
+{
+    return s_impacts(c, ev, c->self) &&
+           !(ev->type == SC_EVENT_FREEZE && ev->has_duration && ev->duration_s > 0 &&
+             ev->duration_s * 1000 < c->o.election_ms);
+}
+
+bool sc_coord_handover_in_drain(sc_coord_t *c)
+{
+    const sc_event_t *evs[SC_DOC_MAX_EVENTS];
+    size_t n = 0, to, nreg;
+    int64_t now = sc_mono_ms();
+    char why[256];
+
+    if (c->voters.n <= 1 || !sc_coord_may_act(c) || sc_elect_state(c->raft->e) != SC_ELECT_LEADER)
+        return false;
+    nreg = sc_registry_count(c->reg);
+    for (size_t i = 0; i < nreg && n < SC_DOC_MAX_EVENTS; i++) {
+        const sc_reg_event_t *re = sc_registry_event_at(c->reg, i);
+        const sc_cs_event_t *e = sc_coord_exec_cs(c, re->ev.id);
+        if (!e || re->phase != SC_REG_ACTIVE || e->drain[c->self] == SC_DRAIN_NONE ||
+            e->drain[c->self] >= SC_DRAIN_RECOVER_ORDERED ||
+            (e->approval != SC_APPROVAL_NONE && e->approval != SC_APPROVAL_FAILED) ||
+            sc_coord_rehearse_owns(c, re->ev.id) || !s_impacts_us(c, &re->ev))
+            continue;
+        evs[n++] = &re->ev;
+    }
+    /* none caught up yet (what this round proposed, say): the next round tries again, and
+     * sc_coord_handover_before_approval at the approval */
+    if (!n || (to = s_target(c, evs, n, now)) == SC_ELECT_NONE)
+        return false;
+    snprintf(why, sizeof(why), "%s %s drains our own VM: %s sees it through", evs[0]->id,
+             sc_event_type_name(evs[0]->type), c->members[to].name);
+    return s_transfer(c, to, now, why);
+}
+
 bool sc_coord_handover_before_approval(sc_coord_t *c, const sc_event_t *const *evs, size_t n)
 {
     int64_t now = sc_mono_ms();
@@ -69,15 +111,8 @@ bool sc_coord_handover_before_approval(sc_coord_t *c, const sc_event_t *const *e
     if (c->voters.n <= 1)
         return false;
     for (size_t i = 0; i < n; i++) {
-        const sc_event_t *ev = evs[i];
-        if (!s_impacts(c, ev, c->self))
-            continue;
-        /* a Freeze over before any voter would time out leaves us leading when it ends (the
-         * stall check makes us confirm the lead with a quorum round before acting again) */
-        if (ev->type == SC_EVENT_FREEZE && ev->has_duration && ev->duration_s > 0 &&
-            ev->duration_s * 1000 < c->o.election_ms)
-            continue;
-        ours = true;
+        if (s_impacts_us(c, evs[i]))
+            ours = true;
     }
     if (!ours)
         return false;

@@ -427,6 +427,10 @@ bool sc_coord_snap_on_chunk(sc_coord_t *c, const sc_msg_snapshot_t *m, int64_t *
  * outside them (sc_elect_transfer: TimeoutNow) and returns true: the successor approves, alive
  * to see the event through. False (approve now): our VM is not in them, a Freeze shorter than
  * the election timeout, or no voter outside them is caught up (said in the log). */
+/* Hands the lead over (to a voter outside the event, caught up) when our own VM is being
+ * drained for an event not approved yet; true when a handover started. Quiet when none can be
+ * started yet: the next round tries again. */
+bool sc_coord_handover_in_drain(sc_coord_t *c);
 bool sc_coord_handover_before_approval(sc_coord_t *c, const sc_event_t *const *evs, size_t n);
 /* Leader, no event in flight, leading for 10 s: the lead goes back to the preferred member
  * (the first voter of --members) when it is caught up — by transfer, never by an election, so

@@ -24,8 +24,9 @@
  * (one per fault domain: --members gives each member's domain) run a coordinator with --voters
  * 3, replicating their decision log over real ZMQ peer sockets on 127.0.0.1: every decision is
  * committed by two of them (the leader's fsync and a follower's). Each round's event then
- * impacts one voter; when it is the leader's own VM, the leader hands the lead over before it
- * approves and the successor POSTs (counted as handovers).
+ * impacts one voter; when it is the leader's own VM, the leader hands the lead over while that
+ * VM is drained and the successor POSTs (counted as handovers: rounds whose POST came from
+ * another leader than the one at the event's start).
  *
  * Prints the latency (median, p90, p99, min, max over the rounds) with the "stalled" warnings
  * the coordinators logged (the bench reads its own stderr; the goal is zero), then the loop
@@ -569,6 +570,7 @@ static int s_round(int r, int ifd, const char *tl, char *got, int64_t *ret_lat, 
             "\"Resources\":[%s],\"EventStatus\":\"Scheduled\",\"NotBefore\":\"%s\","
             "\"EventSource\":\"Platform\",\"DurationInSeconds\":-1,\"Description\":\"\"}",
             ev, res, nb);
+    lead0 = s_leader();
     /* Every VM of the set sees the event (Azure shows it to the whole placement group). */
     s_docs(evjson);
     if (s_wait_orders(ev, SC_MSG_PHASE_PREPARE, got, want, why, whylen) < 0)
@@ -584,7 +586,6 @@ static int s_round(int r, int ifd, const char *tl, char *got, int64_t *ret_lat, 
         goto out;
     }
     before = s_posts(tl);
-    lead0 = s_leader();
     t0 = bench_mono_us();
     s_progress(&g_agents[last], ev, SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_DONE);
     if (!(t1 = s_wait_post(ifd, tl, before, t0, 30 * 1000000LL))) {
