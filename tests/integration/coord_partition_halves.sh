@@ -13,13 +13,15 @@
 . "$SC_SRC/tests/integration/coord/netns.sh"
 
 ns_election prepare_hold
-o1=$(( (l + 1) % 3 )) # the voter on the leader's side
-o2=$(( (l + 2) % 3 )) # the voter on the other side, with two non-voters
-side=("$o2" $(( o1 + 3 )) $(( o2 + 3 ))) # the leader keeps vm_(l+3)
 ok "$L leads term $T"
 curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":30000,"DurationInSeconds":30}' \
     "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
 wait_for 30 grep -q "^start prepare" "$HOOKLOG" || fail "no prepare started: $(cat "$HOOKLOG")"
+ns_settle_lead # the leader whose VM drains first hands over: L, T are its successor's
+o1=$(( (l + 1) % 3 )) # the voter on the leader's side
+o2=$(( (l + 2) % 3 )) # the voter on the other side, with two non-voters
+side=("$o2" $(( o1 + 3 )) $(( o2 + 3 ))) # the leader keeps vm_(l+3)
+ok "the drain started; $L leads term $T"
 
 ns_partition "${side[@]}"
 cut=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)

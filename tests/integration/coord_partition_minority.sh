@@ -14,11 +14,12 @@
 
 hook2() { write_hook "$1" 2; }
 ns_election hook2
-other=$(( (l + 3) % 6 )) # a non-voter (vm_3, 4 or 5), in the leader's fault domain
 ok "$L leads term $T; voters vm_0..vm_2 over three fault domains"
 curl -sS -f -d '{"EventType":"Reboot","NoticeSeconds":30000,"DurationInSeconds":30}' \
     "$B/control/maintenance" >/dev/null || fail "maintenance not accepted"
 wait_for 30 grep -q "^start prepare" "$HOOKLOG" || fail "no prepare started: $(cat "$HOOKLOG")"
+ns_settle_lead # the leader whose VM drains first hands over: L, T are its successor's
+other=$(( (l + 3) % 6 )) # a non-voter (vm_3, 4 or 5), in the leader's fault domain
 
 ns_partition "$l" "$other"
 cut=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)

@@ -192,6 +192,26 @@ ns_election() {
     l=${L#vm_}
 }
 
+# ns_settle_lead: once a rollout's first prepare started, a leader whose own VM drains hands
+# the lead over (docs/design.md, "Handover"): waits for a voter that leads, may act and is not
+# being drained, and sets L, T and l from it
+ns_settle_lead() {
+    s_settled() {
+        local i
+        for i in 0 1 2; do
+            if leading "vm_$i" && ! grep -q "^start prepare vm_$i " "$HOOKLOG"; then
+                L=vm_$i
+                T=$(cst "$L" | jq .term)
+                l=$i
+                return 0
+            fi
+        done
+        return 1
+    }
+    wait_for 20 s_settled ||
+        fail "no leader outside the drain: $(for i in 0 1 2; do cst "vm_$i" | jq -c '{self, role, term, may_act}'; done)"
+}
+
 # ns_partition VM_INDEX...: those VMs on one side, the others on the other
 ns_partition() {
     local i
