@@ -8,11 +8,12 @@
  * (sc_coord), each on its own thread with its own state directory and store
  * (synchronous=FULL: each fsyncs), and N fake agents (one ZMQ_DEALER per voter each, on
  * loopback, --insecure) that say hello, report documents, answer orders and doc_requests like
- * schedcoord-agent does, sending every message to every voter (no heartbeats: members are
- * dead only after 600 s). Each round schedules a Reboot of one whole fault domain (N/3 VMs),
- * answers every prepare order with started + done, holding back the last "done"; once every
- * voter's state holds the others prepared (their on_apply: no status request disturbs the
- * loops) and each has finished the step that applied it, it sends that last done and measures
+ * schedcoord-agent does (an order asked again is answered with the hook's last report: a new
+ * leader asks what its predecessor may have heard alone), sending every message to every voter (no
+ * heartbeats: members are dead only after 600 s). Each round schedules a Reboot of one whole fault
+ * domain (N/3 VMs), answers every prepare order with started + done, holding back the last "done";
+ * once every voter's state holds the others prepared (their on_apply: no status request disturbs
+ * the loops) and each has finished the step that applied it, it sends that last done and measures
  * the time until the POST arrives at the fake IMDS. The event then starts, ends, its VMs are
  * recovered (every voter's state holds them recovered), and the next round uses the next
  * fault domain.
@@ -77,6 +78,9 @@ typedef struct agent {
     uint64_t seq;           /* message sequence */
     int64_t inc;            /* document incarnation */
     uint64_t term;          /* newest term seen */
+    char hook_ev[64];       /* the last hook reported: its event, phase and state ("": none), */
+    sc_msg_phase_t hook_ph; /* said again when an order for it comes again (a new leader asks: */
+    sc_msg_hook_state_t hook_st; /* schedcoord-agent answers with the result it recorded) */
 } agent_t;
 
 /* Durations of loop steps, in µs. */
@@ -255,6 +259,9 @@ static void s_progress(agent_t *a, const char *ev, sc_msg_phase_t ph, sc_msg_hoo
     m->hook_progress.order_term = a->term;
     s_send(a, m);
     sc_msg_destroy(&m);
+    snprintf(a->hook_ev, sizeof(a->hook_ev), "%s", ev);
+    a->hook_ph = ph;
+    a->hook_st = st;
 }
 
 /* Reads every pending message of every agent from every voter; answers a doc_request with
@@ -266,12 +273,19 @@ static void s_pump(const char *ev, sc_msg_phase_t phase, char *got, int *n)
         for (int v = 0; v < g_nv; v++) {
             sc_msg_t *m;
             while ((m = bench_recv(g_agents[i].sock[v], &g_agents[i].term))) {
+                agent_t *a = &g_agents[i];
                 if (m->type == SC_MSG_DOC_REQUEST)
-                    s_doc_to(&g_agents[i], v, false);
+                    s_doc_to(a, v, false);
                 else if (got && m->type == SC_MSG_ORDER && m->order.action == phase &&
                          sc_event_id_equal(m->order.event, ev) && !got[i]) {
                     got[i] = 1;
                     (*n)++;
+                } else if (m->type == SC_MSG_ORDER && a->hook_ev[0] &&
+                           m->order.action == a->hook_ph &&
+                           sc_event_id_equal(m->order.event, a->hook_ev)) {
+                    char hev[sizeof(a->hook_ev)];
+                    memcpy(hev, a->hook_ev, sizeof(hev));
+                    s_progress(a, hev, a->hook_ph, a->hook_st); /* asked again */
                 }
                 sc_msg_destroy(&m);
             }
