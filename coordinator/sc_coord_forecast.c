@@ -14,13 +14,17 @@
 #include <stdint.h>
 #include <string.h>
 
-#define S_HISTORY_EVERY_MS 1000           /* the hooks' history is read again at most this often */
+#define S_HISTORY_EVERY_MS 1000    /* the hooks under way are read again at most this often */
+#define S_DURATIONS_EVERY_MS 60000 /* and the durations of those that ended, at most this often */
 #define S_RUNNING_MS (24LL * 3600 * 1000) /* a hook under way started within this */
 
 struct sc_coord_fc {
     int64_t read_ms;               /* monotonic ms of the last history read, 0: never */
+    int64_t durations_ms;          /* of the last that read the durations too, 0: never */
+    uint64_t events_sig;           /* the events planned then (FNV-1a of their ids) */
     sc_forecast_member_t *members; /* per member: its hooks' history (names borrowed) */
-    json_object *running;          /* hook runs under way (sc_store_hook_runs) */
+    struct s_run *running;         /* prepares under way, by member: */
+    size_t *run_off;               /* member m's are running[run_off[m] .. run_off[m + 1]) */
     sc_forecast_t *fc;             /* per event of the last round's input */
     size_t n_fc;                   /* entries */
     json_object *plan;             /* the last round: what it decided and why */
@@ -40,7 +44,8 @@ void sc_coord_forecast_free(sc_coord_t *c)
     if (!c->fc)
         return;
     free(c->fc->members);
-    json_object_put(c->fc->running);
+    free(c->fc->running);
+    free(c->fc->run_off);
     free(c->fc->fc);
     json_object_put(c->fc->plan);
     json_object_put(c->fc->by_id);
@@ -50,98 +55,144 @@ void sc_coord_forecast_free(sc_coord_t *c)
 
 /* ---- history ------------------------------------------------------------------------------ */
 
-/* Reads the hooks' history again (at most every S_HISTORY_EVERY_MS, unless forced): per member
- * and phase, the durations of its newest runs that ended done; the prepares under way. One pass
- * over the runs (a member found by name), not one per member: at 1,000 members the pass per
- * member took most of the leader's loop. A failure keeps the last read (logged). */
-static void s_read_history(sc_coord_t *c, sc_coord_fc_t *f, int64_t now, bool force)
+/* A run read from the store: its member and phase (0 prepare, 1 recover), or under way. */
+typedef struct s_run {
+    size_t m;
+    int ph;
+    double dur_s;                       /* ended: its duration */
+    int64_t started_ms;                 /* under way: since when */
+    char event_id[SC_EVENT_ID_MAX + 1]; /* under way: its event */
+} s_run_t;
+
+typedef struct s_runs {
+    sc_coord_t *c;
+    s_run_t *v;
+    size_t n, cap;
+} s_runs_t;
+
+static int s_run_add(void *ud, const char *vm, const char *phase, const char *event_id,
+                     int64_t started_ms, int64_t finished_ms)
 {
-    json_object *runs = NULL, *running;
-    size_t nr, *cnt, *off;
+    s_runs_t *rs = ud;
+    size_t m = sc_coord_members_find(rs->c, vm);
+    int ph = !strcmp(phase, "prepare") ? 0 : !strcmp(phase, "recover") ? 1 : -1;
+
+    if (m == SC_PLAN_NONE || ph < 0 || strcmp(rs->c->members[m].name, vm) != 0 ||
+        (finished_ms < 0 && ph != 0)) /* only prepares under way are told (s_elapsed) */
+        return 0;
+    if (rs->n == rs->cap) {
+        size_t cap = rs->cap ? 2 * rs->cap : 256;
+        s_run_t *nv = realloc(rs->v, cap * sizeof(*nv));
+        if (!nv)
+            return -ENOMEM;
+        rs->v = nv;
+        rs->cap = cap;
+    }
+    s_run_t *r = &rs->v[rs->n++];
+    r->m = m;
+    r->ph = finished_ms < 0 ? -1 : ph; /* -1: under way */
+    r->dur_s = finished_ms < 0 ? 0 : (double)(finished_ms - started_ms) / 1000.0;
+    r->started_ms = started_ms;
+    snprintf(r->event_id, sizeof(r->event_id), "%s", event_id);
+    return 0;
+}
+
+/* Reads the hooks' history again: the prepares under way, by member, at most every
+ * S_HISTORY_EVERY_MS; per member and phase, the durations of its newest runs that ended done,
+ * at most every S_DURATIONS_EVERY_MS (statistics of up to 64 runs a VM: a minute late changes
+ * little, and their query sorts every run: 18 ms of a loop turn for 4,000 at 1,000 members,
+ * every second). Forced (a person or a scrape asks): both, as they are now. One pass over the
+ * runs (a member found by name), no JSON built. A failure keeps the last read (logged). */
+static void s_read_history(sc_coord_t *c, sc_coord_fc_t *f, int64_t now, bool force,
+                           uint64_t events_sig)
+{
+    s_runs_t rs = {.c = c};
+    size_t nm = c->n_members, *cnt, *off, *roff;
+    s_run_t *running;
     double *v;
     int rc;
+
+    /* and when the events to plan changed: a forecast matters most at notice time */
+    bool durations = force || !f->durations_ms || events_sig != f->events_sig ||
+                     now - f->durations_ms >= S_DURATIONS_EVERY_MS;
 
     if (f->read_ms && now - f->read_ms < S_HISTORY_EVERY_MS && !force)
         return;
     f->read_ms = now;
-    if ((rc = sc_store_hook_runs(c->store, SC_FORECAST_SAMPLES_MAX, sc_wall_ms() - S_RUNNING_MS,
-                                 &runs)) < 0) {
+    if ((rc = sc_store_hook_runs_each(c->store, durations ? SC_FORECAST_SAMPLES_MAX : 0,
+                                      sc_wall_ms() - S_RUNNING_MS, s_run_add, &rs)) < 0) {
         sc_log_warn("hook history not read: forecasts use the last one", "rc=%s why=\"%s\"",
-                    sc_errname(rc), sc_log_q(sc_store_errmsg(c->store)));
+                    sc_errname(rc),
+                    sc_log_q(rc == -ENOMEM ? "out of memory" : sc_store_errmsg(c->store)));
+        free(rs.v);
         return;
     }
-    nr = json_object_array_length(runs);
-    v = calloc(nr + 1, sizeof(*v));
-    cnt = calloc(2 * c->n_members + 1, sizeof(*cnt));
-    off = calloc(2 * c->n_members + 1, sizeof(*off));
-    running = json_object_new_array();
-    if (!v || !cnt || !off || !running) {
+    v = calloc(rs.n + 1, sizeof(*v));
+    running = calloc(rs.n + 1, sizeof(*running));
+    cnt = calloc(2 * nm + 1, sizeof(*cnt));
+    off = calloc(2 * nm + 1, sizeof(*off));
+    roff = calloc(nm + 1, sizeof(*roff));
+    if (!v || !running || !cnt || !off || !roff) {
         free(v);
+        free(running);
         free(cnt);
         free(off);
-        json_object_put(running);
-        json_object_put(runs);
+        free(roff);
+        free(rs.v);
         return;
     }
-    /* slot 2m + phase of each run that ended (SIZE_MAX: none), counted, then placed */
-    size_t *slot = calloc(nr + 1, sizeof(*slot));
-    for (size_t i = 0; slot && i < nr; i++) {
-        json_object *r = json_object_array_get_idx(runs, i), *fin = NULL;
-        const char *vm = json_object_get_string(json_object_object_get(r, "vm"));
-        const char *p = json_object_get_string(json_object_object_get(r, "phase"));
-        size_t m = vm ? sc_coord_members_find(c, vm) : SC_PLAN_NONE;
-        int ph = p && !strcmp(p, "prepare") ? 0 : p && !strcmp(p, "recover") ? 1 : -1;
-
-        slot[i] = SIZE_MAX;
-        if (m == SC_PLAN_NONE || ph < 0 || strcmp(c->members[m].name, vm) != 0)
-            continue;
-        if (!json_object_object_get_ex(r, "finished_ms", &fin) || !fin) {
-            if (ph == 0) /* under way: s_elapsed */
-                json_object_array_add(running, json_object_get(r));
-            continue;
-        }
-        slot[i] = 2 * m + (size_t)ph;
-        cnt[slot[i]]++;
+    /* counted per slot (2m + phase; under way: per member), then placed */
+    for (size_t i = 0; i < rs.n; i++) {
+        if (rs.v[i].ph < 0)
+            roff[rs.v[i].m + 1]++;
+        else
+            cnt[2 * rs.v[i].m + (size_t)rs.v[i].ph]++;
     }
-    for (size_t k = 1; k < 2 * c->n_members; k++)
+    for (size_t k = 1; k < 2 * nm; k++)
         off[k] = off[k - 1] + cnt[k - 1];
-    memset(cnt, 0, 2 * c->n_members * sizeof(*cnt));
-    for (size_t i = 0; slot && i < nr; i++) {
-        json_object *r = json_object_array_get_idx(runs, i);
-        if (slot[i] == SIZE_MAX)
-            continue;
-        v[off[slot[i]] + cnt[slot[i]]++] =
-            (double)(json_object_get_int64(json_object_object_get(r, "finished_ms")) -
-                     json_object_get_int64(json_object_object_get(r, "started_ms"))) /
-            1000.0;
+    for (size_t m = 0; m < nm; m++)
+        roff[m + 1] += roff[m];
+    memset(cnt, 0, 2 * nm * sizeof(*cnt));
+    {
+        size_t *rn = calloc(nm + 1, sizeof(*rn));
+        for (size_t i = 0; rn && i < rs.n; i++) {
+            const s_run_t *r = &rs.v[i];
+            if (r->ph < 0)
+                running[roff[r->m] + rn[r->m]++] = *r;
+            else {
+                size_t sl = 2 * r->m + (size_t)r->ph;
+                v[off[sl] + cnt[sl]++] = r->dur_s;
+            }
+        }
+        if (!rn)
+            memset(roff, 0, (nm + 1) * sizeof(*roff)); /* none told under way */
+        free(rn);
     }
-    for (size_t m = 0; slot && m < c->n_members; m++) {
+    if (durations) {
+        f->durations_ms = now;
+        f->events_sig = events_sig;
+    }
+    for (size_t m = 0; durations && m < nm; m++) {
         sc_forecast_stat(v + off[2 * m], cnt[2 * m], &f->members[m].prepare);
         sc_forecast_stat(v + off[2 * m + 1], cnt[2 * m + 1], &f->members[m].recover);
         f->members[m].name = c->members[m].name;
     }
-    free(slot);
     free(v);
     free(cnt);
     free(off);
-    json_object_put(runs);
-    json_object_put(f->running);
+    free(rs.v);
+    free(f->running);
+    free(f->run_off);
     f->running = running;
+    f->run_off = roff;
 }
 
 /* How long member m's prepare for event id has run (s), 0 when not known. */
-static double s_elapsed(const sc_coord_fc_t *f, const char *id, const char *vm, int64_t wall)
+static double s_elapsed(const sc_coord_fc_t *f, const char *id, size_t m, int64_t wall)
 {
-    for (size_t i = 0; f->running && i < json_object_array_length(f->running); i++) {
-        json_object *r = json_object_array_get_idx(f->running, i);
-        const char *rid = json_object_get_string(json_object_object_get(r, "event_id"));
-        const char *rvm = json_object_get_string(json_object_object_get(r, "vm"));
-
-        if (!rid || !rvm || !sc_event_id_equal(rid, id) || strcmp(rvm, vm) != 0)
-            continue;
-        return (double)(wall - json_object_get_int64(json_object_object_get(r, "started_ms"))) /
-               1000.0;
-    }
+    for (size_t i = f->run_off ? f->run_off[m] : 0; f->run_off && i < f->run_off[m + 1]; i++)
+        if (sc_event_id_equal(f->running[i].event_id, id))
+            return (double)(wall - f->running[i].started_ms) / 1000.0;
     return 0;
 }
 
@@ -181,7 +232,13 @@ int sc_coord_forecast_fill(sc_coord_t *c, sc_plan_input_t *in, sc_plan_event_t *
     f->n_fc = 0;
     if (!in->n_events)
         return 0;
-    s_read_history(c, f, sc_mono_ms(), false);
+    {
+        uint64_t sig = 1469598103934665603ULL;
+        for (size_t i = 0; i < in->n_events; i++)
+            for (const char *p = in->events[i].ev->id; *p; p++)
+                sig = (sig ^ (unsigned char)(*p | 0x20)) * 1099511628211ULL;
+        s_read_history(c, f, sc_mono_ms(), false, sig);
+    }
     for (size_t i = 0; i < in->n_events; i++)
         n_vms += in->events[i].n_vms;
     fe = calloc(in->n_events, sizeof(*fe));
@@ -231,7 +288,7 @@ int sc_coord_forecast_fill(sc_coord_t *c, sc_plan_input_t *in, sc_plan_event_t *
             fv[nv + x->n_vms] =
                 (sc_forecast_vm_t){.member = e->vms[j].member,
                                    .drain = e->vms[j].drain,
-                                   .elapsed_s = s_elapsed(f, e->ev->id, m->name, wall)};
+                                   .elapsed_s = s_elapsed(f, e->ev->id, e->vms[j].member, wall)};
             x->n_vms++;
         }
         nv += x->n_vms;
@@ -299,7 +356,7 @@ json_object *sc_coord_forecast_history_json(sc_coord_t *c)
 
     if (!f)
         return o;
-    s_read_history(c, f, sc_mono_ms(), true); /* a person (or a scrape) asks: as it is now */
+    s_read_history(c, f, sc_mono_ms(), true, f->events_sig); /* a person (or a scrape) asks */
     for (size_t m = 0; m < c->n_members; m++) {
         json_object *jm = json_object_new_object();
         json_object_object_add(jm, "prepare", s_stat_json(&f->members[m].prepare));

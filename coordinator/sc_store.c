@@ -899,6 +899,44 @@ int sc_store_history_json(sc_store_t *store, size_t max, json_object **ret_json,
     return 0;
 }
 
+#define S_HOOK_RUNS_SQL                                                                            \
+    "SELECT vm, phase, event_id, started_ms, finished_ms FROM (SELECT vm, phase, event_id, "       \
+    "started_ms, finished_ms, row_number() OVER (PARTITION BY vm, phase ORDER BY "                 \
+    "finished_ms DESC) AS rn FROM drains WHERE result = 'done' AND started_ms IS NOT NULL "        \
+    "AND finished_ms >= started_ms) WHERE rn <= ?1 "                                               \
+    "UNION ALL SELECT vm, phase, event_id, started_ms, NULL FROM drains WHERE "                    \
+    "started_ms >= ?2 AND finished_ms IS NULL"
+
+int sc_store_hook_runs_each(sc_store_t *store, size_t per, int64_t running_since_ms,
+                            sc_store_run_fn fn, void *ud)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if (!store || !fn)
+        return -EINVAL;
+    rc = per ? sc_db_prepare(store->db, &st, S_HOOK_RUNS_SQL, "ll", (int64_t)per, running_since_ms)
+             : sc_db_prepare(store->db, &st,
+                             "SELECT vm, phase, event_id, started_ms, NULL FROM drains WHERE "
+                             "started_ms >= ?1 AND finished_ms IS NULL",
+                             "l", running_since_ms);
+    if (rc < 0)
+        return rc;
+    while ((rc = sc_db_step(store->db, st)) == 1) {
+        const char *vm = (const char *)sqlite3_column_text(st, 0);
+        const char *ph = (const char *)sqlite3_column_text(st, 1);
+        const char *id = (const char *)sqlite3_column_text(st, 2);
+        if (!vm || !ph || !id)
+            continue;
+        if ((rc = fn(ud, vm, ph, id, sqlite3_column_int64(st, 3),
+                     sqlite3_column_type(st, 4) == SQLITE_NULL ? -1
+                                                               : sqlite3_column_int64(st, 4))) < 0)
+            break;
+    }
+    sqlite3_finalize(st);
+    return rc < 0 ? rc : 0;
+}
+
 int sc_store_hook_runs(sc_store_t *store, size_t per, int64_t running_since_ms,
                        json_object **ret_json)
 {
@@ -908,15 +946,7 @@ int sc_store_hook_runs(sc_store_t *store, size_t per, int64_t running_since_ms,
 
     if (!store || !ret_json)
         return -EINVAL;
-    rc = sc_db_prepare(
-        store->db, &st,
-        "SELECT vm, phase, event_id, started_ms, finished_ms FROM (SELECT vm, phase, event_id, "
-        "started_ms, finished_ms, row_number() OVER (PARTITION BY vm, phase ORDER BY "
-        "finished_ms DESC) AS rn FROM drains WHERE result = 'done' AND started_ms IS NOT NULL "
-        "AND finished_ms >= started_ms) WHERE rn <= ?1 "
-        "UNION ALL SELECT vm, phase, event_id, started_ms, NULL FROM drains WHERE "
-        "started_ms >= ?2 AND finished_ms IS NULL",
-        "ll", (int64_t)per, running_since_ms);
+    rc = sc_db_prepare(store->db, &st, S_HOOK_RUNS_SQL, "ll", (int64_t)per, running_since_ms);
     if (rc < 0)
         return rc;
     arr = json_object_new_array();
