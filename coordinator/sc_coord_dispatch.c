@@ -442,7 +442,7 @@ int sc_coord_dispatch_drain_router(sc_coord_t *c)
 {
     int rc = 0;
 
-    for (int n = 0; n < S_TURN_MESSAGES && rc >= 0; n++) {
+    for (int n = 0; n < S_TURN_MESSAGES && rc >= 0 && !(n > 0 && sc_coord_turn_over(c)); n++) {
         zmq_msg_t id, body;
         int more = 0;
         size_t more_len = sizeof(more);

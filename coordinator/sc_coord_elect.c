@@ -30,7 +30,8 @@ const char *sc_coord_role(const sc_coord_t *c)
 int sc_coord_raft_next_ms(const sc_coord_t *c)
 {
     int64_t d = sc_elect_next_ms(c->raft->e) - sc_mono_ms();
-    if (c->raft->applied < c->raft->commit) /* committed entries left to apply: at once */
+    /* committed entries left to apply, or effects left by a turn's budget: at once */
+    if (c->raft->applied < c->raft->commit || c->raft->n_fx)
         return 0;
     if (sc_coord_is_leader(c) && c->o.heartbeat_ms < d)
         d = c->o.heartbeat_ms;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define S_ORDERS_PER_ROUND 64  /* prepare and recover orders proposed in one plan round */
 #define S_VIA_TIMEOUT_MS 15000 /* a delegated approval without answer is retried after */
 
 bool sc_coord_may_act(const sc_coord_t *c)
@@ -529,10 +530,21 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
     }
     sc_coord_forecast_note(c, &in, &out);
     sc_coord_notify_plan(c, &in, &out); /* event_scheduled with the plan, before its orders */
-    /* MEMBER_GONE changes the registry, which in[] borrows from: carry it out last. */
-    for (size_t i = 0; i < out.n_actions && rc >= 0; i++)
-        if (out.actions[i].kind != SC_ACT_MEMBER_GONE)
-            rc = s_act(c, &in, &out.actions[i]);
+    /* MEMBER_GONE changes the registry, which in[] borrows from: carry it out last. Orders
+     * past the first S_ORDERS_PER_ROUND wait for the next round, which derives them again
+     * from the applied state (a fault domain of 334 VMs took 15-64 ms of one turn). */
+    for (size_t i = 0, orders = 0; i < out.n_actions && rc >= 0; i++) {
+        const sc_action_t *a = &out.actions[i];
+        bool order = a->kind == SC_ACT_PREPARE || a->kind == SC_ACT_RECOVER;
+        if (a->kind == SC_ACT_MEMBER_GONE)
+            continue;
+        if (order && orders >= S_ORDERS_PER_ROUND) {
+            c->dirty = true;
+            continue;
+        }
+        orders += order;
+        rc = s_act(c, &in, a);
+    }
     for (size_t i = 0; i < out.n_actions && rc >= 0; i++)
         if (out.actions[i].kind == SC_ACT_MEMBER_GONE) {
             rc = s_act(c, &in, &out.actions[i]);

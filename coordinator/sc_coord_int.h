@@ -135,6 +135,7 @@ struct sc_coord {
     bool stalled;            /* in the grace because the loop stalled (TILT), not a start */
     int64_t step_mono_ms;    /* monotonic ms the last loop step began (0: none yet) */
     int64_t step_wall_ms;    /* wall ms at that moment */
+    int64_t turn_end_us;     /* monotonic µs: the turn's budget ends (sc_coord_turn_over) */
     /* Since this process started (Prometheus counters: reset by a restart). */
     struct {
         uint64_t posts_ok, posts_failed;   /* approval POSTs through our IMDS, by outcome */
@@ -384,8 +385,12 @@ bool sc_coord_raft_settled(const sc_coord_t *c);
 void sc_coord_raft_fence(sc_coord_t *c);
 /* The state applied entry e (data: parsed): its effect queued, on the leader. */
 void sc_coord_raft_effect_push(sc_coord_t *c, const sc_dlog_entry_t *e, json_object *data);
+/* Whether the loop turn used up its budget (S_TURN_BUDGET_US): what can wait for the next turn
+ * (agents' messages, effects, orders beyond the first) waits; the loop takes it at once. */
+bool sc_coord_turn_over(const sc_coord_t *c);
 /* Carries out the effects queued so far (the flush does it too): as soon as what commits them
- * is applied, before the turn's other work. */
+ * is applied, before the turn's other work; those the turn's budget leaves stay queued, in
+ * order. */
 void sc_coord_raft_effects_run(sc_coord_t *c);
 /* Frees the effects not carried out (destroy). */
 void sc_coord_raft_effects_free(sc_coord_t *c);

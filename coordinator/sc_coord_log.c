@@ -22,7 +22,7 @@
 
 #include <errno.h>
 
-#define S_APPLY_PER_TURN 128 /* committed entries applied in one loop turn, at most */
+#define S_APPLY_PER_TURN 64 /* committed entries applied in one loop turn, at most */
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,11 +194,11 @@ static void s_run_effects(sc_coord_t *c)
 {
     sc_craft_t *r = c->raft;
     sc_coord_effect_t *v = r->fx;
-    size_t n = r->n_fx;
+    size_t n = r->n_fx, i;
 
     r->fx = NULL;
     r->n_fx = r->cap_fx = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (i = 0; i < n && !(i > 0 && sc_coord_turn_over(c)); i++) {
         const sc_dlog_entry_t *e = &v[i].e;
         bool ours = sc_coord_is_leader(c) && e->term == sc_elect_term(r->e);
 
@@ -209,7 +209,29 @@ static void s_run_effects(sc_coord_t *c)
         free(v[i].e.reason);
         json_object_put(v[i].data);
     }
-    free(v);
+    if (i < n) { /* the budget is spent: the rest first in the next turn, before newer ones */
+        size_t left = n - i, more = r->n_fx;
+        memmove(v, v + i, left * sizeof(*v));
+        if (more) {
+            sc_coord_effect_t *nv = realloc(v, (left + more) * sizeof(*v));
+            if (nv) {
+                memcpy(nv + left, r->fx, more * sizeof(*nv));
+                v = nv;
+            } else { /* no memory: those queued meanwhile are repaired later (resends) */
+                for (size_t k = 0; k < more; k++) {
+                    free(r->fx[k].e.reason);
+                    json_object_put(r->fx[k].data);
+                }
+                r->resolve = true;
+                more = 0;
+            }
+            free(r->fx);
+        }
+        r->fx = v;
+        r->n_fx = r->cap_fx = left + more;
+    } else {
+        free(v);
+    }
     sc_coord_notify_flush(c); /* the drain_started its orders gathered */
 }
 
@@ -261,6 +283,8 @@ int sc_coord_raft_flush(sc_coord_t *c)
         if (!r->n_fx)
             break; /* what was applied is made durable with the next turn's fsync */
         s_run_effects(c);
+        if (r->n_fx && sc_coord_turn_over(c))
+            break; /* the rest in the next turn, at once (sc_coord_raft_next_ms) */
     }
     return 0;
 }

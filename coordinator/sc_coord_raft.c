@@ -35,7 +35,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#define S_BATCH_ENTRIES 256     /* entries in one append, at most */
+#define S_BATCH_ENTRIES 64      /* entries in one append, at most (a follower's turn) */
 #define S_BATCH_BYTES 262144    /* and about this many bytes of data */
 #define S_NONVOTER_EVERY_MS 500 /* a non-voter gets what it is owed at most this often */
 #define S_NONVOTER_KEEPALIVE_MS                                                                    \
