@@ -1090,9 +1090,17 @@ int sc_store_apply_through(sc_store_t *store, int64_t from, int64_t index)
     if (index < from)
         return 0;
     /* all of them in one transaction (the caller's, or one of ours): one commit, not one per
-     * entry */
-    if ((rc = sc_store_txn_begin(store, &own)) < 0)
+     * entry. One of ours is committed without an fsync (synchronous=NORMAL, WAL): what an apply
+     * writes is derived from the log, whose entries were made durable when stored, and a
+     * restart applies again what a power loss took (applied flags included); the next commit
+     * at FULL makes it durable with its own. A follower's turn saves an fsync. */
+    bool lazy = !sc_db_in_transaction(store->db) &&
+                sc_db_exec(store->db, "PRAGMA synchronous=NORMAL", NULL, 0) == 0;
+    if ((rc = sc_store_txn_begin(store, &own)) < 0) {
+        if (lazy)
+            sc_db_exec(store->db, "PRAGMA synchronous=FULL", NULL, 0);
         return rc;
+    }
     /* from the first not applied on (the caller knows it): not a scan of the whole log */
     for (int64_t done = from - 1; rc >= 0 && done < index; from = done + 1) {
         rc = sc_dlog_read(store->db, from, (size_t)(index - from + 1), true, &v, &n);
@@ -1104,7 +1112,10 @@ int sc_store_apply_through(sc_store_t *store, int64_t from, int64_t index)
         if (done < from) /* nothing (left) to apply up to index */
             break;
     }
-    return sc_store_txn_end(store, own, rc);
+    rc = sc_store_txn_end(store, own, rc);
+    if (lazy && sc_db_exec(store->db, "PRAGMA synchronous=FULL", NULL, 0) < 0 && rc >= 0)
+        rc = SC_E_DB; /* never left at NORMAL: the log's appends need their fsync */
+    return rc;
 }
 
 int sc_store_applied_index(sc_store_t *store, int64_t *ret_index)
