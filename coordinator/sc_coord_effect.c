@@ -110,6 +110,12 @@ static void s_order_effect(sc_coord_t *c, const sc_dlog_entry_t *en, json_object
         if (mi == SC_PLAN_NONE)
             continue;
         e->sent_ms[mi] = sc_mono_ms();
+        if (!prep && sc_coord_exec_recover_held(c, sc_coord_exec_cs(c, e->id), mi)) {
+            sc_log_notice("recover held: its event started", "event=%s vm=%s", e->id,
+                          c->members[mi].name);
+            e->held_ms[mi] = e->sent_ms[mi]; /* sent when the event is over (resends) */
+            continue;
+        }
         c->count.orders[prep ? SC_MSG_PHASE_PREPARE : SC_MSG_PHASE_RECOVER]++;
         sc_log_notice(prep ? "prepare ordered" : "recover ordered", "event=%s vm=%s why=\"%s\"",
                       e->id, c->members[mi].name, sc_log_q(en->reason));

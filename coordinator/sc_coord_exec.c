@@ -34,6 +34,7 @@ void sc_coord_exec_ev_free(sc_cevstate_t *e)
     if (!e)
         return;
     free(e->sent_ms);
+    free(e->held_ms);
     free(e->drain_retry_ms);
     free(e->waiting_for);
     free(e);
@@ -47,6 +48,7 @@ sc_cevstate_t *sc_coord_exec_ev_get(sc_coord_t *c, const char *id)
     if (c->n_ev >= SC_REGISTRY_MAX_EVENTS || !sc_event_id_valid(id))
         return NULL;
     if (!(e = calloc(1, sizeof(*e))) || !(e->sent_ms = calloc(c->n_members, sizeof(*e->sent_ms))) ||
+        !(e->held_ms = calloc(c->n_members, sizeof(*e->held_ms))) ||
         !(e->drain_retry_ms = calloc(c->n_members, sizeof(*e->drain_retry_ms))) ||
         !(nv = realloc(c->ev, (c->n_ev + 1) * sizeof(*nv)))) {
         sc_coord_exec_ev_free(e);
@@ -630,6 +632,17 @@ int sc_coord_exec_expire_via(sc_coord_t *c, int64_t now)
     return 0;
 }
 
+bool sc_coord_exec_recover_held(const sc_coord_t *c, const sc_cs_event_t *ce, size_t mi)
+{
+    if (!ce || ce->phase != SC_REG_ACTIVE ||
+        (ce->start_kind == SC_START_NONE && !sc_event_is_started(&ce->ev)))
+        return false;
+    for (size_t k = 0; k < ce->ev.n_resources; k++)
+        if (sc_coord_members_find(c, ce->ev.resources[k]) == mi)
+            return true;
+    return false;
+}
+
 /* Orders not acknowledged yet go out again (agents de-duplicate); not before the start
  * grace is over (the plan may no longer want them). A hook under way whose order was not sent
  * in this tenure (sent_ms 0: we took the lead since, or restarted) is asked about once: its
@@ -651,6 +664,18 @@ void sc_coord_exec_resend_orders(sc_coord_t *c, int64_t now)
             if (!c->members[k].alive || !((ordered && now - e->sent_ms[k] >= c->o.resend_ms) ||
                                           (running && !e->sent_ms[k])))
                 continue;
+            /* a rollback's recover, ordered before its event started, is not sent again
+             * while the event is under way on that VM: an agent that missed it (restarted)
+             * would put the VM back in service during the event (nemesis seed 1, the
+             * members roll); once the event is over it goes out again */
+            if ((d == SC_DRAIN_RECOVER_ORDERED || d == SC_DRAIN_RECOVERING) &&
+                sc_coord_exec_recover_held(c, ce, k)) {
+                if (!e->held_ms[k])
+                    sc_log_notice("recover held: its event started", "event=%s vm=%s", e->id,
+                                  c->members[k].name);
+                e->held_ms[k] = e->sent_ms[k] = now;
+                continue;
+            }
             e->sent_ms[k] = now;
             if (ordered)
                 sc_log_debug("order sent again", "event=%s vm=%s", e->id, c->members[k].name);

@@ -85,6 +85,8 @@ typedef struct sc_cevstate {
     sc_backoff_t backoff;         /* approval retries */
     int64_t intent_ms;            /* when its delegated intent was made (0: not by us) */
     int64_t *sent_ms;             /* per member: last order sent */
+    int64_t *held_ms;             /* per member: a rollback's recover held since (its event
+                                     started: sc_coord_exec_recover_held), 0: not held */
     int64_t *drain_retry_ms;      /* per member, ROLLED_BACK: not drained again before */
     char *waiting_for;            /* from the last plan */
     bool touched;                 /* referred to by an action (not an alert) this round */
@@ -436,6 +438,10 @@ bool sc_coord_snap_on_chunk(sc_coord_t *c, const sc_msg_snapshot_t *m, int64_t *
  * drained for an event not approved yet; true when a handover started. Quiet when none can be
  * started yet: the next round tries again. */
 bool sc_coord_handover_in_drain(sc_coord_t *c);
+/* Whether a recover order to member mi for ce waits: ce started and is not over, and mi is
+ * one of its Resources (a rollback's recover, ordered before the start, would put the VM back
+ * in service during the event). Sent again once the event is over. */
+bool sc_coord_exec_recover_held(const sc_coord_t *c, const sc_cs_event_t *ce, size_t mi);
 bool sc_coord_handover_before_approval(sc_coord_t *c, const sc_event_t *const *evs, size_t n);
 /* Leader, no event in flight, leading for 10 s: the lead goes back to the preferred member
  * (the first voter of --members) when it is caught up — by transfer, never by an election, so

@@ -31,7 +31,8 @@
 
 static char s_dir[N_VM][64], s_members[256], s_imds[N_VM][64];
 static int s_port[N_VM];
-static sc_coord_t *s_c[2]; /* vm_0, vm_1 */
+static sc_coord_t *s_c[2];          /* vm_0, vm_1 */
+static int64_t s_resend_ms = 60000; /* an order goes out as its entry's effect, not as a resend */
 
 static sc_coord_t *s_start(int v)
 {
@@ -49,7 +50,7 @@ static sc_coord_t *s_start(int v)
     o.state_dir = s_dir[v];
     o.insecure = true;
     o.start_grace_ms = 0;
-    o.resend_ms = 60000; /* an order goes out as its entry's effect, not as a resend */
+    o.resend_ms = s_resend_ms;
     o.dead_after_ms = 600000;
     o.voters = 3;
     o.election_ms = 2000; /* a follower not stepped for 700 ms does not campaign */
@@ -426,6 +427,66 @@ SC_TEST(snapshot_event_is_planned_by_who_installs_it)
     s_stop();
 }
 
+/* Nemesis seed 1 (the members roll): a rollback's recover, ordered while its event was
+ * Scheduled, reached vm_2's agent only after the agent restarted, by then the platform had
+ * started the event: the VM went back in service during its event. The order is held while the
+ * event is under way on that VM, and goes out once the event is over. */
+static const char *s_doc_held[3] = {
+    "{\"DocumentIncarnation\":1,\"Events\":["
+    "{\"EventId\":\"E-held\",\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\","
+    "\"Resources\":[\"vm_2\"],\"EventStatus\":\"Scheduled\",\"NotBefore\":\"Mon, 01 Jan 2046 "
+    "00:00:00 GMT\",\"Description\":\"\",\"EventSource\":\"Platform\",\"DurationInSeconds\":-1}]}",
+    "{\"DocumentIncarnation\":2,\"Events\":["
+    "{\"EventId\":\"E-held\",\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\","
+    "\"Resources\":[\"vm_2\"],\"EventStatus\":\"Started\",\"NotBefore\":\"\",\"Description\":"
+    "\"\",\"EventSource\":\"Platform\",\"DurationInSeconds\":-1}]}",
+    "{\"DocumentIncarnation\":3,\"Events\":[]}"};
+
+SC_TEST(rollback_recover_held_while_its_event_runs)
+{
+    int l, f;
+    void *z = zmq_ctx_new(), *d;
+    sc_msg_t *m, *order;
+    uint64_t term;
+    int recovers = 0;
+
+    s_resend_ms = 300; /* an order not acknowledged goes out again every 0.3 s */
+    l = s_elect();
+    f = 1 - l;
+    SC_REQUIRE(s_until(l, "may_act", "true", 10000));
+    term = (uint64_t)s_int(s_c[l], "term");
+    d = s_agent2(z, l, term, s_doc_held[0]);
+    order = s_agent_wait(d, SC_MSG_ORDER, 3, 10000);
+    SC_REQUIRE(order && order->order.action == SC_MSG_PHASE_PREPARE);
+    s_progress(d, order, SC_MSG_HOOK_FAILED, 3); /* rolled back: its recover ordered */
+    sc_msg_destroy(&order);
+    order = s_agent_wait(d, SC_MSG_ORDER, 3, 10000);
+    SC_REQUIRE(order && order->order.action == SC_MSG_PHASE_RECOVER);
+    sc_msg_destroy(&order);
+    /* the agent restarts without running it, and finds the event started */
+    sc_tp_hello(d, "vm_2", "boot-2b", 2, 2, term);
+    sc_tp_doc(d, "vm_2", term, 4, s_doc_held[1], sc_wall_ms());
+    for (int64_t end = sc_mono_ms() + 3000; sc_mono_ms() < end;) {
+        s_step(3, 20);
+        while ((m = sc_tp_recv(d))) {
+            if (m->type == SC_MSG_ORDER && m->order.action == SC_MSG_PHASE_RECOVER)
+                recovers++;
+            sc_msg_destroy(&m);
+        }
+    }
+    SC_CHECK(s_is(s_c[l], "role", "leader") && s_is(s_c[f], "role", "voter"));
+    SC_CHECK_INT(recovers, 0); /* 3 s, an order not acknowledged every 0.3 s: none while Started */
+    /* over: the recover goes out */
+    sc_tp_doc(d, "vm_2", term, 5, s_doc_held[2], sc_wall_ms());
+    order = s_agent_wait(d, SC_MSG_ORDER, 3, 10000);
+    SC_CHECK(order && order->order.action == SC_MSG_PHASE_RECOVER);
+    sc_msg_destroy(&order);
+    s_resend_ms = 60000;
+    zmq_close(d);
+    zmq_ctx_term(z);
+    s_stop();
+}
+
 int main(void)
 {
     size_t off = 0;
@@ -439,5 +500,6 @@ int main(void)
     SC_RUN(slow_commits_drop_no_event_of_a_document);
     SC_RUN(effects_wait_for_their_commit);
     SC_RUN(snapshot_event_is_planned_by_who_installs_it);
+    SC_RUN(rollback_recover_held_while_its_event_runs);
     return sc_test_done();
 }
