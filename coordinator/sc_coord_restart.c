@@ -292,8 +292,20 @@ int sc_coord_restart_reconcile_registry(sc_coord_t *c)
         if ((rc = s_restore_one(c, e, wall, now)) >= 0)
             n++;
     }
-    if (n)
+    if (n) {
         c->dirty = true;
+        /* a restored event counts its witnesses present, but their documents may have lost it
+         * since (the registry had ended it, then forgotten it past its tombstone): nobody sends
+         * a document that did not change, so it would stay active for good, and its fault
+         * domain busy (nemesis seed 1: a Preempt of a deleted VM held its domain, every other
+         * domain's events went at NotBefore). A fresh document is asked of every member. */
+        for (size_t i = 0; i < c->n_members; i++) {
+            c->members[i].have_doc = false;
+            c->members[i].doc_req_ms = 0;
+        }
+        sc_log_notice("events restored to the registry: a fresh document asked of every member",
+                      "events=%zu", n);
+    }
     return rc < 0 ? rc : 0;
 }
 
