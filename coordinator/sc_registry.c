@@ -339,9 +339,12 @@ static int s_evaluate(sc_registry_t *reg, int64_t now_ms, sc_registry_changes_t 
                 v->kind = S_VOTE_ABSENT;
             if (v->kind == S_VOTE_ABSENT)
                 absent = true;
-            else if (v->member->alive)
+            else if (v->kind == S_VOTE_PRESENT && v->member->alive)
                 live_present = true;
         }
+        /* a PENDING vote (a fresh view that lacks the event) holds nothing once a witness saw
+         * it go: an IMDS that kept its view and lost the event outweighs one that may have
+         * come back empty (with no ABSENT vote, nothing ends before PENDING is confirmed) */
         if (!live_present && absent && (rc = s_make_final(e, now_ms, ch)) < 0)
             return rc;
         s_event_refresh(e);
@@ -532,10 +535,10 @@ int sc_registry_apply_doc(sc_registry_t *reg, const char *member, const char *bo
     }
 
     /* A restarted agent (new boot id) or IMDS (incarnation backwards) sends a fresh view. So
-     * does a member's first document since this registry was made: after a coordinator restart
-     * (votes restored, boot id and incarnation unknown) the VM may have rebooted meanwhile and
-     * its IMDS come back empty. (Without restored votes the first document has nothing to
-     * make PENDING.) */
+     * does a member's first document since this registry was made, unless its agent's boot was
+     * seeded (sc_registry_seed_member): after a coordinator restart with its boot id unknown
+     * the VM may have rebooted meanwhile and its IMDS come back empty. (Without restored votes
+     * the first document has nothing to make PENDING.) */
     fresh = !m->has_doc || new_boot || doc->incarnation < m->incarnation;
     m->has_doc = true;
     m->incarnation = doc->incarnation;
@@ -566,6 +569,26 @@ out:
     else
         *ret_changes = ch;
     return rc;
+}
+
+int sc_registry_seed_member(sc_registry_t *reg, const char *member, const char *boot_id,
+                            int64_t incarnation, int64_t observed_ms)
+{
+    s_member_t *m;
+    int rc = 0;
+
+    if (!reg || !s_name_valid(member, SC_MEMBER_NAME_MAX) || !boot_id || !*boot_id ||
+        strlen(boot_id) > SC_BOOT_ID_MAX)
+        return -EINVAL;
+    if (!(m = s_member_get(reg, member, &rc)))
+        return rc;
+    if (m->has_doc)
+        return 0;
+    memcpy(m->boot_id, boot_id, strlen(boot_id) + 1);
+    m->incarnation = incarnation;
+    m->observed_ms = observed_ms;
+    m->has_doc = true;
+    return 0;
 }
 
 int sc_registry_set_alive(sc_registry_t *reg, const char *member, bool alive, int64_t now_ms,

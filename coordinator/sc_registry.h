@@ -55,8 +55,8 @@
  *
  * Disappearance ("votes"). Each member that ever reported an event is a witness with a vote:
  * PRESENT (its latest document holds the event), ABSENT (a later document of it lacks it) or
- * PENDING (see below). The event disappears when no *alive* witness is PRESENT or PENDING and
- * at least one witness is ABSENT. So: members that stopped reporting (dead, impacted, blind —
+ * PENDING (see below). The event disappears when no *alive* witness is PRESENT and at least
+ * one witness is ABSENT. So: members that stopped reporting (dead, impacted, blind —
  * IMDS silent under a live agent —, marked with sc_registry_set_alive(false)) don't vote — their
  * silence never ends an event and their stale PRESENT does not keep it alive either; an event still
  * in any live member's document stays; members that never saw the event (other availability set,
@@ -64,12 +64,17 @@
  *
  * Fresh documents. A document is *fresh* when the agent's boot_id changed or its
  * DocumentIncarnation went backwards in a document read later (IMDS or the VM restarted), and a
- * member's first document since the registry was made (after a coordinator restart nothing tells a
- * reboot apart). A fresh document is taken as the member's full view, but an event it lacks gets a
- * PENDING vote, not ABSENT: a rebooted VM's IMDS may come back empty for a while (the first request
- * after a restart may take up to 2 minutes). PENDING turns ABSENT after confirm_ms
- * (sc_registry_new) — checked on every call — unless the event shows up again. PENDING counts like
- * PRESENT for disappearance only when the member is alive.
+ * member's first document since the registry was made, unless the daemon told the registry what
+ * that member's agent reported before (sc_registry_seed_member(): the same boot id is the same
+ * agent, its IMDS view kept). A fresh document is taken as the member's full view, but an event it
+ * lacks gets a PENDING vote, not ABSENT: a rebooted VM's IMDS may come back empty for a while (the
+ * first request after a restart may take up to 2 minutes). PENDING turns ABSENT after confirm_ms
+ * (sc_registry_new) — checked on every call — unless the event shows up again. A PENDING vote
+ * neither keeps an event nor ends it: with no ABSENT vote nothing ends before it is confirmed,
+ * and once another witness saw the event go (its IMDS kept its view), the event ends although
+ * the fresh view may still come back with it (nemesis seed 1: every agent's first document after
+ * a coordinator restart, or after its own, held ended events — and the next fault domain — for
+ * a minute).
  *
  * Times are the caller's monotonic milliseconds (now_ms), except observed_at_ms / observed_ms:
  * the agents' wall-clock ms, only ever compared with each other. Not thread-safe. No I/O, no
@@ -192,6 +197,12 @@ int sc_registry_set_tombstone_ms(sc_registry_t *reg, int64_t keep_ms);
  * Expired ones are dropped at the next tick. 0, -EINVAL (invalid id or phase), -ENOMEM. */
 int sc_registry_add_tombstone(sc_registry_t *reg, const char *event_id, sc_reg_phase_t phase,
                               int64_t ended_ms);
+/* What member's agent last reported before the daemon restarted: its boot id, and the
+ * DocumentIncarnation and observed_at_ms of a document of that boot. A document of the same boot
+ * is then not fresh (an incarnation backwards still is). Only for a member without a document
+ * yet. 0, -EINVAL, -ENOMEM. */
+int sc_registry_seed_member(sc_registry_t *reg, const char *member, const char *boot_id,
+                            int64_t incarnation, int64_t observed_ms);
 /* Whether reports of event_id are ignored as an ended event's at now_ms. */
 bool sc_registry_is_tombstoned(const sc_registry_t *reg, const char *event_id, int64_t now_ms);
 /* Number of tombstones held (expired ones included until the next tick). */

@@ -367,6 +367,77 @@ SC_TEST(first_document_after_restart_is_fresh)
     sc_registry_destroy(&reg);
 }
 
+/* A fresh view that lacks an event (the VM rebooted, its IMDS may come back empty) holds it
+ * only until another witness, whose IMDS kept its view, sees it go: then it ended (nemesis
+ * seed 1: it held the event, and the next fault domain, for confirm_ms). */
+SC_TEST(pending_vote_yields_to_a_witness_that_saw_it_go)
+{
+    sc_registry_t *reg = NULL;
+    sc_registry_changes_t ch = {0};
+    char chg[256];
+
+    SC_REQUIRE(sc_registry_new(5000, &reg) == 0);
+    APPLY(reg, "vm0", "boot-1", 7, 1000, chg, ID1 ":Started");
+    APPLY(reg, "vm1", "boot-a", 3, 1000, chg, ID1 ":Started");
+    /* vm0 rebooted: its fresh view lacks the event, vm1 still has it: it stays */
+    SC_CHECK_INT(APPLY_EMPTY(reg, "vm0", "boot-2", 1, 2000, chg), 0);
+    SC_CHECK_STR(chg, "");
+    SC_CHECK_INT(sc_registry_find(reg, ID1)->phase, SC_REG_ACTIVE);
+    /* vm1, same agent, same IMDS view: the event is gone; vm0's PENDING vote holds nothing */
+    SC_CHECK_INT(APPLY_EMPTY(reg, "vm1", "boot-a", 4, 2100, chg), 0);
+    SC_CHECK_STR(chg, "Ended");
+    sc_registry_destroy(&reg);
+    /* alone, a PENDING vote still waits for confirm_ms */
+    SC_REQUIRE(sc_registry_new(5000, &reg) == 0);
+    APPLY(reg, "vm0", "boot-1", 7, 1000, chg, ID1 ":Started");
+    SC_CHECK_INT(APPLY_EMPTY(reg, "vm0", "boot-2", 1, 2000, chg), 0);
+    SC_CHECK_STR(chg, "");
+    SC_CHECK_INT(sc_registry_tick(reg, 6999, &ch), 0);
+    SC_CHECK_INT(ch.n, 0);
+    sc_registry_changes_release(&ch);
+    SC_CHECK_INT(sc_registry_tick(reg, 7000, &ch), 0);
+    SC_CHECK_INT(ch.n, 1);
+    sc_registry_changes_release(&ch);
+    sc_registry_destroy(&reg);
+}
+
+/* The daemon's restart with each agent's boot remembered (sc_registry_seed_member): a document
+ * from the same agent keeps its view (an event it lacks is gone at once); a new agent, or an
+ * IMDS whose incarnation went back, is still a fresh view. */
+SC_TEST(seeded_boot_is_not_a_fresh_view)
+{
+    const char *witnesses[] = {"vm0"};
+    sc_doc_t *doc = s_doc(1, (const char *const[]){ID1 ":Started"}, 1);
+    sc_reg_restore_t r = {0};
+    char chg[256];
+    struct {
+        const char *boot;
+        long inc;
+        const char *want;
+    } cases[] = {{"boot-7", 4, "Ended"}, {"boot-8", 4, ""}, {"boot-7", 2, ""}};
+
+    SC_REQUIRE(doc != NULL);
+    r.ev = &doc->events[0];
+    r.phase = SC_REG_ACTIVE;
+    r.start_kind = SC_START_FORCED;
+    r.witnesses = witnesses;
+    r.n_witnesses = 1;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        sc_registry_t *reg = NULL;
+
+        SC_REQUIRE(sc_registry_new(5000, &reg) == 0);
+        SC_CHECK_INT(sc_registry_restore_event(reg, &r), 0);
+        SC_CHECK_INT(sc_registry_seed_member(reg, "vm0", "boot-7", 3, 500), 0);
+        SC_CHECK_INT(
+            APPLY_SEEN_EMPTY(reg, "vm0", cases[i].boot, cases[i].inc, 1000, false, 1000, chg), 0);
+        SC_CHECK_STR(chg, cases[i].want);
+        SC_CHECK_INT(sc_registry_seed_member(reg, "vm0", "", 1, 1), -EINVAL);
+        SC_CHECK_INT(sc_registry_seed_member(reg, "", "b", 1, 1), -EINVAL);
+        sc_registry_destroy(&reg);
+    }
+    sc_doc_destroy(&doc);
+}
+
 SC_TEST(forget_member_and_restore)
 {
     sc_registry_t *reg = NULL;
@@ -704,6 +775,8 @@ int main(void)
     SC_RUN(backwards_incarnation_is_fresh);
     SC_RUN(forget_member_and_restore);
     SC_RUN(first_document_after_restart_is_fresh);
+    SC_RUN(pending_vote_yields_to_a_witness_that_saw_it_go);
+    SC_RUN(seeded_boot_is_not_a_fresh_view);
     SC_RUN(bad_input);
     SC_RUN(event_limit);
     SC_RUN(stale_resend_by_blind_member_does_not_shrink_resources);
