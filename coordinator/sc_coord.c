@@ -191,7 +191,7 @@ int sc_coord_new(const sc_coord_opts_t *o, sc_coord_t **ret_coord, char *err, si
     }
     c->in_grace = true;
     c->grace_until_ms = sc_mono_ms() + c->o.start_grace_ms;
-    if ((rc = sc_coord_restart_restore(c)) < 0) {
+    if ((rc = sc_coord_restart_restore(c)) < 0 || (rc = sc_coord_members_load_boots(c)) < 0) {
         snprintf(err, errlen, "restoring from %s: %s", dbpath, sc_strerror(rc));
         goto fail;
     }
@@ -286,6 +286,8 @@ void sc_coord_destroy(sc_coord_t **coord)
     sc_coord_forecast_free(c);
     sc_coord_rehearse_free(c);
     sc_coord_digest_free(c);
+    if (c->store && c->lock)
+        sc_coord_members_save_boots(c);
     if (c->cs && c->store && c->lock && c->o.snapshot_at_stop)
         sc_coord_restart_snapshot(c, 0); /* the next start replays nothing */
     sc_cstate_destroy(&c->cs);

@@ -388,6 +388,9 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
         rc = sc_registry_apply_doc(c->reg, m->name, m->boot_id[0] ? m->boot_id : NULL,
                                    msg->document.document, msg->document.observed_at_ms, m->blind,
                                    now, &ch);
+        if (rc >= 0 && !m->blind)
+            sc_coord_members_note_boot(c, m, msg->document.document->incarnation,
+                                       msg->document.observed_at_ms);
         if (rc < 0) {
             c->rejected++;
             sc_log_warn("document refused", "member=%s rc=%s", m->name, sc_errname(rc));

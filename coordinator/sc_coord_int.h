@@ -67,14 +67,17 @@ typedef struct sc_cmember {
     bool blind;          /* alive, but its IMDS has been silent too long */
     bool is_self;        /* our own member */
     int64_t last_msg_ms; /* monotonic ms of its last message */
-    unsigned char rid[SC_COORD_RID_MAX];  /* ROUTER routing id of its agent's connection */
-    size_t rid_len;                       /* 0: not connected yet */
-    char boot_id[SC_MSG_BOOT_ID_MAX + 1]; /* its agent's boot id */
-    bool have_doc;                        /* a document arrived since we started */
-    int64_t doc_req_ms;                   /* last doc_request sent */
-    sc_member_state_t state;              /* from the last plan */
-    uint64_t malformed;                   /* malformed IMDS events its agent reported */
-    uint64_t malformed_key;               /* hash of the last malformed list counted */
+    unsigned char rid[SC_COORD_RID_MAX];     /* ROUTER routing id of its agent's connection */
+    size_t rid_len;                          /* 0: not connected yet */
+    char boot_id[SC_MSG_BOOT_ID_MAX + 1];    /* its agent's boot id */
+    char saved_boot[SC_MSG_BOOT_ID_MAX + 1]; /* the boot id stored for it (sc_store_save_boots) */
+    int64_t boot_inc, boot_obs;              /* that boot's document stored: incarnation, time */
+    bool boot_dirty;                         /* to be stored (sc_coord_members_save_boots) */
+    bool have_doc;                           /* a document arrived since we started */
+    int64_t doc_req_ms;                      /* last doc_request sent */
+    sc_member_state_t state;                 /* from the last plan */
+    uint64_t malformed;                      /* malformed IMDS events its agent reported */
+    uint64_t malformed_key;                  /* hash of the last malformed list counted */
 } sc_cmember_t;
 
 /* What the executor keeps of an event beside the state (sc_cs_event_t, replicated): timers
@@ -126,6 +129,7 @@ struct sc_coord {
     sc_cevstate_t **ev;      /* per event: what is not replicated */
     size_t n_ev;             /* entries */
     bool dirty;              /* something changed: plan now */
+    bool boots_dirty;        /* a member's boot_dirty is set */
     int64_t last_plan_ms;    /* last plan round */
     int64_t last_leader_ms;  /* last leader broadcast */
     int64_t last_tick_ms;    /* last registry tick / liveness check */
@@ -221,6 +225,16 @@ int sc_coord_members_adopt_term(sc_coord_t *c, uint64_t seen, const char *from);
 /* The liveness tick: members silent for --dead-after are dead; then the registry's tick.
  * Changes are recorded. 0 or a fatal error. */
 int sc_coord_members_tick(sc_coord_t *c, int64_t now);
+/* A document of member m was applied (incarnation, observed_at_ms): a boot id not stored yet is
+ * marked to be, so that after our restart its documents are not taken for a rebooted VM's fresh
+ * view (sc_registry_seed_member; nemesis seed 1: ended events held for a minute). */
+void sc_coord_members_note_boot(sc_coord_t *c, sc_cmember_t *m, int64_t incarnation,
+                                int64_t observed_ms);
+/* The marked boots stored, in one transaction (at every tick and at the end); a failure is
+ * logged and tried again: it only costs fresh views after a restart. */
+void sc_coord_members_save_boots(sc_coord_t *c);
+/* At start, after the registry is rebuilt: the stored boots seed it. 0 or a fatal error. */
+int sc_coord_members_load_boots(sc_coord_t *c);
 /* Ends the start grace once every member not gone is alive with a document, or
  * --start-grace has passed (c->in_grace, c->grace_until_ms). */
 void sc_coord_members_grace_check(sc_coord_t *c, int64_t now);

@@ -216,6 +216,7 @@ int sc_coord_members_tick(sc_coord_t *c, int64_t now)
     }
     if (rc >= 0 && (rc = sc_registry_tick(c->reg, now, &ch)) >= 0)
         rc = sc_coord_exec_handle_changes(c, &ch);
+    sc_coord_members_save_boots(c);
     return rc;
 }
 
@@ -241,4 +242,70 @@ void sc_coord_members_grace_check(sc_coord_t *c, int64_t now)
                   heard == expected ? "every member reported" : "--start-grace passed");
     c->in_grace = c->stalled = false;
     c->dirty = true;
+}
+
+void sc_coord_members_note_boot(sc_coord_t *c, sc_cmember_t *m, int64_t incarnation,
+                                int64_t observed_ms)
+{
+    if (!m->boot_id[0] || strcmp(m->boot_id, m->saved_boot) == 0)
+        return;
+    memcpy(m->saved_boot, m->boot_id, sizeof(m->saved_boot));
+    m->boot_inc = incarnation;
+    m->boot_obs = observed_ms;
+    m->boot_dirty = true;
+    c->boots_dirty = true;
+}
+
+void sc_coord_members_save_boots(sc_coord_t *c)
+{
+    sc_store_boot_t *v;
+    size_t n = 0;
+    int rc;
+
+    if (!c->boots_dirty || !c->store)
+        return;
+    if (!(v = calloc(c->n_members, sizeof(*v))))
+        return;
+    for (size_t i = 0; i < c->n_members; i++)
+        if (c->members[i].boot_dirty)
+            v[n++] = (sc_store_boot_t){c->members[i].name, c->members[i].saved_boot,
+                                       c->members[i].boot_inc, c->members[i].boot_obs};
+    if ((rc = sc_store_save_boots(c->store, v, n)) < 0) {
+        sc_log_warn("agents' boot ids not stored: tried again", "members=%zu rc=%s why=\"%s\"", n,
+                    sc_errname(rc), sc_log_q(sc_store_errmsg(c->store)));
+    } else {
+        for (size_t i = 0; i < c->n_members; i++)
+            c->members[i].boot_dirty = false;
+        c->boots_dirty = false;
+    }
+    free(v);
+}
+
+static int s_seed_boot(void *arg, const sc_store_boot_t *b)
+{
+    sc_coord_t *c = arg;
+    size_t mi = sc_coord_members_find(c, b->member);
+    int rc;
+
+    if (mi == SC_PLAN_NONE || strlen(b->boot_id) > SC_MSG_BOOT_ID_MAX)
+        return 0; /* no longer a member, or not a boot id an agent sends */
+    if ((rc = sc_registry_seed_member(c->reg, c->members[mi].name, b->boot_id, b->incarnation,
+                                      b->observed_ms)) < 0)
+        return rc == -EINVAL ? 0 : rc;
+    snprintf(c->members[mi].saved_boot, sizeof(c->members[mi].saved_boot), "%s", b->boot_id);
+    c->members[mi].boot_inc = b->incarnation;
+    c->members[mi].boot_obs = b->observed_ms;
+    return 0;
+}
+
+int sc_coord_members_load_boots(sc_coord_t *c)
+{
+    int rc = sc_store_boots_each(c->store, s_seed_boot, c);
+
+    if (rc == -ENOMEM)
+        return rc;
+    if (rc < 0) /* unreadable: every first document is a fresh view, as before */
+        sc_log_warn("agents' boot ids not read", "rc=%s why=\"%s\"", sc_errname(rc),
+                    sc_log_q(sc_store_errmsg(c->store)));
+    return 0;
 }

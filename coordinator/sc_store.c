@@ -1175,6 +1175,66 @@ int sc_store_set_hard_state(sc_store_t *store, int64_t current_term, const char 
     return rc < 0 ? rc : 0;
 }
 
+int sc_store_save_boots(sc_store_t *store, const sc_store_boot_t *v, size_t n)
+{
+    bool own;
+    int rc;
+
+    if (!store || (n && !v))
+        return -EINVAL;
+    if (!n)
+        return 0;
+    if (sc_db_exec(store->db, "PRAGMA synchronous=NORMAL", NULL, 0) < 0)
+        return SC_E_DB;
+    if ((rc = sc_store_txn_begin(store, &own)) >= 0) {
+        for (size_t i = 0; rc >= 0 && i < n; i++) {
+            char val[64 + SC_BOOT_ID_MAX];
+            if (!v[i].member || !v[i].boot_id || strlen(v[i].boot_id) > SC_BOOT_ID_MAX) {
+                rc = -EINVAL;
+                break;
+            }
+            snprintf(val, sizeof(val), "%lld %lld %s", (long long)v[i].incarnation,
+                     (long long)v[i].observed_ms, v[i].boot_id);
+            rc = sc_db_run(store->db, NULL,
+                           "INSERT INTO meta(key, value) VALUES ('agent_boot:' || ?, ?) "
+                           "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                           "ss", v[i].member, val);
+        }
+        rc = sc_store_txn_end(store, own, rc);
+    }
+    if (sc_db_exec(store->db, "PRAGMA synchronous=FULL", NULL, 0) < 0 && rc >= 0)
+        rc = SC_E_DB;
+    return rc < 0 ? rc : 0;
+}
+
+int sc_store_boots_each(sc_store_t *store, int (*fn)(void *arg, const sc_store_boot_t *b),
+                        void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if (!store || !fn)
+        return -EINVAL;
+    if ((rc = sc_db_prepare(store->db, &st,
+                            "SELECT substr(key, 12), value FROM meta WHERE key LIKE "
+                            "'agent\\_boot:%' ESCAPE '\\' ORDER BY key",
+                            NULL)) < 0)
+        return rc;
+    while ((rc = sc_db_step(store->db, st)) == 1) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        const char *val = (const char *)sqlite3_column_text(st, 1);
+        long long inc, obs;
+        int off = 0;
+
+        if (!name || !val || sscanf(val, "%lld %lld %n", &inc, &obs, &off) != 2 || !val[off])
+            continue; /* not ours to read: skipped */
+        if ((rc = fn(arg, &(sc_store_boot_t){name, val + off, inc, obs})) < 0)
+            break;
+    }
+    sqlite3_finalize(st);
+    return rc < 0 ? rc : 0;
+}
+
 int sc_store_save_snapshot(sc_store_t *store, int64_t index, int64_t term, int64_t wall_ms,
                            const char *state)
 {

@@ -3,7 +3,8 @@
  * One database file (<state-dir>/coordinator.db) in WAL mode with synchronous=FULL, its schema
  * versioned by PRAGMA user_version with numbered migrations (sc_db). Tables:
  *   meta       key/value: the current term; paused (1 after an operator's "paused" alert, 0
- *              after "resumed")
+ *              after "resumed"); Raft's hard state; the agents' boot ids (this coordinator's
+ *              own: sc_store_save_boots)
  *   members    name, endpoint, fault and update domain, state, the agent boot id it was gone
  *              with
  *   events     every field of every event any agent reported, first seen, approved at/by,
@@ -133,6 +134,23 @@ int sc_store_applied_index(sc_store_t *store, int64_t *ret_index);
 int sc_store_hard_state(sc_store_t *store, int64_t *ret_current_term, char *ret_voted_for,
                         size_t len);
 int sc_store_set_hard_state(sc_store_t *store, int64_t current_term, const char *voted_for);
+
+/* The boot id each member's agent last reported, with the DocumentIncarnation and observed_at_ms
+ * of a document of that boot: this coordinator's own (meta, key "agent_boot:NAME"; not in a
+ * snapshot), so that after its restart a document from the same agent is not taken for a
+ * rebooted VM's fresh view (sc_registry_seed_member). Written without an fsync: lost, the next
+ * document is only taken as fresh. 0 or an SC_E_* code. */
+typedef struct sc_store_boot {
+    const char *member;  /* its name */
+    const char *boot_id; /* its agent's boot id */
+    int64_t incarnation; /* DocumentIncarnation of a document of that boot */
+    int64_t observed_ms; /* when the agent read it (its wall clock) */
+} sc_store_boot_t;
+int sc_store_save_boots(sc_store_t *store, const sc_store_boot_t *v, size_t n);
+/* Calls fn for each boot stored (its strings valid during the call); fn's negative value stops
+ * the walk and is returned. 0 or an SC_E_* code. */
+int sc_store_boots_each(sc_store_t *store, int (*fn)(void *arg, const sc_store_boot_t *b),
+                        void *arg);
 
 /* Saves a snapshot of the coordinator's state (state: sc_cstate_to_json's text) that includes
  * the log up to index (of term); the two newest are kept. 0 or an SC_E_* code. */
