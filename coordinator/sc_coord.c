@@ -307,7 +307,7 @@ void sc_coord_destroy(sc_coord_t **coord)
  * (every 200 ms); the leader message; unacknowledged orders again. */
 static int s_timers(sc_coord_t *c)
 {
-    int64_t now = sc_mono_ms();
+    int64_t now = sc_mono_ms(), before;
     int rc;
 
     if (now - c->last_tick_ms >= 200) {
@@ -325,8 +325,10 @@ static int s_timers(sc_coord_t *c)
      * proposed is in flight */
     if (!sc_coord_raft_settled(c))
         return 0;
+    before = c->raft ? c->raft->last_index : 0;
     rc = sc_coord_rehearse_tick(c, now);
-    sc_coord_raft_fence(c);
+    if (c->raft && c->raft->last_index > before) /* what it proposed, not what others did */
+        sc_coord_raft_fence(c);
     return rc;
 }
 
@@ -370,6 +372,7 @@ static void s_serve_control(sc_coord_t *c)
  * proposed is in flight (it would decide it twice): its commit makes the next round due. */
 static int s_plan_if_due(sc_coord_t *c, int64_t now)
 {
+    int64_t before;
     int rc;
 
     bool act = sc_coord_may_act(c);
@@ -384,8 +387,12 @@ static int s_plan_if_due(sc_coord_t *c, int64_t now)
         return 0;
     c->dirty = false;
     c->last_plan_ms = now;
+    before = c->raft ? c->raft->last_index : 0;
     rc = sc_coord_exec_plan_round(c, act);
-    if (act)
+    /* fenced on what the round proposed: the hook progress in flight it counted already
+     * (sc_coord_raft_progress_drain), the rest of what others proposed it reads from the
+     * registry (events) or waits for (approval answers hold an intent) */
+    if (act && c->raft && c->raft->last_index > before)
         sc_coord_raft_fence(c);
     return rc < 0 ? rc : 0;
 }

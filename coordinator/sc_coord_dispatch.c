@@ -147,6 +147,7 @@ static int s_on_progress(sc_coord_t *c, size_t mi, const sc_msg_hook_progress_t 
     sc_drain_state_t cur, next;
     json_object *d;
     char reason[320];
+    int rc;
 
     if (!ce && !sc_coord_is_leader(c) && sc_registry_find(c->reg, p->event)) {
         s_count_hook(c, p);
@@ -204,7 +205,9 @@ static int s_on_progress(sc_coord_t *c, size_t mi, const sc_msg_hook_progress_t 
             sc_policy_retry_delay_ms(&c->o.policy, ce->attempt[mi] ? ce->attempt[mi] : 1);
     c->dirty = true;
     s_count_hook(c, p);
-    return sc_coord_exec_decide(c, SC_DLOG_HOOK_PROGRESS, d, reason);
+    if ((rc = sc_coord_exec_decide(c, SC_DLOG_HOOK_PROGRESS, d, reason)) == 0)
+        sc_coord_raft_progress_proposed(c, ce->ev.id, mi, p->phase, p->state, p->attempt);
+    return rc;
 }
 
 /* An answer to approve_via counts only from the member it was delegated to, in our term: any

@@ -189,6 +189,7 @@ void sc_coord_raft_destroy(sc_coord_t *c)
             zmq_close(r->dealer[k]);
     sc_coord_snap_destroy(c);
     sc_coord_raft_effects_free(c);
+    sc_coord_raft_progress_free(c);
     sc_elect_destroy(&r->e);
     free(r->next);
     free(r->match);

@@ -460,10 +460,11 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
                 dup = dup || vms[nvm_total + k].member == mi;
             if (dup)
                 continue;
-            vms[nvm_total + p->n_vms] = (sc_plan_vm_t){.member = mi,
-                                                       .drain = e->drain[mi],
-                                                       .attempt = e->attempt[mi],
-                                                       .retry_at_ms = le->drain_retry_ms[mi]};
+            vms[nvm_total + p->n_vms] =
+                (sc_plan_vm_t){.member = mi,
+                               .drain = sc_coord_raft_progress_drain(c, e, mi),
+                               .attempt = e->attempt[mi],
+                               .retry_at_ms = le->drain_retry_ms[mi]};
             p->n_vms++;
         }
         /* Rule 3: a VM whose prepare was ordered stays in the plan after Azure dropped it from
@@ -475,11 +476,12 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
             for (size_t k = 0; k < p->n_vms; k++)
                 in_res = in_res || vms[nvm_total + k].member == mi;
             if (!in_res)
-                vms[nvm_total + p->n_vms++] = (sc_plan_vm_t){.member = mi,
-                                                             .drain = e->drain[mi],
-                                                             .dropped = true,
-                                                             .attempt = e->attempt[mi],
-                                                             .retry_at_ms = le->drain_retry_ms[mi]};
+                vms[nvm_total + p->n_vms++] =
+                    (sc_plan_vm_t){.member = mi,
+                                   .drain = sc_coord_raft_progress_drain(c, e, mi),
+                                   .dropped = true,
+                                   .attempt = e->attempt[mi],
+                                   .retry_at_ms = le->drain_retry_ms[mi]};
         }
         nvm_total += p->n_vms;
         nres_total += p->n_strangers;

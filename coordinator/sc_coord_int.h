@@ -340,6 +340,17 @@ typedef struct sc_coord_effect {
     json_object *data; /* its data (a reference) */
 } sc_coord_effect_t;
 
+/* A hook's progress the leader proposed (sc_coord_raft_progress_proposed), which the planner
+ * counts before it is applied (sc_coord_raft_progress_drain). */
+typedef struct sc_coord_progress {
+    int64_t index, term;             /* its entry */
+    char event[SC_EVENT_ID_MAX + 1]; /* EventId */
+    size_t member;                   /* the VM's member index */
+    sc_msg_phase_t phase;            /* prepare or recover */
+    sc_msg_hook_state_t state;       /* started, done, failed... */
+    int attempt;                     /* the drain's attempt it reports */
+} sc_coord_progress_t;
+
 /* The election and the replication's state (sc_coord_raft.c). */
 struct sc_craft {
     sc_elect_t *e;                 /* the election */
@@ -361,6 +372,8 @@ struct sc_craft {
     bool txn;                      /* leader: the turn's transaction is open */
     sc_coord_effect_t *fx;         /* effects of entries applied, carried out by the flush */
     size_t n_fx, cap_fx;           /* their number, and room */
+    sc_coord_progress_t *pg;       /* leader: hook progress proposed, not applied yet */
+    size_t n_pg, cap_pg;           /* their number, and room */
     bool may_act;                  /* as last logged */
     bool resolve;                  /* intents may be left without a POST: resolve them */
     int chan_dealer;               /* the message being handled came on dealer k (-1) */
@@ -394,6 +407,18 @@ int sc_coord_raft_propose(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data,
 int sc_coord_raft_flush(sc_coord_t *c);
 /* Commits the turn's transaction now (before a vote or an append is answered). 0 or an error. */
 int sc_coord_raft_txn_commit(sc_coord_t *c);
+/* Leader: the HOOK_PROGRESS entry just proposed (the log's last), remembered until applied. */
+void sc_coord_raft_progress_proposed(sc_coord_t *c, const char *event, size_t member,
+                                     sc_msg_phase_t phase, sc_msg_hook_state_t state, int attempt);
+/* The drain state of member for event ce as the planner counts it: the state's, moved on by the
+ * hook progress proposed in this term and not applied yet, in log order. Every decision the
+ * planner makes from it is an entry after theirs: it commits with them or not at all (Raft's
+ * log matching), so a drain is approved in the same commit round as its last "done" (issue 20:
+ * two rounds were the floor of the approval's latency). */
+sc_drain_state_t sc_coord_raft_progress_drain(sc_coord_t *c, const sc_cs_event_t *ce,
+                                              size_t member);
+/* Forgets the progress remembered (a new tenure, the end). */
+void sc_coord_raft_progress_free(sc_coord_t *c);
 /* Whether everything the planner proposed is applied (it may plan again: it derives from the
  * applied state, and would otherwise decide twice what is in flight). */
 bool sc_coord_raft_settled(const sc_coord_t *c);

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void s_progress_prune(sc_coord_t *c);
+
 /* ---- proposing, committing, applying ------------------------------------------------------ */
 
 int sc_coord_raft_txn_commit(sc_coord_t *c)
@@ -85,6 +87,8 @@ int sc_coord_log_apply_committed(sc_coord_t *c)
     }
     r->applied = upto;
     c->dirty = true;
+    if (r->n_pg)
+        s_progress_prune(c);
     return 0;
 }
 
@@ -135,6 +139,79 @@ int sc_coord_raft_propose(sc_coord_t *c, sc_dlog_kind_t kind, json_object *data,
     if (ret_index)
         *ret_index = idx;
     return 0;
+}
+
+/* ---- hook progress in flight ------------------------------------------------------------ */
+
+/* Drops what is applied, or of another term than ours (a tenure over: its entries may be
+ * replaced). */
+static void s_progress_prune(sc_coord_t *c)
+{
+    sc_craft_t *r = c->raft;
+    int64_t term = sc_elect_term(r->e);
+    size_t k = 0;
+
+    for (size_t i = 0; i < r->n_pg; i++)
+        if (r->pg[i].index > r->applied && r->pg[i].term == term)
+            r->pg[k++] = r->pg[i];
+    r->n_pg = k;
+}
+
+void sc_coord_raft_progress_proposed(sc_coord_t *c, const char *event, size_t member,
+                                     sc_msg_phase_t phase, sc_msg_hook_state_t state, int attempt)
+{
+    sc_craft_t *r = c->raft;
+    sc_coord_progress_t *p;
+
+    if (!r || !sc_coord_is_leader(c))
+        return;
+    s_progress_prune(c);
+    if (r->n_pg == r->cap_pg) {
+        size_t cap = r->cap_pg ? 2 * r->cap_pg : 64;
+        sc_coord_progress_t *nv = realloc(r->pg, cap * sizeof(*nv));
+        if (!nv)
+            return; /* counted once applied, as before */
+        r->pg = nv;
+        r->cap_pg = cap;
+    }
+    p = &r->pg[r->n_pg++];
+    *p = (sc_coord_progress_t){.index = r->last_index,
+                               .term = sc_elect_term(r->e),
+                               .member = member,
+                               .phase = phase,
+                               .state = state,
+                               .attempt = attempt};
+    snprintf(p->event, sizeof(p->event), "%s", event);
+}
+
+sc_drain_state_t sc_coord_raft_progress_drain(sc_coord_t *c, const sc_cs_event_t *ce, size_t member)
+{
+    sc_craft_t *r = c->raft;
+    sc_drain_state_t d = ce->drain[member];
+    int64_t term;
+
+    if (!r || !r->n_pg)
+        return d;
+    term = sc_elect_term(r->e);
+    for (size_t i = 0; i < r->n_pg; i++) {
+        const sc_coord_progress_t *p = &r->pg[i];
+        /* as sc_cstate applies it: an older attempt's report moves nothing */
+        if (p->member != member || p->index <= r->applied || p->term != term ||
+            p->attempt < ce->attempt[member] || !sc_event_id_equal(p->event, ce->ev.id))
+            continue;
+        d = sc_cstate_drain_next(
+            d, sc_cstate_drain_input(p->phase, p->state, ce->phase == SC_REG_ACTIVE));
+    }
+    return d;
+}
+
+void sc_coord_raft_progress_free(sc_coord_t *c)
+{
+    if (!c->raft)
+        return;
+    free(c->raft->pg);
+    c->raft->pg = NULL;
+    c->raft->n_pg = c->raft->cap_pg = 0;
 }
 
 bool sc_coord_raft_settled(const sc_coord_t *c)

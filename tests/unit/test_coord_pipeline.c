@@ -367,6 +367,94 @@ SC_TEST(effects_wait_for_their_commit)
     s_stop();
 }
 
+/* The index of the last entry of kind (with state, for hook_progress) in the log at dir, 0 when
+ * none. */
+static int64_t s_last_of(const char *dir, const char *kind, const char *state)
+{
+    char path[128], err[256];
+    sc_store_t *st = NULL;
+    json_object *hist = NULL;
+    int64_t idx = 0;
+
+    snprintf(path, sizeof(path), "%s/coordinator.db", dir);
+    if (sc_store_open_readonly(path, &st, err, sizeof(err)) < 0 ||
+        sc_store_history_json(st, 1000, &hist, NULL, 0) < 0) {
+        sc_store_close(&st);
+        return 0;
+    }
+    for (size_t i = 0; i < json_object_array_length(hist); i++) {
+        json_object *e = json_object_array_get_idx(hist, i), *d = NULL;
+        const char *s;
+        if (strcmp(json_object_get_string(json_object_object_get(e, "kind")), kind) != 0)
+            continue;
+        if (state && (!json_object_object_get_ex(e, "data", &d) ||
+                      !(s = json_object_get_string(json_object_object_get(d, "state"))) ||
+                      strcmp(s, state) != 0))
+            continue;
+        idx = json_object_get_int64(json_object_object_get(e, "index"));
+    }
+    json_object_put(hist);
+    sc_store_close(&st);
+    return idx;
+}
+
+static const char *s_doc5 =
+    "{\"DocumentIncarnation\":5,\"Events\":["
+    "{\"EventId\":\"E5-pipe\",\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\","
+    "\"Resources\":[\"vm_2\"],\"EventStatus\":\"Scheduled\",\"NotBefore\":\"Mon, 01 Jan 2046 "
+    "00:00:00 GMT\",\"Description\":\"\",\"EventSource\":\"Platform\",\"DurationInSeconds\":-1}]}";
+
+/* The approval is decided in the same commit round as the last "done" (issue 20's latency
+ * goal: two rounds, the done's then the intent's, were the floor): the planner counts the hook
+ * progress the leader proposed before it is applied; the intent, an entry after the done's,
+ * commits with it, and its effect (here a delegation) still waits for that commit. */
+SC_TEST(approval_proposed_with_the_last_done)
+{
+    int l = s_elect();
+    void *z = zmq_ctx_new(), *d;
+    sc_msg_t *order, *via;
+    int64_t done, intent;
+    uint64_t term;
+
+    SC_REQUIRE(s_until(l, "may_act", "true", 5000));
+    term = (uint64_t)s_int(s_c[l], "term");
+    d = s_agent2(z, l, term, s_doc5);
+    order = s_agent_wait(d, SC_MSG_ORDER, 3, 3000);
+    SC_REQUIRE(order != NULL && order->order.action == SC_MSG_PHASE_PREPARE);
+    s_progress(d, order, SC_MSG_HOOK_STARTED, 3);
+    for (int64_t end = sc_mono_ms() + 5000;
+         sc_mono_ms() < end && !s_last_of(s_dir[l], "hook_progress", "started");)
+        s_step(3, 5);
+    /* both stepped until what is proposed is applied (the "started" among it) */
+    for (int64_t end = sc_mono_ms() + 5000;
+         sc_mono_ms() < end && s_int(s_c[l], "applied_index") < s_int(s_c[l], "last_index");)
+        s_step(3, 5);
+    SC_REQUIRE(s_int(s_c[l], "applied_index") == s_int(s_c[l], "last_index"));
+    /* the leader alone from the "done" on: nothing of it commits */
+    s_progress(d, order, SC_MSG_HOOK_DONE, 4);
+    sc_msg_destroy(&order);
+    for (int64_t end = sc_mono_ms() + 3000;
+         sc_mono_ms() < end && !s_last_of(s_dir[l], "approval_intent", NULL);)
+        s_step(1u << l, 5);
+    done = s_last_of(s_dir[l], "hook_progress", "done");
+    intent = s_last_of(s_dir[l], "approval_intent", NULL);
+    SC_CHECK(done > 0);
+    SC_CHECK(intent > done); /* decided while the done was not committed */
+    SC_CHECK(s_int(s_c[l], "commit_index") < done);
+    /* its effect waits for the commit: none while the follower is not stepped ... */
+    via = s_agent_wait(d, SC_MSG_APPROVE_VIA, 1u << l, 300);
+    SC_CHECK(via == NULL);
+    sc_msg_destroy(&via);
+    /* ... and goes out once both entries commit, in one round */
+    via = s_agent_wait(d, SC_MSG_APPROVE_VIA, 3, 3000);
+    SC_CHECK(via != NULL);
+    SC_CHECK(s_int(s_c[l], "commit_index") >= intent);
+    sc_msg_destroy(&via);
+    zmq_close(d);
+    zmq_ctx_term(z);
+    s_stop();
+}
+
 static const char *s_doc4 =
     "{\"DocumentIncarnation\":4,\"Events\":["
     "{\"EventId\":\"E4-pipe\",\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\","
@@ -533,6 +621,7 @@ int main(void)
     SC_RUN(leader_acts_once_its_term_entry_commits_late);
     SC_RUN(slow_commits_drop_no_event_of_a_document);
     SC_RUN(effects_wait_for_their_commit);
+    SC_RUN(approval_proposed_with_the_last_done);
     SC_RUN(snapshot_event_is_planned_by_who_installs_it);
     SC_RUN(rollback_recover_held_while_its_event_runs);
     return sc_test_done();
