@@ -1177,14 +1177,17 @@ int sc_store_set_hard_state(sc_store_t *store, int64_t current_term, const char 
 
 int sc_store_save_boots(sc_store_t *store, const sc_store_boot_t *v, size_t n)
 {
-    bool own;
+    bool own, lazy;
     int rc;
 
     if (!store || (n && !v))
         return -EINVAL;
     if (!n)
         return 0;
-    if (sc_db_exec(store->db, "PRAGMA synchronous=NORMAL", NULL, 0) < 0)
+    /* in the caller's transaction (a leader's turn): durable with it; else in one of its own,
+     * without an fsync (the level cannot change inside a transaction) */
+    lazy = !sc_store_in_transaction(store);
+    if (lazy && sc_db_exec(store->db, "PRAGMA synchronous=NORMAL", NULL, 0) < 0)
         return SC_E_DB;
     if ((rc = sc_store_txn_begin(store, &own)) >= 0) {
         for (size_t i = 0; rc >= 0 && i < n; i++) {
@@ -1202,7 +1205,7 @@ int sc_store_save_boots(sc_store_t *store, const sc_store_boot_t *v, size_t n)
         }
         rc = sc_store_txn_end(store, own, rc);
     }
-    if (sc_db_exec(store->db, "PRAGMA synchronous=FULL", NULL, 0) < 0 && rc >= 0)
+    if (lazy && sc_db_exec(store->db, "PRAGMA synchronous=FULL", NULL, 0) < 0 && rc >= 0)
         rc = SC_E_DB;
     return rc < 0 ? rc : 0;
 }

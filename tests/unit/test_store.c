@@ -93,7 +93,10 @@ SC_TEST(agent_boots_outlive_restart)
     SC_CHECK_INT(sc_store_save_boots(
                      s, (sc_store_boot_t[]){{"vm_1", "b-1", 3, 1000}, {"vm_2", "b-2", 7, 2000}}, 2),
                  0);
+    /* in the caller's transaction (a leader's turn): written with it */
+    SC_REQUIRE(sc_store_begin(s) == 0);
     SC_CHECK_INT(sc_store_save_boots(s, (sc_store_boot_t[]){{"vm_1", "b-1x", 1, 3000}}, 1), 0);
+    SC_CHECK_INT(sc_store_commit(s), 0);
     SC_CHECK_INT(sc_store_save_boots(s, (sc_store_boot_t[]){{"vm_3", NULL, 1, 1}}, 1), -EINVAL);
     SC_CHECK_INT(sc_db_run(sc_store_test_db(s), NULL,
                            "INSERT INTO meta(key, value) VALUES ('agent_boot:vm_9', 'junk')", NULL),
