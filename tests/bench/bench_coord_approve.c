@@ -608,6 +608,9 @@ static int s_round(int r, int ifd, const char *tl, char *got, int64_t *ret_lat, 
     }
     *ret_lat = t1 - t0;
     *handovers += s_leader() != lead0;
+    if (getenv("BENCH_ROUNDS")) /* each round, to read an outlier */
+        fprintf(stderr, "round %d: last_done_to_POST_us=%lld leader %d -> %d\n", r,
+                (long long)*ret_lat, lead0, s_leader());
     /* The event starts, then ends: its VMs are recovered. */
     if (!(started = malloc(strlen(evjson) + 16)))
         s_die("out of memory");
