@@ -408,7 +408,8 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
                                    .alive = m->alive,
                                    .gone = cm->gone,
                                    .is_self = m->is_self,
-                                   .blind = m->blind};
+                                   .blind = m->blind,
+                                   .unheard = !m->alive && !m->heard};
     }
     for (size_t i = 0; i < nreg; i++) {
         const sc_reg_event_t *re = sc_registry_event_at(c->reg, i);

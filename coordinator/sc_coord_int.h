@@ -64,6 +64,7 @@ typedef struct sc_cmember {
     int fault_domain;    /* from its hello (reported; the decided one is the state's), -1 */
     int update_domain;   /* from its hello (reported), -1 unknown */
     bool alive;          /* messages arriving */
+    bool heard;          /* a message from it since we started (else not known to be down) */
     bool blind;          /* alive, but its IMDS has been silent too long */
     bool is_self;        /* our own member */
     int64_t last_msg_ms; /* monotonic ms of its last message */

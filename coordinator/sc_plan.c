@@ -909,7 +909,8 @@ static int s_approval_due(s_plan_t *pl, size_t i, bool *ret_due)
             continue;
         }
         n_in_resources++;
-        if (in->members[m].gone || (s == SC_DRAIN_NONE && !in->members[m].alive))
+        if (in->members[m].gone ||
+            (s == SC_DRAIN_NONE && !in->members[m].alive && !in->members[m].unheard))
             continue; /* dead and undrained: skipped (alerted in s_admit), does not block */
         n_vms++;
         if (s == SC_DRAIN_PREPARED) {

@@ -143,6 +143,9 @@ typedef struct sc_plan_member {
     bool is_self;      /* the leader's own member (approves through its own IMDS) */
     bool blind;        /* alive, but its IMDS has been failing (--imds-stale): its POSTs would
                         * fail, so it approves only when no other member can */
+    bool unheard;      /* not alive, but never heard since the coordinator started: not known
+                        * to be down (its agent may report to other coordinators: a members
+                        * roll), so an event it is in waits for its drain, never skips it */
 } sc_plan_member_t;
 
 /* One VM in an event's Resources that is a member, or one Azure dropped from Resources (the

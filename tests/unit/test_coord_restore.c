@@ -656,8 +656,10 @@ SC_TEST(unanswered_intent_own_imds_failing_is_posted_again)
 /* Issue 9, case 3: after a restart nothing is planned before the members had a chance to
  * report. The store holds a Scheduled event on vm_1 and vm_2 half prepared before the crash
  * (vm_1 prepared, vm_2 never ordered). No agent runs: every member is "not alive". With the
- * start grace, no POST and no member_down alert; without it (grace 0, the behaviour before)
- * the planner skips vm_2 as dead and approves the half-drained event at once. */
+ * start grace, no POST and no member_down alert. Without it (grace 0) the planner skipped vm_2
+ * as dead and approved the half-drained event at once; a member not heard since the start is
+ * not known to be down (nemesis seeds 11 and 13: a members roll), so vm_2 now holds the
+ * approval after the grace too, alerted. */
 SC_TEST(restart_plans_nothing_before_members_report)
 {
     static const char *const id = "E-half";
@@ -692,7 +694,8 @@ SC_TEST(restart_plans_nothing_before_members_report)
     sc_coord_destroy(&c);
     SC_CHECK_INT(s_alerts(path, "member_down", id, "vm_2"), 0);
 
-    /* the hazard the grace is for: without it, approved at once undrained on vm_2 */
+    /* the hazard the grace was for: without it, vm_2 was skipped as dead, the event approved
+     * undrained on it; now it waits for vm_2 (alerted) */
     s_grace_ms = 0;
     c = s_start();
     s_imds_url = "http://127.0.0.1:9";
@@ -700,7 +703,7 @@ SC_TEST(restart_plans_nothing_before_members_report)
     for (int i = 0; i < 30; i++)
         sc_coord_step(c, 20);
     s_counts(ts, &gets, &posts);
-    SC_CHECK_INT(posts, 1);
+    SC_CHECK_INT(posts, 0);
     sc_coord_destroy(&c);
     SC_CHECK_INT(s_alerts(path, "member_down", id, "vm_2"), 1);
     sc_ts_stop(&ts);
