@@ -33,7 +33,11 @@ mkdir -p "$out" || { echo "nemesis: cannot make $out" >&2; exit 2; }
 export SC_BIN=${SC_BIN:-$src/build/bin} SC_SRC=$src
 seeds=()
 if [ "$regress" = 1 ]; then
-    for f in "$here"/regressions/seed-*; do [ -e "$f" ] && seeds+=("${f##*/seed-}"); done
+    # seed-S: safety, also run by the suite; liveness-seed-S: a liveness finding not fixed,
+    # run here only (the suite's seeds count safety alone)
+    for f in "$here"/regressions/seed-* "$here"/regressions/liveness-seed-*; do
+        [ -e "$f" ] && seeds+=("${f##*seed-}")
+    done
 fi
 for ((s = from; s < from + count; s++)); do seeds+=("$s"); done
 bad=0 runs=0 events=0 at_nb=0 unexplained=0

@@ -326,21 +326,29 @@ def main():
             dist.append([t, t + a.settle])
     # Quorum lost: no voter set has a majority of its voters running with that same list (a
     # member on another list does not vote in this one's elections: a roll of the list that
-    # changes the voters loses the quorum of both for a while), not stopped.
+    # changes the voters loses the quorum of both for a while), not stopped — and none of its
+    # voters running with another list: a coordinator that hears a voter of its list with
+    # another members digest does not lead (issue 20), so during a roll that changes the
+    # voters neither list leads until every voter of one of them agrees.
     ok = []
     for vs in voter_sets:
-        pts = []  # (time, +1 a voter of vs up / -1 down)
+        pts = []  # (time, +1/-1 a voter of vs up on vs, +1/-1 ... up on another list)
         for n, s0, e0, vs2 in procs:
-            if vs2 == vs and n in vs:
-                pts += [(s0, 1), (e0, -1)]
-                for x, y in inter([[s0, e0]], stopped.get(n, [])):
-                    pts += [(x, -1), (y, 1)]
-        cnt, since = 0, None
-        for t, d in sorted(pts):
+            if n not in vs:
+                continue
+            k = 0 if vs2 == vs else 1
+            up, down = ((1, 0), (-1, 0)) if k == 0 else ((0, 1), (0, -1))
+            pts += [(s0, up), (e0, down)]
+            for x, y in inter([[s0, e0]], stopped.get(n, [])):
+                pts += [(x, down), (y, up)]
+        cnt, other, since = 0, 0, None
+        for t, (d, o) in sorted(pts, key=lambda p: p[0]):
             cnt += d
-            if cnt > len(vs) // 2 and since is None:
+            other += o
+            good = cnt > len(vs) // 2 and other == 0
+            if good and since is None:
                 since = t
-            elif cnt <= len(vs) // 2 and since is not None:
+            elif not good and since is not None:
                 ok.append([since, t])
                 since = None
         if since is not None:
