@@ -33,9 +33,10 @@ mkdir -p "$out" || { echo "nemesis: cannot make $out" >&2; exit 2; }
 export SC_BIN=${SC_BIN:-$src/build/bin} SC_SRC=$src
 seeds=()
 if [ "$regress" = 1 ]; then
-    # seed-S: safety, also run by the suite; liveness-seed-S: a liveness finding not fixed,
-    # run here only (the suite's seeds count safety alone)
-    for f in "$here"/regressions/seed-* "$here"/regressions/liveness-seed-*; do
+    # seed-S: run by the suite too; liveness-seed-S (a liveness finding) and open-seed-S (a
+    # safety finding not fixed yet): run here only
+    for f in "$here"/regressions/seed-* "$here"/regressions/liveness-seed-* \
+             "$here"/regressions/open-seed-*; do
         [ -e "$f" ] && seeds+=("${f##*seed-}")
     done
 fi
