@@ -579,6 +579,18 @@ json_object *sc_coord_rehearse_ctl(sc_coord_t *c, const char *cmd, json_object *
         return s_start(c, req);
     if (strcmp(cmd, "rehearsal") != 0)
         return NULL;
+    /* asked for the rehearsal just started, whose entry is not applied yet (the next request
+     * on the control socket can come in the same loop turn): under way, not over (a clean
+     * clone's coord_forecast got "no rehearsal yet" and failed) */
+    if (json_object_object_get_ex(req, "id", &v) &&
+        json_object_get_int64(v) == sc_cstate_rehearsal(c->cs)->id + 1 && c->raft &&
+        c->raft->applied < c->raft->last_index) {
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "rehearsal", json_object_new_int64(json_object_get_int64(v)));
+        json_object_object_add(o, "over", json_object_new_boolean(false));
+        json_object_object_add(o, "starting", json_object_new_boolean(true));
+        return o;
+    }
     if (sc_cstate_rehearsal(c->cs)->state == SC_REHEARSAL_NONE)
         return s_error("no rehearsal yet");
     if (json_object_object_get_ex(req, "id", &v) &&
