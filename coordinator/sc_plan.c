@@ -42,8 +42,6 @@ typedef struct s_plan {
     int healthy;               /* members alive, not gone, HEALTHY */
     int min_healthy;           /* members that must stay healthy */
     bool *gone_sent;           /* MEMBER_GONE already planned for this member */
-    bool *reserved;            /* in an event left to Azure past its deadline, undrained: its
-                                * domain counts as busy (s_compute_states) */
 } s_plan_t;
 
 /* ---- names ------------------------------------------------------------------------------- */
@@ -340,8 +338,6 @@ static void s_facts(const sc_plan_input_t *in, size_t i, s_ev_t *x)
 /* ---- the round --------------------------------------------------------------------------- */
 
 /* Member states and busy fault domains from what is going on (rule 2's "busy"). */
-static bool s_platform_deadline_passed(const s_plan_t *pl, size_t i);
-
 static void s_compute_states(s_plan_t *pl)
 {
     const sc_plan_input_t *in = pl->in;
@@ -383,13 +379,6 @@ static void s_compute_states(s_plan_t *pl)
                 s_mark(pl, m, SC_MEMBER_DRAINING, i);
             } else if (s == SC_DRAIN_RECOVER_ORDERED || s == SC_DRAIN_RECOVERING) {
                 s_mark(pl, m, SC_MEMBER_RECOVERING, i);
-            } else if (x->scheduled && !e->vms[j].dropped && s_platform_deadline_passed(pl, i)) {
-                /* past NotBefore - margin, not drained: left to Azure, which may start it
-                 * any moment — its domain is reserved, no other starts draining (nemesis
-                 * seed 11: FD 0 was ordered 0.4 s before FD 2's event went at NotBefore) */
-                pl->busy_ev[m] =
-                    pl->busy_ev[m] == SC_PLAN_NONE || pl->busy_ev[m] == i ? i : S_MULTI;
-                pl->reserved[m] = true;
             }
         }
     }
@@ -400,8 +389,6 @@ static void s_compute_states(s_plan_t *pl)
         if (s == SC_MEMBER_HEALTHY && in->members[m].alive)
             pl->healthy++;
         else if (s != SC_MEMBER_HEALTHY && s != SC_MEMBER_GONE)
-            s_fd_add(pl->busy_fd, &pl->n_busy_fd, s_fd_key(pl, m));
-        if (pl->reserved[m])
             s_fd_add(pl->busy_fd, &pl->n_busy_fd, s_fd_key(pl, m));
     }
 }
@@ -1181,13 +1168,12 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
     pl.mstate = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.mstate));
     pl.busy_fd = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.busy_fd));
     pl.gone_sent = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.gone_sent));
-    pl.reserved = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.reserved));
     pl.scratch_fd = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.scratch_fd));
     pl.other_fd = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.other_fd));
     pl.busy_ev = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.busy_ev));
     queue = calloc(in->n_events ? in->n_events : 1, sizeof(*queue));
     if (!pl.ev || !pl.mstate || !pl.busy_fd || !pl.gone_sent || !pl.scratch_fd || !pl.other_fd ||
-        !pl.busy_ev || !pl.reserved || !queue)
+        !pl.busy_ev || !queue)
         goto out;
     for (size_t m = 0; m < in->n_members; m++)
         pl.busy_ev[m] = SC_PLAN_NONE;
@@ -1338,7 +1324,6 @@ out:
     free(pl.mstate);
     free(pl.busy_fd);
     free(pl.gone_sent);
-    free(pl.reserved);
     free(pl.scratch_fd);
     free(pl.other_fd);
     free(pl.busy_ev);

@@ -557,13 +557,6 @@ static const row_t rows[] = {
      FD2,
      {{.id = "E1", .nb = 300, .vms = "a0=preparing"}, {.id = "E2", .nb = 40, .vms = "b0=none"}},
      .expect = "ALERT deadline E2"},
-    /* nemesis seed 11: an event left to Azure (past NotBefore - margin, its VM rolled back and
-     * not due again yet) keeps its domain: Azure may start it any moment, so no other domain
-     * starts draining (FD 0 was ordered 0.4 s before FD 2's event went at NotBefore: rule 2) */
-    {"deadline_passed_reserves_its_domain",
-     FD2,
-     {{.id = "E1", .nb = 40, .vms = "b0=rolled_back/1@5000"}, {.id = "E2", .vms = "a0=none"}},
-     .expect = ""},
     {"deadline_margin_not_yet_reached",
      FD2,
      {{.id = "E1", .nb = 61, .vms = "a0=preparing"}},
