@@ -325,10 +325,9 @@ static int s_timers(sc_coord_t *c)
      * proposed is in flight */
     if (!sc_coord_raft_settled(c))
         return 0;
-    before = c->raft ? c->raft->last_index : 0;
+    before = sc_coord_raft_last(c);
     rc = sc_coord_rehearse_tick(c, now);
-    if (c->raft && c->raft->last_index > before) /* what it proposed, not what others did */
-        sc_coord_raft_fence(c);
+    sc_coord_raft_fence(c, before);
     return rc;
 }
 
@@ -387,13 +386,13 @@ static int s_plan_if_due(sc_coord_t *c, int64_t now)
         return 0;
     c->dirty = false;
     c->last_plan_ms = now;
-    before = c->raft ? c->raft->last_index : 0;
+    before = sc_coord_raft_last(c);
     rc = sc_coord_exec_plan_round(c, act);
     /* fenced on what the round proposed: the hook progress in flight it counted already
      * (sc_coord_raft_progress_drain), the rest of what others proposed it reads from the
      * registry (events) or waits for (approval answers hold an intent) */
-    if (act && c->raft && c->raft->last_index > before)
-        sc_coord_raft_fence(c);
+    if (act)
+        sc_coord_raft_fence(c, before);
     return rc < 0 ? rc : 0;
 }
 

@@ -360,7 +360,6 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
         m->rid_len = rid_len;
     }
     m->last_msg_ms = now;
-    m->heard = true;
     if (!m->alive) {
         m->alive = true;
         c->dirty = true;

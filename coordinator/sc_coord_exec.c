@@ -409,7 +409,7 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
                                    .gone = cm->gone,
                                    .is_self = m->is_self,
                                    .blind = m->blind,
-                                   .unheard = !m->alive && !m->heard};
+                                   .unheard = !m->alive && !m->last_msg_ms};
     }
     for (size_t i = 0; i < nreg; i++) {
         const sc_reg_event_t *re = sc_registry_event_at(c->reg, i);

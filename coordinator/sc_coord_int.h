@@ -64,10 +64,10 @@ typedef struct sc_cmember {
     int fault_domain;    /* from its hello (reported; the decided one is the state's), -1 */
     int update_domain;   /* from its hello (reported), -1 unknown */
     bool alive;          /* messages arriving */
-    bool heard;          /* a message from it since we started (else not known to be down) */
     bool blind;          /* alive, but its IMDS has been silent too long */
     bool is_self;        /* our own member */
-    int64_t last_msg_ms; /* monotonic ms of its last message */
+    int64_t last_msg_ms; /* monotonic ms of its last message (0: none since we started, so not
+                          * known to be down) */
     unsigned char rid[SC_COORD_RID_MAX];     /* ROUTER routing id of its agent's connection */
     size_t rid_len;                          /* 0: not connected yet */
     char boot_id[SC_MSG_BOOT_ID_MAX + 1];    /* its agent's boot id */
@@ -130,7 +130,6 @@ struct sc_coord {
     sc_cevstate_t **ev;      /* per event: what is not replicated */
     size_t n_ev;             /* entries */
     bool dirty;              /* something changed: plan now */
-    bool boots_dirty;        /* a member's boot_dirty is set */
     int64_t last_plan_ms;    /* last plan round */
     int64_t last_leader_ms;  /* last leader broadcast */
     int64_t last_tick_ms;    /* last registry tick / liveness check */
@@ -423,8 +422,12 @@ void sc_coord_raft_progress_free(sc_coord_t *c);
 /* Whether everything the planner proposed is applied (it may plan again: it derives from the
  * applied state, and would otherwise decide twice what is in flight). */
 bool sc_coord_raft_settled(const sc_coord_t *c);
-/* The planner proposed: it plans again once the log's end now is applied. */
-void sc_coord_raft_fence(sc_coord_t *c);
+/* The log's end now (0 without an election): a mark for sc_coord_raft_fence. */
+int64_t sc_coord_raft_last(const sc_coord_t *c);
+/* The planner (a plan round, a rehearsal's tick, a take-over) proposed the entries after index
+ * since: it plans again once they are applied. Nothing proposed since, no fence: what others
+ * proposed meanwhile (the agents' hook progress, events) does not hold it back. */
+void sc_coord_raft_fence(sc_coord_t *c, int64_t since);
 /* The state applied entry e (data: parsed): its effect queued, on the leader. */
 void sc_coord_raft_effect_push(sc_coord_t *c, const sc_dlog_entry_t *e, json_object *data);
 /* Whether the loop turn used up its budget (S_TURN_BUDGET_US): what can wait for the next turn

@@ -219,9 +219,14 @@ bool sc_coord_raft_settled(const sc_coord_t *c)
     return c->raft && c->raft->applied >= c->raft->plan_fence;
 }
 
-void sc_coord_raft_fence(sc_coord_t *c)
+int64_t sc_coord_raft_last(const sc_coord_t *c)
 {
-    if (c->raft && c->raft->plan_fence < c->raft->last_index)
+    return c->raft ? c->raft->last_index : 0;
+}
+
+void sc_coord_raft_fence(sc_coord_t *c, int64_t since)
+{
+    if (c->raft && c->raft->last_index > since && c->raft->plan_fence < c->raft->last_index)
         c->raft->plan_fence = c->raft->last_index;
 }
 

@@ -253,7 +253,6 @@ void sc_coord_members_note_boot(sc_coord_t *c, sc_cmember_t *m, int64_t incarnat
     m->boot_inc = incarnation;
     m->boot_obs = observed_ms;
     m->boot_dirty = true;
-    c->boots_dirty = true;
 }
 
 void sc_coord_members_save_boots(sc_coord_t *c)
@@ -262,10 +261,11 @@ void sc_coord_members_save_boots(sc_coord_t *c)
     size_t n = 0;
     int rc;
 
-    if (!c->boots_dirty || !c->store)
+    for (size_t i = 0; i < c->n_members; i++)
+        n += c->members[i].boot_dirty;
+    if (!n || !c->store || !(v = calloc(n, sizeof(*v))))
         return;
-    if (!(v = calloc(c->n_members, sizeof(*v))))
-        return;
+    n = 0;
     for (size_t i = 0; i < c->n_members; i++)
         if (c->members[i].boot_dirty)
             v[n++] = (sc_store_boot_t){c->members[i].name, c->members[i].saved_boot,
@@ -276,7 +276,6 @@ void sc_coord_members_save_boots(sc_coord_t *c)
     } else {
         for (size_t i = 0; i < c->n_members; i++)
             c->members[i].boot_dirty = false;
-        c->boots_dirty = false;
     }
     free(v);
 }

@@ -570,7 +570,7 @@ int sc_coord_raft_tick(sc_coord_t *c)
         c->dirty = true;
         if ((rc = sc_coord_restart_take_lead(c)) < 0)
             return rc;
-        sc_coord_raft_fence(c); /* the planner sees what the take-over decided first */
+        sc_coord_raft_fence(c, 0); /* the planner sees what the take-over decided first */
     }
     if (sc_coord_is_leader(c) && now - r->nonvoters_ms >= c->o.heartbeat_ms) {
         /* non-voters: what they are owed, or a keepalive (a pass over the members: once a

@@ -1078,6 +1078,24 @@ int sc_store_log_entries(sc_store_t *store, const sc_dlog_entry_t *v, size_t n,
     return rc;
 }
 
+/* A transaction of our own about to commit what a restart can do without (applies derived
+ * from the durable log, the agents' boot ids): synchronous=NORMAL for it, no fsync. Whether the
+ * level was lowered — never inside the caller's transaction (SQLite refuses to change it there,
+ * and the caller's commit makes it durable anyway). */
+static bool s_lazy_begin(sc_store_t *store)
+{
+    return !sc_db_in_transaction(store->db) &&
+           sc_db_exec(store->db, "PRAGMA synchronous=NORMAL", NULL, 0) == 0;
+}
+
+/* The level back to FULL (the log's appends need their fsync); rc, or SC_E_DB if it fails. */
+static int s_lazy_end(sc_store_t *store, bool lazy, int rc)
+{
+    if (lazy && sc_db_exec(store->db, "PRAGMA synchronous=FULL", NULL, 0) < 0 && rc >= 0)
+        rc = SC_E_DB;
+    return rc;
+}
+
 int sc_store_apply_through(sc_store_t *store, int64_t from, int64_t index)
 {
     sc_dlog_entry_t *v = NULL;
@@ -1094,13 +1112,9 @@ int sc_store_apply_through(sc_store_t *store, int64_t from, int64_t index)
      * writes is derived from the log, whose entries were made durable when stored, and a
      * restart applies again what a power loss took (applied flags included); the next commit
      * at FULL makes it durable with its own. A follower's turn saves an fsync. */
-    bool lazy = !sc_db_in_transaction(store->db) &&
-                sc_db_exec(store->db, "PRAGMA synchronous=NORMAL", NULL, 0) == 0;
-    if ((rc = sc_store_txn_begin(store, &own)) < 0) {
-        if (lazy)
-            sc_db_exec(store->db, "PRAGMA synchronous=FULL", NULL, 0);
-        return rc;
-    }
+    bool lazy = s_lazy_begin(store);
+    if ((rc = sc_store_txn_begin(store, &own)) < 0)
+        return s_lazy_end(store, lazy, rc);
     /* from the first not applied on (the caller knows it): not a scan of the whole log */
     for (int64_t done = from - 1; rc >= 0 && done < index; from = done + 1) {
         rc = sc_dlog_read(store->db, from, (size_t)(index - from + 1), true, &v, &n);
@@ -1112,10 +1126,7 @@ int sc_store_apply_through(sc_store_t *store, int64_t from, int64_t index)
         if (done < from) /* nothing (left) to apply up to index */
             break;
     }
-    rc = sc_store_txn_end(store, own, rc);
-    if (lazy && sc_db_exec(store->db, "PRAGMA synchronous=FULL", NULL, 0) < 0 && rc >= 0)
-        rc = SC_E_DB; /* never left at NORMAL: the log's appends need their fsync */
-    return rc;
+    return s_lazy_end(store, lazy, sc_store_txn_end(store, own, rc));
 }
 
 int sc_store_applied_index(sc_store_t *store, int64_t *ret_index)
@@ -1185,10 +1196,8 @@ int sc_store_save_boots(sc_store_t *store, const sc_store_boot_t *v, size_t n)
     if (!n)
         return 0;
     /* in the caller's transaction (a leader's turn): durable with it; else in one of its own,
-     * without an fsync (the level cannot change inside a transaction) */
-    lazy = !sc_store_in_transaction(store);
-    if (lazy && sc_db_exec(store->db, "PRAGMA synchronous=NORMAL", NULL, 0) < 0)
-        return SC_E_DB;
+     * without an fsync */
+    lazy = s_lazy_begin(store);
     if ((rc = sc_store_txn_begin(store, &own)) >= 0) {
         for (size_t i = 0; rc >= 0 && i < n; i++) {
             char val[64 + SC_BOOT_ID_MAX];
@@ -1205,8 +1214,7 @@ int sc_store_save_boots(sc_store_t *store, const sc_store_boot_t *v, size_t n)
         }
         rc = sc_store_txn_end(store, own, rc);
     }
-    if (lazy && sc_db_exec(store->db, "PRAGMA synchronous=FULL", NULL, 0) < 0 && rc >= 0)
-        rc = SC_E_DB;
+    rc = s_lazy_end(store, lazy, rc);
     return rc < 0 ? rc : 0;
 }
 
@@ -1219,8 +1227,8 @@ int sc_store_boots_each(sc_store_t *store, int (*fn)(void *arg, const sc_store_b
     if (!store || !fn)
         return -EINVAL;
     if ((rc = sc_db_prepare(store->db, &st,
-                            "SELECT substr(key, 12), value FROM meta WHERE key LIKE "
-                            "'agent\\_boot:%' ESCAPE '\\' ORDER BY key",
+                            "SELECT substr(key, length('agent_boot:') + 1), value FROM meta "
+                            "WHERE key LIKE 'agent\\_boot:%' ESCAPE '\\' ORDER BY key",
                             NULL)) < 0)
         return rc;
     while ((rc = sc_db_step(store->db, st)) == 1) {

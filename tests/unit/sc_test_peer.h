@@ -6,13 +6,16 @@
  *   sc_tp_doc(d, "vm_1", term, seq, body, observed_wall_ms);
  *   sc_tp_send(d, msg);                      any message (consumed)
  *   msg = sc_tp_recv(d);                     the next message for it, or NULL
- *   sc_tp_rm_state(dir);                     a coordinator's state directory removed */
+ *   sc_tp_rm_state(dir);                     a coordinator's state directory removed
+ *   sc_tp_state_event(c, id, key, buf, len)  a field of an event in a coordinator's state */
 #ifndef SC_TEST_PEER_H
 #define SC_TEST_PEER_H
 
+#include "sc_coord.h"
 #include "sc_msg.h"
 #include "sc_test.h"
 
+#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +110,26 @@ static inline sc_msg_t *sc_tp_recv(void *d)
     if (n <= 0 || (size_t)n > sizeof(buf) || sc_msg_decode(buf, (size_t)n, &m, NULL, 0) < 0)
         return NULL;
     return m;
+}
+
+/* Field key ("phase", "start_kind", ...) of event id in coordinator c's state
+ * (sc_coord_state_json), copied to buf: "" when the state does not hold the event. */
+static inline const char *sc_tp_state_event(sc_coord_t *c, const char *id, const char *key,
+                                            char *buf, size_t len)
+{
+    json_object *st = sc_coord_state_json(c), *evs = NULL;
+
+    buf[0] = '\0';
+    if (st && json_object_object_get_ex(st, "events", &evs))
+        for (size_t i = 0; i < json_object_array_length(evs); i++) {
+            json_object *e = json_object_array_get_idx(evs, i), *ev = NULL;
+            const char *v = json_object_get_string(json_object_object_get(e, key));
+            if (json_object_object_get_ex(e, "event", &ev) &&
+                strcmp(json_object_get_string(json_object_object_get(ev, "EventId")), id) == 0)
+                snprintf(buf, len, "%s", v ? v : "");
+        }
+    json_object_put(st);
+    return buf;
 }
 
 #endif

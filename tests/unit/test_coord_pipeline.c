@@ -254,22 +254,30 @@ static const char *s_doc1 =
     "\"Resources\":[\"vm_2\"],\"EventStatus\":\"Scheduled\",\"NotBefore\":\"Mon, 01 Jan 2046 "
     "00:00:00 GMT\",\"Description\":\"\",\"EventSource\":\"Platform\",\"DurationInSeconds\":-1}]}";
 
-/* The approval answers in the decision log at dir: *ret_unknown without an HTTP status (the
- * POST may still land), *ret_failed definite failures. Whether there is any. */
-static bool s_answers(const char *dir, int *ret_unknown, int *ret_failed)
+/* The decision log at dir as sc_store_history_json gives it (the caller's), read through a
+ * read-only connection beside the running coordinator; NULL when it cannot be read. */
+static json_object *s_history(const char *dir)
 {
     char path[128], err[256];
     sc_store_t *st = NULL;
     json_object *hist = NULL;
 
-    *ret_unknown = *ret_failed = 0;
     snprintf(path, sizeof(path), "%s/coordinator.db", dir);
-    if (sc_store_open_readonly(path, &st, err, sizeof(err)) < 0 ||
-        sc_store_history_json(st, 1000, &hist, NULL, 0) < 0) {
-        sc_store_close(&st);
-        return false;
-    }
-    for (size_t i = 0; i < json_object_array_length(hist); i++) {
+    if (sc_store_open_readonly(path, &st, err, sizeof(err)) == 0 &&
+        sc_store_history_json(st, 1000, &hist, NULL, 0) < 0)
+        hist = NULL;
+    sc_store_close(&st);
+    return hist;
+}
+
+/* The approval answers in the decision log at dir: *ret_unknown without an HTTP status (the
+ * POST may still land), *ret_failed definite failures. Whether there is any. */
+static bool s_answers(const char *dir, int *ret_unknown, int *ret_failed)
+{
+    json_object *hist = s_history(dir);
+
+    *ret_unknown = *ret_failed = 0;
+    for (size_t i = 0; hist && i < json_object_array_length(hist); i++) {
         json_object *e = json_object_array_get_idx(hist, i), *d, *u;
         if (strcmp(json_object_get_string(json_object_object_get(e, "kind")), "approval_answer") !=
                 0 ||
@@ -281,7 +289,6 @@ static bool s_answers(const char *dir, int *ret_unknown, int *ret_failed)
             (*ret_failed)++;
     }
     json_object_put(hist);
-    sc_store_close(&st);
     return *ret_unknown + *ret_failed > 0;
 }
 
@@ -371,18 +378,10 @@ SC_TEST(effects_wait_for_their_commit)
  * none. */
 static int64_t s_last_of(const char *dir, const char *kind, const char *state)
 {
-    char path[128], err[256];
-    sc_store_t *st = NULL;
-    json_object *hist = NULL;
+    json_object *hist = s_history(dir);
     int64_t idx = 0;
 
-    snprintf(path, sizeof(path), "%s/coordinator.db", dir);
-    if (sc_store_open_readonly(path, &st, err, sizeof(err)) < 0 ||
-        sc_store_history_json(st, 1000, &hist, NULL, 0) < 0) {
-        sc_store_close(&st);
-        return 0;
-    }
-    for (size_t i = 0; i < json_object_array_length(hist); i++) {
+    for (size_t i = 0; hist && i < json_object_array_length(hist); i++) {
         json_object *e = json_object_array_get_idx(hist, i), *d = NULL;
         const char *s;
         if (strcmp(json_object_get_string(json_object_object_get(e, "kind")), kind) != 0)
@@ -394,7 +393,6 @@ static int64_t s_last_of(const char *dir, const char *kind, const char *state)
         idx = json_object_get_int64(json_object_object_get(e, "index"));
     }
     json_object_put(hist);
-    sc_store_close(&st);
     return idx;
 }
 
@@ -533,19 +531,8 @@ static const char *s_doc_held[3] = {
 /* Whether coordinator c's state holds event id as started (its EVENT_STARTED applied). */
 static bool s_started(sc_coord_t *c, const char *id)
 {
-    json_object *st = sc_coord_state_json(c), *evs = NULL;
-    bool started = false;
-
-    if (st && json_object_object_get_ex(st, "events", &evs))
-        for (size_t i = 0; i < json_object_array_length(evs); i++) {
-            json_object *e = json_object_array_get_idx(evs, i), *ev = NULL;
-            const char *kind = json_object_get_string(json_object_object_get(e, "start_kind"));
-            if (json_object_object_get_ex(e, "event", &ev) &&
-                strcmp(json_object_get_string(json_object_object_get(ev, "EventId")), id) == 0)
-                started = kind && strcmp(kind, "None") != 0;
-        }
-    json_object_put(st);
-    return started;
+    char kind[32];
+    return *sc_tp_state_event(c, id, "start_kind", kind, sizeof(kind)) && strcmp(kind, "None");
 }
 
 /* Steps both, a turn at a time, until vm_2 went `quiet` turns of s_c[l] without a recover
