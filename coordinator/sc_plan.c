@@ -42,6 +42,9 @@ typedef struct s_plan {
     int healthy;               /* members alive, not gone, HEALTHY */
     int min_healthy;           /* members that must stay healthy */
     bool *gone_sent;           /* MEMBER_GONE already planned for this member */
+    size_t *reserved;          /* per member: the drain-queue rank of the first event left to
+                                  Azure (past NotBefore - margin) with this member undrained,
+                                  SC_PLAN_NONE when none (s_reserve) */
 } s_plan_t;
 
 /* ---- names ------------------------------------------------------------------------------- */
@@ -647,13 +650,42 @@ static void s_undrained_reserve(s_plan_t *pl, size_t i)
     }
 }
 
+/* Events past NotBefore - margin whose VMs are not drained are left to Azure, which may start
+ * them any moment: their undrained VMs' domains are reserved against every event after them in
+ * the drain queue, which may not start draining another domain (nemesis seed 11: FD 0 was
+ * ordered 0.4 s before FD 2's event, its prepare rolled back, went at NotBefore: rule 2). An
+ * event is never blocked by the reservation of one after it, so two events past their deadline
+ * never block each other: the first drains best effort, the other waits behind its busy
+ * domain as before. queue holds the drain queue, in order. */
+static void s_reserve(s_plan_t *pl, const size_t *queue, size_t n_queue)
+{
+    const sc_plan_input_t *in = pl->in;
+
+    for (size_t k = 0; k < n_queue; k++) {
+        size_t i = queue[k];
+        const sc_plan_event_t *e = &in->events[i];
+
+        if (pl->ev[i].cls == SC_CLASS_NO_DRAIN || !s_platform_deadline_passed(pl, i))
+            continue;
+        for (size_t j = 0; j < e->n_vms; j++) {
+            size_t m = e->vms[j].member;
+            sc_drain_state_t s = e->vms[j].drain;
+
+            if (!in->members[m].gone && !e->vms[j].dropped &&
+                (s == SC_DRAIN_NONE || s == SC_DRAIN_ROLLED_BACK) &&
+                pl->busy_ev[m] == SC_PLAN_NONE && pl->reserved[m] == SC_PLAN_NONE)
+                pl->reserved[m] = k;
+        }
+    }
+}
+
 /* Rule 2: decides whether event i may start draining now, and orders it. The event's own
  * busy domains (VMs it drained already) count for it, never against it: an event that gains a
  * VM in another fault domain (Resources grew, a member came back) is then as wide as both, and
  * goes like any event that wide — at once if that is allowed, or alone when nothing else is
  * busy (ALERT too_wide). Without that, its own drained domain would block its new VM, and its
  * approval would wait for that VM forever. */
-static int s_admit(s_plan_t *pl, size_t i)
+static int s_admit(s_plan_t *pl, size_t i, size_t rank)
 {
     const sc_plan_input_t *in = pl->in;
     const sc_plan_event_t *e = &in->events[i];
@@ -708,7 +740,8 @@ static int s_admit(s_plan_t *pl, size_t i)
     for (size_t m = 0; m < in->n_members; m++) {
         if (pl->busy_ev[m] == i)
             s_fd_add(fds, &n_fds, s_fd_key(pl, m));
-        else if (pl->busy_ev[m] != SC_PLAN_NONE)
+        else if (pl->busy_ev[m] != SC_PLAN_NONE ||
+                 (pl->reserved[m] != SC_PLAN_NONE && pl->reserved[m] < rank))
             s_fd_add(other, &n_other, s_fd_key(pl, m));
     }
     n_fd_union = n_other;
@@ -1168,15 +1201,16 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
     pl.mstate = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.mstate));
     pl.busy_fd = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.busy_fd));
     pl.gone_sent = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.gone_sent));
+    pl.reserved = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.reserved));
     pl.scratch_fd = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.scratch_fd));
     pl.other_fd = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.other_fd));
     pl.busy_ev = calloc(in->n_members ? in->n_members : 1, sizeof(*pl.busy_ev));
     queue = calloc(in->n_events ? in->n_events : 1, sizeof(*queue));
     if (!pl.ev || !pl.mstate || !pl.busy_fd || !pl.gone_sent || !pl.scratch_fd || !pl.other_fd ||
-        !pl.busy_ev || !queue)
+        !pl.busy_ev || !pl.reserved || !queue)
         goto out;
     for (size_t m = 0; m < in->n_members; m++)
-        pl.busy_ev[m] = SC_PLAN_NONE;
+        pl.busy_ev[m] = pl.reserved[m] = SC_PLAN_NONE;
 
     for (size_t i = 0; i < in->n_events; i++) {
         const sc_plan_event_t *e = &in->events[i];
@@ -1255,8 +1289,9 @@ int sc_plan(const sc_plan_input_t *in, sc_plan_output_t *ret_out)
             goto out;
     /* rule 2: the drain queue */
     s_queue(in, pl.ev, queue, &n_queue);
+    s_reserve(&pl, queue, n_queue);
     for (size_t k = 0; k < n_queue; k++)
-        if ((rc = s_admit(&pl, queue[k])) < 0)
+        if ((rc = s_admit(&pl, queue[k], k)) < 0)
             goto out;
     /* forecasts: a drain that cannot be done in time is said at notice time */
     for (size_t i = 0; i < in->n_events; i++)
@@ -1324,6 +1359,7 @@ out:
     free(pl.mstate);
     free(pl.busy_fd);
     free(pl.gone_sent);
+    free(pl.reserved);
     free(pl.scratch_fd);
     free(pl.other_fd);
     free(pl.busy_ev);

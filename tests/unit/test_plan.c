@@ -557,6 +557,22 @@ static const row_t rows[] = {
      FD2,
      {{.id = "E1", .nb = 300, .vms = "a0=preparing"}, {.id = "E2", .nb = 40, .vms = "b0=none"}},
      .expect = "ALERT deadline E2"},
+    /* nemesis seed 11: an event left to Azure (past NotBefore - margin, its VM rolled back and
+     * not due again yet) keeps its domain: Azure may start it any moment, so no event after it
+     * in the queue starts draining another domain (FD 0 was ordered 0.4 s before FD 2's event
+     * went at NotBefore: rule 2) */
+    {"deadline_passed_reserves_its_domain",
+     FD2,
+     {{.id = "E1", .nb = 40, .vms = "b0=rolled_back/1@5000"},
+      {.id = "E2", .nb = 300, .vms = "a0=none"}},
+     .expect = ""},
+    /* ... but two events past their deadlines never block each other (deploy_package, with the
+     * first version of the reservation): the first in the queue drains best effort, the second
+     * waits behind its busy domain */
+    {"deadlines_passed_first_in_queue_drains",
+     FD2,
+     {{.id = "E2", .nb = 50, .vms = "a0=none"}, {.id = "E1", .nb = 40, .vms = "b0=none"}},
+     .expect = "ALERT deadline E1; ALERT deadline E2; PREPARE b0 E1"},
     {"deadline_margin_not_yet_reached",
      FD2,
      {{.id = "E1", .nb = 61, .vms = "a0=preparing"}},
