@@ -106,11 +106,13 @@ int main(int argc, char **argv)
         sc_agent_get_stats(agent, &st);
         sc_log_notice("stopping",
                       "polls=%llu poll_errors=%llu bad_documents=%llu malformed_events=%llu "
-                      "rejected_msgs=%llu stale_orders=%llu hooks_started=%llu send_dropped=%llu",
+                      "rejected_msgs=%llu stale_orders=%llu late_orders=%llu hooks_started=%llu "
+                      "send_dropped=%llu",
                       (unsigned long long)st.polls, (unsigned long long)st.poll_errors,
                       (unsigned long long)st.bad_documents, (unsigned long long)st.malformed_events,
                       (unsigned long long)st.rejected_msgs, (unsigned long long)st.stale_orders,
-                      (unsigned long long)st.hooks_started, (unsigned long long)st.send_dropped);
+                      (unsigned long long)st.late_orders, (unsigned long long)st.hooks_started,
+                      (unsigned long long)st.send_dropped);
     }
     status = rc ? 1 : 0;
 out:

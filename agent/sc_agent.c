@@ -49,6 +49,7 @@ typedef struct s_job {
     uint64_t term;                   /* order's term, 0 standalone */
     sc_doc_t *event_doc;             /* one-event document for the env, owned, may be NULL */
     bool rehearsal;                  /* a rehearsal's order: SCHEDCOORD_REHEARSAL=1 */
+    int64_t until_ms;                /* a prepare: not started after this unix ms (0: none) */
 } s_job_t;
 
 struct sc_agent {
@@ -162,6 +163,7 @@ static void s_send_hello(sc_agent_t *self, int member)
     sc_msg_add_capability(msg, SC_CAP_HOOKS);
     sc_msg_add_capability(msg, SC_CAP_APPROVE_VIA);
     sc_msg_add_capability(msg, SC_CAP_STANDALONE);
+    sc_msg_add_capability(msg, SC_CAP_ORDER_UNTIL);
     snprintf(msg->hello.boot_id, sizeof(msg->hello.boot_id), "%s", self->boot_id);
     msg->hello.incarnation = sc_agent_doc_incarnation(self->doc);
     s_send_to(self, member, msg);
@@ -409,6 +411,27 @@ static void s_env_build(s_env_t *e, const sc_agent_t *self, const s_job_t *job, 
     e->env[k] = NULL;
 }
 
+/* Whether job, a prepare of an order, is too late to start (order.until_ms passed: Azure may
+ * have taken another domain down undrained since the leader decided); then it is answered
+ * "refused", not recorded as run: the leader sends it again when it may go. */
+static bool s_job_late(sc_agent_t *self, int member, const s_job_t *job)
+{
+    int64_t now = sc_wall_ms();
+    char why[160];
+
+    if (job->phase != SC_MSG_PHASE_PREPARE || !job->until_ms || now < job->until_ms)
+        return false;
+    snprintf(why, sizeof(why),
+             "too late: the order may start until %" PRId64 " ms (unix), now %" PRId64
+             ": another domain may be down undrained",
+             job->until_ms, now);
+    self->stats.late_orders++;
+    sc_log_warn("order refused", "event=%s attempt=%d why=\"%s\"", job->event, job->attempt,
+                sc_log_q(why));
+    s_send_progress(self, member, job, SC_MSG_HOOK_REFUSED, -1, why);
+    return true;
+}
+
 /* Starts the next queued job, if any and no hook runs. Returns 0 or a fatal SC_E_DB. */
 static int s_start_next(sc_agent_t *self)
 {
@@ -426,6 +449,10 @@ static int s_start_next(sc_agent_t *self)
         /* Never the same phase of the same attempt twice, whatever queued it. */
         if (sc_agent_state_get_run(self->state, job.event, job.phase, job.attempt, &run) == 0) {
             s_send_run(self, -1, &run);
+            s_job_clear(&job);
+            continue;
+        }
+        if (s_job_late(self, -1, &job)) {
             s_job_clear(&job);
             continue;
         }
@@ -940,11 +967,17 @@ static void s_on_order(sc_agent_t *self, size_t member, sc_msg_t *msg)
             sc_doc_parse(json, strlen(json), &one, NULL, 0);
         free(json);
     }
+    job.until_ms = o->until_ms;
+    if (s_job_late(self, (int)member, &job)) {
+        sc_doc_destroy(&one);
+        return;
+    }
     if (s_enqueue(self, o->event, o->action, o->attempt, SC_MSG_ORIGIN_ORDER, msg->term, &one)) {
         sc_log_err("hook queue full: order refused", "event=%s", o->event);
         s_send_progress(self, (int)member, &job, SC_MSG_HOOK_REFUSED, -1, "hook queue full");
     } else {
         self->queue[self->n_queue - 1].rehearsal = o->rehearsal;
+        self->queue[self->n_queue - 1].until_ms = o->until_ms;
     }
     sc_doc_destroy(&one);
 }

@@ -49,6 +49,7 @@ typedef struct sc_agent_stats {
     uint64_t bad_documents;    /* bodies refused by the parser */
     uint64_t malformed_events; /* events left out of documents (counted once per incarnation) */
     uint64_t stale_orders;     /* orders / approve_via refused for an old term */
+    uint64_t late_orders;      /* prepares refused past their order's until_ms */
     uint64_t other_claimants;  /* leader messages or orders of a term from another member than
                                   the one that won it (the first to claim it) */
     uint64_t rejected_msgs;    /* messages refused by the decoder or the checks */

@@ -7,6 +7,7 @@
 #include "sc_log.h"
 #include "sc_time.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,45 @@ int sc_coord_dispatch_send(sc_coord_t *c, sc_cmember_t *m, sc_msg_t *msg)
     return rc;
 }
 
-/* Sends member mi an order: run phase for event id, drain attempt (1..SC_MSG_ATTEMPT_MAX). */
+/* The moment (unix ms, 0: none) after which member mi must not start a prepare for event id:
+ * the earliest NotBefore (or start) of a real event other than id that Azure may start without
+ * our approval (none asked, or it failed or is unknown) and that names a VM outside mi's domain
+ * whose drain is not done. Azure may then take that domain down undrained, and a prepare begun
+ * after that would drain a second domain while it is down (rule 2). The planner reserves such a
+ * domain once its event is past NotBefore - margin; this covers an order that arrives late: sent
+ * before a partition and delivered after it healed, once the other domain went at NotBefore
+ * (nemesis open-seed-14). */
+static int64_t s_prepare_until(const sc_coord_t *c, size_t mi, const char *id)
+{
+    int dom = sc_coord_members_domain(c, mi);
+    int64_t until = 0;
+
+    for (size_t i = 0; i < sc_cstate_n_events(c->cs); i++) {
+        const sc_cs_event_t *ce = sc_cstate_event_at(c->cs, i);
+        int64_t at = ce->ev.has_not_before ? ce->ev.not_before * 1000 : 0;
+        bool other = false;
+
+        if (ce->phase != SC_REG_ACTIVE || ce->rehearsal || sc_event_id_equal(ce->ev.id, id) ||
+            ce->approval == SC_APPROVAL_INTENT || ce->approval == SC_APPROVAL_APPROVED)
+            continue;
+        if (ce->started_ms && (!at || ce->started_ms < at))
+            at = ce->started_ms;
+        for (size_t r = 0; at && !other && r < ce->ev.n_resources; r++) {
+            size_t k = sc_cstate_member_find(c->cs, ce->ev.resources[r]);
+
+            other = k != SC_CSTATE_NONE && k < c->n_members && k != mi &&
+                    !sc_cstate_member(c->cs, k)->gone && ce->drain[k] != SC_DRAIN_PREPARED &&
+                    (dom < 0 || sc_coord_members_domain(c, k) != dom);
+        }
+        if (other && (!until || at < until))
+            until = at;
+    }
+    return until;
+}
+
+/* Sends member mi an order: run phase for event id, drain attempt (1..SC_MSG_ATTEMPT_MAX). A
+ * prepare past its moment (s_prepare_until) is held, not sent: -EAGAIN (the resends try again
+ * once the other domain's event is over). */
 int sc_coord_dispatch_send_order(sc_coord_t *c, size_t mi, const char *id, sc_msg_phase_t phase,
                                  int attempt)
 {
@@ -69,6 +108,15 @@ int sc_coord_dispatch_send_order(sc_coord_t *c, size_t mi, const char *id, sc_ms
     msg->order.rehearsal = sc_coord_rehearse_owns(c, id);
     msg->order.index = (uint64_t)sc_coord_raft_commit(c); /* the fence, with the term */
     snprintf(msg->order.event, sizeof(msg->order.event), "%s", id);
+    if (phase == SC_MSG_PHASE_PREPARE && !msg->order.rehearsal &&
+        (msg->order.until_ms = s_prepare_until(c, mi, id)) && msg->order.until_ms <= sc_wall_ms()) {
+        sc_log_info("prepare held: another domain may be down undrained", "event=%s vm=%s", id,
+                    c->members[mi].name);
+        sc_msg_destroy(&msg);
+        return -EAGAIN;
+    }
+    if (!c->members[mi].knows_until)
+        msg->order.until_ms = 0; /* an older agent refuses a field it does not know */
     if (re)
         msg->order.event_doc = s_event_doc(&re->ev);
     rc = sc_coord_dispatch_send(c, &c->members[mi], msg);
@@ -373,6 +421,7 @@ static int s_on_message(sc_coord_t *c, const unsigned char *rid, size_t rid_len,
     }
     switch (msg->type) {
     case SC_MSG_HELLO:
+        m->knows_until = sc_msg_has_capability(msg, SC_CAP_ORDER_UNTIL);
         rc = sc_coord_members_on_hello(c, mi, &msg->hello);
         if (!told)
             s_send_simple(c, m, SC_MSG_LEADER);

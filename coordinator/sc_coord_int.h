@@ -66,6 +66,7 @@ typedef struct sc_cmember {
     bool alive;          /* messages arriving */
     bool blind;          /* alive, but its IMDS has been silent too long */
     bool is_self;        /* our own member */
+    bool knows_until;    /* its agent said SC_CAP_ORDER_UNTIL in its last hello */
     int64_t last_msg_ms; /* monotonic ms of its last message (0: none since we started, so not
                           * known to be down) */
     unsigned char rid[SC_COORD_RID_MAX];     /* ROUTER routing id of its agent's connection */
@@ -210,6 +211,9 @@ size_t sc_coord_members_find(const sc_coord_t *c, const char *n);
 /* A hello from member mi: a new agent process (boot id) asks for its document again and
  * brings a gone member back; new fault/update domains are recorded. 0 or a store error. */
 int sc_coord_members_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h);
+/* Member mi's domain as rule 2 counts it (the update domain under serialise-by update_domain),
+ * as decided; -1 unknown. */
+int sc_coord_members_domain(const sc_coord_t *c, size_t mi);
 /* The leader decides member mi's fault and update domain as reported, when not what the state
  * holds (why: how we heard them, for the log). 0 or an error. */
 int sc_coord_members_decide_domains(sc_coord_t *c, size_t mi, const char *why);

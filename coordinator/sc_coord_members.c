@@ -308,3 +308,13 @@ int sc_coord_members_load_boots(sc_coord_t *c)
                     sc_log_q(sc_store_errmsg(c->store)));
     return 0;
 }
+
+int sc_coord_members_domain(const sc_coord_t *c, size_t mi)
+{
+    const sc_cs_member_t *cm = sc_cstate_member(c->cs, mi);
+
+    if (!cm)
+        return -1;
+    return c->o.policy.serialise_by == SC_SERIALISE_UPDATE_DOMAIN ? cm->update_domain
+                                                                  : cm->fault_domain;
+}

@@ -75,18 +75,6 @@ static int64_t s_jint(json_object *o, const char *key, int64_t dflt)
     return o && json_object_object_get_ex(o, key, &v) && v ? json_object_get_int64(v) : dflt;
 }
 
-/* Member mi's domain as rule 2 counts it (the update domain under serialise-by update_domain),
- * as decided; -1 unknown. */
-static int s_domain(const sc_coord_t *c, size_t mi)
-{
-    const sc_cs_member_t *cm = sc_cstate_member(c->cs, mi);
-
-    if (!cm)
-        return -1;
-    return c->o.policy.serialise_by == SC_SERIALISE_UPDATE_DOMAIN ? cm->update_domain
-                                                                  : cm->fault_domain;
-}
-
 static bool s_said(const sc_cnotify_t *nt, const char *key)
 {
     for (size_t i = 0; i < nt->n_said; i++)
@@ -148,6 +136,7 @@ static size_t s_event_vms(const sc_coord_t *c, const sc_cs_event_t *ce, const ch
     for (size_t r = 0; r < ce->ev.n_resources; r++) {
         size_t mi = sc_cstate_member_find(c->cs, ce->ev.resources[r]);
         bool dup = false;
+        int d;
 
         if (mi == SC_CSTATE_NONE || mi >= c->n_members)
             continue;
@@ -156,7 +145,8 @@ static size_t s_event_vms(const sc_coord_t *c, const sc_cs_event_t *ce, const ch
         if (dup || n >= c->n_members)
             continue;
         names[n++] = c->members[mi].name;
-        dom = dom == -2 || dom == s_domain(c, mi) ? s_domain(c, mi) : -1;
+        d = sc_coord_members_domain(c, mi);
+        dom = dom == -2 || dom == d ? d : -1;
     }
     *ret_dom = dom < 0 ? -1 : dom;
     return n;
@@ -272,14 +262,14 @@ static size_t s_drain_order(const sc_coord_t *c, const sc_plan_input_t *in,
 
     for (size_t m = 0; m < out->n_members && m < in->n_members; m++)
         if (out->member_state[m] != SC_MEMBER_HEALTHY && out->member_state[m] != SC_MEMBER_GONE)
-            s_order_add(order, &n, s_domain(c, m));
+            s_order_add(order, &n, sc_coord_members_domain(c, m));
     for (size_t rank = 0; rank < in->n_events; rank++) {
         for (size_t i = 0; i < in->n_events && i < out->n_events; i++) {
             const sc_plan_event_t *e = &in->events[i];
 
             for (size_t k = 0; out->drain_rank[i] == rank && k < e->n_vms; k++)
                 if (!e->vms[k].dropped && !in->members[e->vms[k].member].gone)
-                    s_order_add(order, &n, s_domain(c, e->vms[k].member));
+                    s_order_add(order, &n, sc_coord_members_domain(c, e->vms[k].member));
         }
     }
     return n;
@@ -415,7 +405,7 @@ static void s_on_prepare(sc_coord_t *c, const sc_dlog_entry_t *e, json_object *d
 
         if (mi == SC_CSTATE_NONE || mi >= c->n_members)
             continue;
-        dom = s_domain(c, mi);
+        dom = sc_coord_members_domain(c, mi);
         if (nt->open && sc_event_id_equal(nt->open_id, ce->ev.id) && nt->open_dom == dom) {
             if (nt->n_open < c->n_members)
                 nt->open_vms[nt->n_open++] = mi;
@@ -423,7 +413,8 @@ static void s_on_prepare(sc_coord_t *c, const sc_dlog_entry_t *e, json_object *d
         }
         /* another VM of the domain ordered before (this run or before a restart) */
         for (size_t k = 0; k < c->n_members && first; k++)
-            first = k == mi || s_domain(c, k) != dom || ce->drain[k] == SC_DRAIN_NONE;
+            first =
+                k == mi || sc_coord_members_domain(c, k) != dom || ce->drain[k] == SC_DRAIN_NONE;
         snprintf(key, sizeof(key), "drain|%s|%d", ce->ev.id, dom);
         if (!first || !s_say_once(nt, key))
             continue;
@@ -511,7 +502,7 @@ static void s_on_hook(sc_coord_t *c, const sc_dlog_entry_t *e, json_object *d)
     s_about(c, ce, &m, names);
     names[0] = c->members[mi].name;
     m.n_vms = 1;
-    m.fault_domain = s_domain(c, mi);
+    m.fault_domain = sc_coord_members_domain(c, mi);
     m.phase = phase;
     m.ts_ms = e->wall_ms;
     m.detail = detail;

@@ -408,6 +408,7 @@ static const s_field_t s_order_fields[] = {
      .def = 1},
     {"rehearsal", S_BOOL, S_OPTIONAL | S_OMIT, S_M(order.rehearsal)},
     {"index", S_U64, S_OPTIONAL | S_OMIT, S_M(order.index)},
+    {"until_ms", S_I64, S_OPTIONAL | S_OMIT, S_M(order.until_ms), S_RANGE(0, INT64_MAX)},
     {"event_doc", S_EVENT_DOC, S_OPTIONAL | S_OMIT | S_LATE, S_M(order.event_doc),
      S_REF(order.event, "event")},
 };

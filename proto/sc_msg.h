@@ -66,6 +66,7 @@
 #define SC_CAP_HOOKS "hooks"             /* runs prepare / recover hooks on orders */
 #define SC_CAP_APPROVE_VIA "approve-via" /* can POST approvals for the leader */
 #define SC_CAP_STANDALONE "standalone"   /* has the standalone safety net */
+#define SC_CAP_ORDER_UNTIL "order-until" /* reads order.until_ms (older agents refuse it) */
 
 typedef enum {
     SC_MSG_HELLO,          /* agent -> coordinator: who I am */
@@ -181,6 +182,10 @@ typedef struct sc_msg_order {
     uint64_t index;      /* optional (0, left out): the leader's commit index when it sent the
                             order; with the envelope's term, the fence: an agent refuses an order
                             older, in (term, index), than the newest it has seen */
+    int64_t until_ms;    /* optional (0, left out), prepare only: unix ms after which the
+                            agent must not start it (it answers "refused"): when Azure may take
+                            another domain down undrained (an event's NotBefore); the order
+                            is sent again later */
 } sc_msg_order_t;
 
 typedef struct sc_msg_events {

@@ -61,7 +61,8 @@ static inline void sc_tp_send(void *d, sc_msg_t *m)
     sc_msg_destroy(&m);
 }
 
-/* A hello of member name (agent process boot_id) in its fault and update domain. */
+/* A hello of member name (agent process boot_id) in its fault and update domain, with the
+ * capabilities of today's agent that the coordinator reads. */
 static inline void sc_tp_hello(void *d, const char *name, const char *boot_id, int fd, int ud,
                                uint64_t term)
 {
@@ -79,6 +80,8 @@ static inline void sc_tp_hello(void *d, const char *name, const char *boot_id, i
     h->hello.proto_max = 1;
     snprintf(h->hello.boot_id, sizeof(h->hello.boot_id), "%s", boot_id);
     h->hello.incarnation = -1;
+    sc_msg_add_capability(h, SC_CAP_HOOKS); /* what today's agent says */
+    sc_msg_add_capability(h, SC_CAP_ORDER_UNTIL);
     sc_tp_send(d, h);
 }
 

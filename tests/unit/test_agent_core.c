@@ -756,6 +756,56 @@ SC_TEST(rehearsal_order_tells_the_hook)
     sc_agent_settings_free(&s);
 }
 
+/* A prepare past its order's until_ms (Azure may have taken another domain down undrained
+ * since the leader decided: nemesis open-seed-14, an order delivered after a partition healed)
+ * is answered "refused" and not run, whether it arrives late or waits in the queue past it; a
+ * later copy in time runs. A recover is never held by it. */
+SC_TEST(late_prepare_refused)
+{
+    sc_agent_settings_t s;
+    sc_agent_opts_t o = {0};
+    sc_agent_t *a = NULL;
+    sc_agent_stats_t stats;
+    sc_msg_t *m;
+    char *log = NULL;
+
+    s_agent_start("late",
+                  "[ \"$SCHEDCOORD_EVENT_ID\" = SLOW ] && sleep 1\n"
+                  "echo \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID\" >> \"$RUNS\"\n",
+                  NULL, s_no_net, &s, &o, &a);
+    SC_REQUIRE(a);
+    /* arrives late */
+    SC_REQUIRE((m = s_order(5, 1, SC_MSG_PHASE_PREPARE, "EV-1")));
+    m->order.until_ms = sc_wall_ms() - 1000;
+    SC_CHECK_INT(s_send_msg(a, m), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_REFUSED), 1);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_STARTED), 0);
+    /* waits in the queue, behind a hook of 1 s, past it */
+    SC_CHECK_INT(s_send_msg(a, s_order(5, 2, SC_MSG_PHASE_PREPARE, "SLOW")), 0);
+    SC_REQUIRE((m = s_order(5, 3, SC_MSG_PHASE_PREPARE, "EV-2")));
+    m->order.until_ms = sc_wall_ms() + 300;
+    SC_CHECK_INT(s_send_msg(a, m), 0);
+    /* a recover is not a prepare: until_ms does not hold it */
+    SC_REQUIRE((m = s_order(5, 4, SC_MSG_PHASE_RECOVER, "EV-3")));
+    m->order.until_ms = sc_wall_ms() - 1000;
+    SC_CHECK_INT(s_send_msg(a, m), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_REFUSED), 2);
+    /* sent again in time: it runs */
+    SC_REQUIRE((m = s_order(5, 5, SC_MSG_PHASE_PREPARE, "EV-1")));
+    m->order.until_ms = sc_wall_ms() + 60000;
+    SC_CHECK_INT(s_send_msg(a, m), 0);
+    s_drain(a);
+    log = s_runs();
+    SC_CHECK_STR(log, "prepare SLOW\nrecover EV-3\nprepare EV-1\n");
+    sc_agent_get_stats(a, &stats);
+    SC_CHECK_INT(stats.late_orders, 2);
+    free(log);
+    sc_agent_destroy(&a);
+    sc_agent_settings_free(&s);
+}
+
 /* One malformed event must not blind the agent: the valid events are reported, the bad one's
  * reason with them (at most SC_MSG_MAX_MALFORMED), counted once per incarnation. */
 SC_TEST(malformed_events)
@@ -1144,6 +1194,7 @@ int main(void)
     SC_RUN(fencing);
     SC_RUN(recover_unprepared);
     SC_RUN(rehearsal_order_tells_the_hook);
+    SC_RUN(late_prepare_refused);
     SC_RUN(malformed_events);
     SC_RUN(standalone_freeze_threshold);
     SC_RUN(standalone_never_approves_an_unknown_status);

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -453,6 +454,91 @@ SC_TEST(approval_proposed_with_the_last_done)
     s_stop();
 }
 
+/* A document from vm_2 (incarnation inc): E-A on vm_2 (NotBefore far away), and, when
+ * b_in_s is not 0, E-B on vm_0 (another domain; vm_0 has no agent, so it is never drained) with
+ * its NotBefore b_in_s seconds from now (rounded to the second, as IMDS writes it). Into buf;
+ * *ret_nb_ms: E-B's NotBefore in unix ms. */
+static const char *s_doc_ab(char *buf, size_t len, int inc, int b_in_s, int64_t *ret_nb_ms)
+{
+    time_t nb = (time_t)(sc_wall_ms() / 1000) + b_in_s;
+    struct tm tm;
+    char when[64];
+    int n;
+
+    gmtime_r(&nb, &tm);
+    strftime(when, sizeof(when), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    *ret_nb_ms = (int64_t)nb * 1000;
+    n = snprintf(buf, len,
+                 "{\"DocumentIncarnation\":%d,\"Events\":["
+                 "{\"EventId\":\"EA-until\",\"EventType\":\"Reboot\",\"ResourceType\":"
+                 "\"VirtualMachine\",\"Resources\":[\"vm_2\"],\"EventStatus\":\"Scheduled\","
+                 "\"NotBefore\":\"Mon, 01 Jan 2046 00:00:00 GMT\",\"Description\":\"\","
+                 "\"EventSource\":\"Platform\",\"DurationInSeconds\":-1}",
+                 inc);
+    if (b_in_s)
+        n += snprintf(buf + n, len - (size_t)n,
+                      ",{\"EventId\":\"EB-until\",\"EventType\":\"Reboot\",\"ResourceType\":"
+                      "\"VirtualMachine\",\"Resources\":[\"vm_0\"],\"EventStatus\":"
+                      "\"Scheduled\",\"NotBefore\":\"%s\",\"Description\":\"\","
+                      "\"EventSource\":\"Platform\",\"DurationInSeconds\":-1}",
+                      when);
+    snprintf(buf + n, len - (size_t)n, "]}");
+    return buf;
+}
+
+/* nemesis open-seed-14: an order sent before a partition reached its agent after the heal,
+ * once another domain's event had gone at NotBefore, and drained a second domain while that
+ * one was down undrained (rule 2). A prepare order says until when it may start (the earliest
+ * NotBefore of an event Azure may start undrained in another domain; the agent refuses it
+ * after that: test_agent_core late_prepare_refused), and the leader holds its re-sends once
+ * that moment has passed. Seen failing without it: until_ms 0 in every order, the re-send
+ * sent. */
+SC_TEST(prepare_order_carries_until_and_is_held_after)
+{
+    int l;
+    void *z = zmq_ctx_new(), *d;
+    sc_msg_t *order;
+    char doc[2048];
+    int64_t nb_ms;
+    uint64_t term;
+
+    s_resend_ms = 300;
+    l = s_elect();
+    SC_REQUIRE(s_until(l, "may_act", "true", 5000));
+    term = (uint64_t)s_int(s_c[l], "term");
+    /* E-A alone: its prepare may start any time */
+    d = s_agent2(z, l, term, s_doc_ab(doc, sizeof(doc), 7, 0, &nb_ms));
+    order = s_agent_wait(d, SC_MSG_ORDER, 3, 3000);
+    SC_REQUIRE(order != NULL && order->order.action == SC_MSG_PHASE_PREPARE);
+    SC_CHECK_STR(order->order.event, "EA-until");
+    SC_CHECK(order->order.until_ms == 0);
+    sc_msg_destroy(&order);
+    /* E-B on vm_0, another domain, due in 120 s: the re-sent order may start until then */
+    sc_tp_doc(d, "vm_2", term, 3, s_doc_ab(doc, sizeof(doc), 8, 120, &nb_ms), sc_wall_ms());
+    for (int64_t end = sc_mono_ms() + 3000;
+         sc_mono_ms() < end && !*sc_tp_state_event(s_c[l], "EB-until", "phase", doc, 64);)
+        s_step(3, 5);
+    while ((order = sc_tp_recv(d)))
+        sc_msg_destroy(&order); /* re-sends from before E-B was known */
+    order = s_agent_wait(d, SC_MSG_ORDER, 3, 3000);
+    SC_REQUIRE(order != NULL);
+    SC_CHECK_STR(order->order.event, "EA-until");
+    SC_CHECK(order->order.until_ms == nb_ms);
+    sc_msg_destroy(&order);
+    /* E-B's NotBefore moved into the past, not started: held, not sent again */
+    sc_tp_doc(d, "vm_2", term, 4, s_doc_ab(doc, sizeof(doc), 9, -5, &nb_ms), sc_wall_ms());
+    s_step(3, 200);
+    while ((order = sc_tp_recv(d)))
+        sc_msg_destroy(&order); /* re-sends before that document was applied */
+    order = s_agent_wait(d, SC_MSG_ORDER, 3, 1500);
+    SC_CHECK(order == NULL);
+    sc_msg_destroy(&order);
+    zmq_close(d);
+    zmq_ctx_term(z);
+    s_stop();
+    s_resend_ms = 60000;
+}
+
 static const char *s_doc4 =
     "{\"DocumentIncarnation\":4,\"Events\":["
     "{\"EventId\":\"E4-pipe\",\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\","
@@ -611,5 +697,6 @@ int main(void)
     SC_RUN(approval_proposed_with_the_last_done);
     SC_RUN(snapshot_event_is_planned_by_who_installs_it);
     SC_RUN(rollback_recover_held_while_its_event_runs);
+    SC_RUN(prepare_order_carries_until_and_is_held_after);
     return sc_test_done();
 }
