@@ -126,6 +126,14 @@ struct sc_coord {
     sc_approver_t *approver; /* approvals */
     sc_registry_t *reg;      /* merged events */
     sc_cstate_t *cs;         /* the replicated state: changed only by applying entries */
+    struct {                 /* the last prepare moment computed (sc_coord_dispatch.c): valid
+                                while the state, the event and the domain are the same */
+        const sc_cstate_t *cs;
+        int64_t applied;
+        char id[SC_EVENT_ID_MAX + 1];
+        int dom;
+        int64_t until;
+    } until_memo;
     int64_t snapshot_at;     /* index of the last snapshot saved */
     sc_cnotify_t *notify;    /* notifications (sc_coord_notify.c); NULL: none */
     sc_cevstate_t **ev;      /* per event: what is not replicated */
