@@ -24,7 +24,29 @@ if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
     exit 77
 fi
 
-NS_X=$((20 + $$ % 200)) # 10.213.X.0/24 and 10.214.X.0/24: one pair of subnets per run
+# 10.213.X.0/24 and 10.214.X.0/24: one pair of subnets per run, X taken with a lock directory
+# (ctest and the nemesis campaigns run several at once: two runs that picked the same X from
+# their PIDs made "vm_0 cannot reach imds-sim", nemesis seed 19); a lock whose owner is gone
+# is taken over
+ns_take_subnet() {
+    local k x d
+    for ((k = 0; k < 200; k++)); do
+        x=$((20 + ($$ + k) % 200))
+        d=/tmp/sc-netns-subnet.$x
+        if mkdir "$d" 2>/dev/null; then
+            echo $$ >"$d/pid"
+            NS_X=$x
+            return 0
+        fi
+        if [ -s "$d/pid" ] && ! kill -0 "$(cat "$d/pid")" 2>/dev/null; then
+            rm -rf "$d" # its run ended without its cleanup
+            ((k--))
+        fi
+    done
+    echo "SKIP: no free test subnet (200 runs at once?)"
+    exit 77
+}
+ns_take_subnet
 NS_BRI="scI$$"
 NS_BRA="scA$$"
 NS_BRB="scB$$"
@@ -46,6 +68,7 @@ sc_on_exit() {
     ip link del "$NS_BRI" 2>/dev/null || true
     ip link del "$NS_BRA" 2>/dev/null || true
     ip link del "$NS_BRB" 2>/dev/null || true
+    rm -rf "/tmp/sc-netns-subnet.$NS_X"
 }
 
 # ns_setup N: N VMs' namespaces and the three bridges; sets MEMBERS (with each VM's fault
