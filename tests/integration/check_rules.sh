@@ -69,3 +69,42 @@ deleted_history 105.5
 ! judge >"$TMP/out" || fail "a VM deleted after the approval, never prepared for it, passed"
 grep -q "approved but vm_7 never finished preparing" "$TMP/out" || fail "not said: $(cat "$TMP/out")"
 ok "one deleted after the approval, never prepared for it, is a violation"
+
+X=3c1f9a7e-5d2b-4e80-a1f6-7b9c0d2e4f11
+# forced_on_deleted DELETED_AT: a Redeploy X of vm_6 (FD 0) created at 100, never drained; vm_6
+# deleted by a Terminate (E) at DELETED_AT; X started by the platform at NotBefore (104) all
+# the same (imds-sim keeps it: nemesis seed 33), impacts vm_6 104..106; meanwhile vm_2 (FD 2)
+# prepares for the Reboot R 104.5..105, approved at 105, impacted 105..105.5, recovered after
+forced_on_deleted() {
+    {
+        echo '{"wall":100,"kind":"created","event":"'$X'","event_type":"Redeploy","resources":["vm_6"],"duration":60}'
+        echo '{"wall":100.5,"kind":"created","event":"'$E'","event_type":"Terminate","resources":["vm_6"],"duration":-1}'
+        echo '{"wall":100.5,"kind":"created","event":"'$R'","event_type":"Reboot","resources":["vm_2"],"duration":30}'
+        echo '{"wall":'"$1"',"kind":"started","event":"'$E'","how":"not_before","event_type":"Terminate"}'
+        echo '{"wall":'"$1"',"kind":"impact_start","vm":"vm_6","event":"'$E'","deleted":true}'
+        echo '{"wall":104,"kind":"started","event":"'$X'","how":"not_before","event_type":"Redeploy"}'
+        echo '{"wall":104,"kind":"impact_start","vm":"vm_6","event":"'$X'"}'
+        echo '{"wall":105,"kind":"post","vm":"vm_0","events":["'$R'"],"status":200}'
+        echo '{"wall":105,"kind":"started","event":"'$R'","how":"approved","event_type":"Reboot"}'
+        echo '{"wall":105,"kind":"impact_start","vm":"vm_2","event":"'$R'"}'
+        echo '{"wall":105.5,"kind":"impact_end","vm":"vm_2","event":"'$R'"}'
+        echo '{"wall":105.5,"kind":"completed","event":"'$R'"}'
+        echo '{"wall":106,"kind":"impact_end","vm":"vm_6","event":"'$X'"}'
+        echo '{"wall":106,"kind":"completed","event":"'$X'"}'
+        echo '{"wall":106,"kind":"completed","event":"'$E'"}'
+    } | sort -s -t: -k2,2n >"$TMP/tl.jsonl"
+    {
+        printf 'start prepare vm_6 %s 100.6 1\nend prepare vm_6 %s 100.7 1\n' "$E" "$E"
+        printf 'start prepare vm_2 %s 104.5 1\nend prepare vm_2 %s 105 1\n' "$R" "$R"
+        printf 'start recover vm_2 %s 105.6 1\nend recover vm_2 %s 105.7 1\n' "$R" "$R"
+    } >"$TMP/hooks.log"
+    echo '{"events":[{"EventId":"'$X'","EventType":"Redeploy","EventStatus":"Completed","Resources":["vm_6"],"DurationInSeconds":60},{"EventId":"'$E'","EventType":"Terminate","EventStatus":"Completed","Resources":["vm_6"],"DurationInSeconds":-1},{"EventId":"'$R'","EventType":"Reboot","EventStatus":"Completed","Resources":["vm_2"],"DurationInSeconds":30}],"vms":[{"name":"vm_6","deleted":true}]}' >"$TMP/state.json"
+}
+forced_on_deleted 102
+judge >"$TMP/out" || fail "a forced event on a VM deleted before it blocked another domain: $(cat "$TMP/out")"
+ok "an event the platform starts on a VM it deleted before impacts nothing in service"
+forced_on_deleted 104.8
+! judge >"$TMP/out" || fail "a prepare while a VM in service was impacted undrained passed"
+grep -q "vm_2 (FD 2) started preparing for $R at 104.500 while vm_6 (FD 0) was impacted undrained" "$TMP/out" ||
+    fail "not said: $(cat "$TMP/out")"
+ok "deleted after that start, it was in service when impacted undrained: a violation"

@@ -248,6 +248,8 @@ def main():
         if ev not in started_at or no_drain(ev) or evict(ev):
             continue
         for vm in vms:
+            if deleted_at.get(vm, float("inf")) <= started_at[ev]:
+                continue  # the platform deleted it before (an eviction): not in service
             d = drain_at(vm, ev, started_at[ev])
             if d and not rolled_back_by(vm, ev, d[0], started_at[ev]):
                 continue  # drained when it started
