@@ -247,6 +247,20 @@ static bool s_prepare_touched(sc_drain_state_t s)
            s == SC_DRAIN_PREPARE_FAILED || s == SC_DRAIN_PREPARE_INTERRUPTED;
 }
 
+/* Whether event i, a Preempt or Terminate, is over with its VMs gone: it ended — or it was
+ * decided "cancelled" although it had started (witnesses whose views differed, the deleted VM's
+ * among them: nemesis seed 99 held a started, approved Preempt as cancelled, and its deleted
+ * VM was owed a recover for good, its fault domain busy). An event that started cannot have
+ * been cancelled. */
+static bool s_evicted(const s_plan_t *pl, size_t i)
+{
+    const sc_plan_event_t *e = &pl->in->events[i];
+
+    return pl->ev[i].cls == SC_CLASS_EVICT &&
+           (e->phase == SC_REG_ENDED ||
+            (e->phase == SC_REG_CANCELLED && e->start_kind != SC_START_NONE));
+}
+
 /* Whether the VM needs a RECOVER now that event i is over (rule 3). */
 static bool s_needs_recover(const s_plan_t *pl, size_t i, const sc_plan_vm_t *vm)
 {
@@ -364,7 +378,7 @@ static void s_compute_states(s_plan_t *pl)
                 (x->cls == SC_CLASS_NO_DRAIN && (s == SC_DRAIN_NONE || s == SC_DRAIN_ROLLED_BACK)))
                 continue;
             if (x->over) {
-                if (x->cls == SC_CLASS_EVICT && e->phase == SC_REG_ENDED && !e->vms[j].dropped)
+                if (s_evicted(pl, i) && !e->vms[j].dropped)
                     continue; /* leaving: MEMBER_GONE */
                 if (s == SC_DRAIN_RECOVER_ORDERED || s == SC_DRAIN_RECOVERING ||
                     s_needs_recover(pl, i, &e->vms[j]))
@@ -416,7 +430,7 @@ static int s_plan_over(s_plan_t *pl, size_t i)
 
         if (pl->in->members[m].gone)
             continue;
-        if (x->cls == SC_CLASS_EVICT && e->phase == SC_REG_ENDED && !e->vms[j].dropped) {
+        if (s_evicted(pl, i) && !e->vms[j].dropped) {
             pending++; /* until the member is gone */
             if (!pl->gone_sent[m]) {
                 pl->gone_sent[m] = true;

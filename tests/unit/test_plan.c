@@ -668,6 +668,21 @@ static const row_t rows[] = {
        .start = SC_START_FORCED,
        .vms = "b0=prepared,b1=none"}},
      .expect = "MEMBER_GONE b0; MEMBER_GONE b1"},
+    /* nemesis seed 99: a started (approved) Preempt decided "cancelled" by a leader whose
+     * witnesses' views differed: its VM was deleted all the same; it leaves, and is not owed a
+     * recover that would keep its fault domain busy for good (the planner before: "RECOVER b0
+     * P1", E2 queued behind it) */
+    {"preempt_started_then_cancelled_member_gone",
+     FD2,
+     {{.id = "P1",
+       .type = "Preempt",
+       .phase = SC_REG_CANCELLED,
+       .started = true,
+       .start = SC_START_APPROVED,
+       .appr = SC_APPROVAL_APPROVED,
+       .vms = "b0=prepared"},
+      {.id = "E2", .vms = "a0=none"}},
+     .expect = "MEMBER_GONE b0; PREPARE a0 E2"},
     {"terminate_cancelled_recovers",
      FD2,
      {{.id = "T1", .type = "Terminate", .phase = SC_REG_CANCELLED, .vms = "b0=prepared"}},
