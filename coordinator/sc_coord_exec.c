@@ -197,13 +197,12 @@ void sc_coord_exec_forget_closed(sc_coord_t *c, const char *id)
             sc_mono_ms() - (sc_wall_ms() - (cl->ended_ms ? cl->ended_ms : sc_wall_ms())));
 }
 
-/* A new leader's registry (the agents' reports it kept while it followed) against the state
- * (what was decided): what the old leader never decided — events first seen, started, over
- * while nobody led — is decided now, as the registry's changes would have been. */
+/* A new leader's registry (the agents' reports it kept while it followed) against the state:
+ * what nobody decided — events first seen, started, over while nobody led — is decided now. */
 int sc_coord_exec_sync_registry(sc_coord_t *c)
 {
     sc_registry_changes_t ch = {0};
-    sc_reg_change_t *items = calloc(sc_registry_count(c->reg) + 1, sizeof(*items));
+    sc_reg_change_t *items = calloc(2 * sc_registry_count(c->reg) + 1, sizeof(*items));
     size_t n = 0;
 
     if (!items)
@@ -215,18 +214,24 @@ int sc_coord_exec_sync_registry(sc_coord_t *c)
         bool started = re->start_kind != SC_START_NONE;
 
         snprintf(x.id, sizeof(x.id), "%s", re->ev.id);
-        if (!ce && re->phase == SC_REG_ACTIVE)
+        if (!ce && re->phase == SC_REG_ACTIVE) {
             x.kind = started ? SC_CHG_NEW_STARTED : SC_CHG_NEW;
-        else if (!ce)
-            continue; /* over before anyone decided it: nothing to drain or recover */
-        else if (ce->phase != SC_REG_ACTIVE)
-            continue;
-        else if (re->phase == SC_REG_ENDED || re->phase == SC_REG_CANCELLED)
+        } else if (!ce && started && re->phase == SC_REG_ENDED &&
+                   (re->ev.type == SC_EVENT_PREEMPT || re->ev.type == SC_EVENT_TERMINATE)) {
+            /* an eviction over while nobody led: its member leaves (nemesis seed 62: it stayed,
+             * owed recovers no agent could run, its fault domain busy for good) */
+            x.kind = SC_CHG_NEW_STARTED;
+            items[n++] = x;
+            x.kind = SC_CHG_ENDED;
+        } else if (!ce || ce->phase != SC_REG_ACTIVE) {
+            continue; /* over before anyone decided it (nothing to drain or recover), or decided */
+        } else if (re->phase == SC_REG_ENDED || re->phase == SC_REG_CANCELLED) {
             x.kind = re->phase == SC_REG_ENDED ? SC_CHG_ENDED : SC_CHG_CANCELLED;
-        else if (started && ce->start_kind == SC_START_NONE)
+        } else if (started && ce->start_kind == SC_START_NONE) {
             x.kind = SC_CHG_STARTED;
-        else
+        } else {
             continue;
+        }
         items[n++] = x;
     }
     ch.items = items;

@@ -539,6 +539,65 @@ SC_TEST(prepare_order_carries_until_and_is_held_after)
     s_resend_ms = 60000;
 }
 
+/* nemesis seed 62: a Preempt of vm_2 came and went while nobody led — here only the follower
+ * vm_1 heard it, from vm_2's agent — and the new leader's take-over skipped it ("over before
+ * anyone decided it"): vm_2 never left, and later events that named the deleted VM owed it a
+ * recover no agent could run. The take-over decides it now (seen, started, ended) and the
+ * member leaves. vm_1 is made leader by vm_0's handover: vm_0's own VM is drained for R. Seen
+ * failing without the fix: P not in vm_1's state, vm_2 not gone. */
+SC_TEST(eviction_over_while_nobody_led_takes_its_member)
+{
+    void *z = zmq_ctx_new(), *d2, *d0;
+    char buf[64], doc[1024];
+    json_object *st, *ms = NULL;
+    bool gone = false;
+    uint64_t term;
+
+    s_elect();
+    /* the preferred member leads once nothing is in flight (a handover back, if vm_1 won) */
+    SC_REQUIRE(s_until(0, "may_act", "true", 15000));
+    term = (uint64_t)s_int(s_c[0], "term");
+    /* vm_2's agent, heard by vm_1 alone: the Preempt started, then gone */
+    d2 = sc_tp_dealer(z, s_port[1]);
+    sc_tp_hello(d2, "vm_2", "boot-2", 2, 2, term);
+    sc_tp_doc(d2, "vm_2", term, 2,
+              "{\"DocumentIncarnation\":3,\"Events\":[{\"EventId\":\"P-gone\",\"EventType\":"
+              "\"Preempt\",\"ResourceType\":\"VirtualMachine\",\"Resources\":[\"vm_2\"],"
+              "\"EventStatus\":\"Started\",\"NotBefore\":\"\",\"Description\":\"\","
+              "\"EventSource\":\"Platform\",\"DurationInSeconds\":-1}]}",
+              sc_wall_ms());
+    s_step(3, 300);
+    sc_tp_doc(d2, "vm_2", term, 3, "{\"DocumentIncarnation\":4,\"Events\":[]}", sc_wall_ms());
+    s_step(3, 300);
+    SC_CHECK_STR(sc_tp_state_event(s_c[0], "P-gone", "phase", buf, sizeof(buf)), "");
+    /* vm_0's own VM drained for R: it hands the lead to vm_1 */
+    d0 = sc_tp_dealer(z, s_port[0]);
+    sc_tp_hello(d0, "vm_0", "boot-0", 0, 0, term);
+    snprintf(doc, sizeof(doc),
+             "{\"DocumentIncarnation\":5,\"Events\":[{\"EventId\":\"R-self\",\"EventType\":"
+             "\"Reboot\",\"ResourceType\":\"VirtualMachine\",\"Resources\":[\"vm_0\"],"
+             "\"EventStatus\":\"Scheduled\",\"NotBefore\":\"Mon, 01 Jan 2046 00:00:00 GMT\","
+             "\"Description\":\"\",\"EventSource\":\"Platform\",\"DurationInSeconds\":-1}]}");
+    sc_tp_doc(d0, "vm_0", term, 2, doc, sc_wall_ms());
+    SC_REQUIRE(s_until(1, "may_act", "true", 15000));
+    for (int64_t end = sc_mono_ms() + 5000; sc_mono_ms() < end && !gone;) {
+        s_step(3, 20);
+        st = sc_coord_state_json(s_c[1]);
+        if (st && json_object_object_get_ex(st, "members", &ms))
+            for (size_t i = 0; i < json_object_array_length(ms); i++) {
+                json_object *m = json_object_array_get_idx(ms, i);
+                if (strcmp(json_object_get_string(json_object_object_get(m, "name")), "vm_2") == 0)
+                    gone = json_object_get_boolean(json_object_object_get(m, "gone"));
+            }
+        json_object_put(st);
+    }
+    SC_CHECK(gone);
+    zmq_close(d2);
+    zmq_close(d0);
+    zmq_ctx_term(z);
+    s_stop();
+}
+
 static const char *s_doc4 =
     "{\"DocumentIncarnation\":4,\"Events\":["
     "{\"EventId\":\"E4-pipe\",\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\","
@@ -698,5 +757,6 @@ int main(void)
     SC_RUN(snapshot_event_is_planned_by_who_installs_it);
     SC_RUN(rollback_recover_held_while_its_event_runs);
     SC_RUN(prepare_order_carries_until_and_is_held_after);
+    SC_RUN(eviction_over_while_nobody_led_takes_its_member);
     return sc_test_done();
 }
