@@ -440,8 +440,7 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
         const sc_cs_event_t *e = sc_coord_exec_cs(c, re->ev.id);
         sc_plan_event_t *p = &pe[in.n_events];
 
-        /* every event the registry holds was decided (EVENT_SEEN) before: one without is
-         * not planned (nothing known of its drains) */
+        /* an event not decided (EVENT_SEEN) is not planned: nothing known of its drains */
         if (!le || !e)
             continue;
         le->touched = false;
@@ -451,6 +450,7 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
          * missed our approval: the registry would call it forced) */
         p->start_kind = e->start_kind != SC_START_NONE ? e->start_kind : re->start_kind;
         p->first_seen_ms = re->first_seen_ms;
+        p->rehearsal = e->rehearsal != 0;
         p->approval = e->approval;
         p->retry_at_ms = le->retry_at_ms;
         p->vms = &vms[nvm_total];

@@ -251,14 +251,15 @@ static bool s_prepare_touched(sc_drain_state_t s)
  * decided "cancelled" although it had started (witnesses whose views differed, the deleted VM's
  * among them: nemesis seed 99 held a started, approved Preempt as cancelled, and its deleted
  * VM was owed a recover for good, its fault domain busy). An event that started cannot have
- * been cancelled. */
+ * been cancelled — except a rehearsal's Preempt or Terminate, which ends so: its VM is not
+ * going away (sc_coord_rehearse.c). */
 static bool s_evicted(const s_plan_t *pl, size_t i)
 {
     const sc_plan_event_t *e = &pl->in->events[i];
 
     return pl->ev[i].cls == SC_CLASS_EVICT &&
            (e->phase == SC_REG_ENDED ||
-            (e->phase == SC_REG_CANCELLED && e->start_kind != SC_START_NONE));
+            (e->phase == SC_REG_CANCELLED && e->start_kind != SC_START_NONE && !e->rehearsal));
 }
 
 /* Whether the VM needs a RECOVER now that event i is over (rule 3). */

@@ -179,6 +179,7 @@ typedef struct sc_plan_event {
                                      cannot be done in time: ALERT forecast_late while it is
                                      Scheduled and not approved */
     const char *forecast_why;     /* then: the VMs at risk and what would fit (borrowed) */
+    bool rehearsal;               /* a rehearsal's: a Preempt or Terminate of it takes no VM */
 } sc_plan_event_t;
 
 typedef struct sc_plan_input {

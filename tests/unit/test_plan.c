@@ -37,6 +37,7 @@ typedef struct ev_row {
     bool unknown_status;      /* EventStatus "Pending": unknown to this version */
     const char *strangers;    /* names in Resources that are not members, "x8,x9" */
     bool late;                /* the forecast says its drain will not be done in time */
+    bool rehearsal;           /* a rehearsal's event */
 } ev_row_t;
 
 typedef struct row {
@@ -156,6 +157,7 @@ static int s_build(const row_t *r, world_t *w)
         pe->ev = ev;
         pe->phase = x->phase;
         pe->start_kind = x->start;
+        pe->rehearsal = x->rehearsal;
         pe->first_seen_ms = NOW_MS - (int64_t)x->seen_ago_s * 1000;
         pe->approval = x->appr;
         pe->retry_at_ms = NOW_MS + x->retry_in_ms;
@@ -683,6 +685,18 @@ static const row_t rows[] = {
        .vms = "b0=prepared"},
       {.id = "E2", .vms = "a0=none"}},
      .expect = "MEMBER_GONE b0; PREPARE a0 E2"},
+    /* ... but a rehearsal's Preempt always ends cancelled, started or not: its VM is not going
+     * away and is recovered (coord_rehearse, with the rule above and no exception for it) */
+    {"rehearsal_preempt_started_cancelled_recovers",
+     FD2,
+     {{.id = "P1",
+       .type = "Preempt",
+       .phase = SC_REG_CANCELLED,
+       .started = true,
+       .start = SC_START_FORCED,
+       .rehearsal = true,
+       .vms = "b0=prepared"}},
+     .expect = "RECOVER b0 P1"},
     {"terminate_cancelled_recovers",
      FD2,
      {{.id = "T1", .type = "Terminate", .phase = SC_REG_CANCELLED, .vms = "b0=prepared"}},
