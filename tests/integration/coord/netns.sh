@@ -27,12 +27,17 @@ fi
 # 10.213.X.0/24 and 10.214.X.0/24: one pair of subnets per run, X taken with a lock directory
 # (ctest and the nemesis campaigns run several at once: two runs that picked the same X from
 # their PIDs made "vm_0 cannot reach imds-sim", nemesis seed 19); a lock whose owner is gone
-# is taken over
+# is taken over; a subnet still on a link of a run killed before its cleanup is skipped
+# (coord_partition_minority, 2026-11-27: bridges of six killed runs held 10.213.X.1)
 ns_take_subnet() {
     local k x d
+    local used
+    used=$(ip -br addr show 2>/dev/null)
     for ((k = 0; k < 200; k++)); do
         x=$((20 + ($$ + k) % 200))
         d=/tmp/sc-netns-subnet.$x
+        # an address of it still on a link (a run killed before its cleanup): not that one
+        grep -qE "(^|[[:space:]])10\.21[34]\.$x\." <<<"$used" && continue
         if mkdir "$d" 2>/dev/null; then
             echo $$ >"$d/pid"
             NS_X=$x
