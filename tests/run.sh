@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds with ASan + UBSan and -Werror into
 # build/, runs every test through ctest, then (when clang is present) builds the libFuzzer
-# targets into build-fuzz/ and fuzzes each for SC_FUZZ_SECONDS (default 30: the suite stays well under 20 minutes).
+# targets into build-fuzz/ and fuzzes each for SC_FUZZ_SECONDS (default 20: the suite stays under 20 minutes).
 # Exits non-zero on any failure.
 #   SC_FUZZ_SECONDS=0 ./tests/run.sh     skip the timed fuzzing (the corpus replays still run)
 #   ./tests/run.sh -R imds                extra arguments go to ctest
@@ -17,7 +17,7 @@ cmake --build build -j"$jobs"
 # take both cores, count for two (PROCESSORS 2: tests/CMakeLists.txt)
 ctest --test-dir build --output-on-failure -j"$((jobs + 1))" "$@"
 
-fuzz_s=${SC_FUZZ_SECONDS:-30}
+fuzz_s=${SC_FUZZ_SECONDS:-20}
 if [[ $# -eq 0 && "$fuzz_s" != 0 ]] && command -v clang >/dev/null; then
   CC=clang cmake -S . -B build-fuzz -DSC_FUZZ=ON -DSC_SANITIZE=ON -DSC_WERROR=ON \
     -DSC_FUZZ_SECONDS="$fuzz_s" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
