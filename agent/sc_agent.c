@@ -413,8 +413,9 @@ static void s_env_build(s_env_t *e, const sc_agent_t *self, const s_job_t *job, 
 
 /* Whether job, a prepare of an order, is too late to start (order.until_ms passed: Azure may
  * have taken another domain down undrained since the leader decided); then it is answered
- * "refused", not recorded as run: the leader sends it again when it may go. */
-static bool s_job_late(sc_agent_t *self, int member, const s_job_t *job)
+ * "refused", not recorded as run: the leader sends it again when it may go. Checked where a job
+ * starts, so an order that arrived late and one that waited in the queue past it are alike. */
+static bool s_job_late(sc_agent_t *self, const s_job_t *job)
 {
     int64_t now = sc_wall_ms();
     char why[160];
@@ -428,7 +429,7 @@ static bool s_job_late(sc_agent_t *self, int member, const s_job_t *job)
     self->stats.late_orders++;
     sc_log_warn("order refused", "event=%s attempt=%d why=\"%s\"", job->event, job->attempt,
                 sc_log_q(why));
-    s_send_progress(self, member, job, SC_MSG_HOOK_REFUSED, -1, why);
+    s_send_progress(self, -1, job, SC_MSG_HOOK_REFUSED, -1, why);
     return true;
 }
 
@@ -452,7 +453,7 @@ static int s_start_next(sc_agent_t *self)
             s_job_clear(&job);
             continue;
         }
-        if (s_job_late(self, -1, &job)) {
+        if (s_job_late(self, &job)) {
             s_job_clear(&job);
             continue;
         }
@@ -966,11 +967,6 @@ static void s_on_order(sc_agent_t *self, size_t member, sc_msg_t *msg)
         if (sc_agent_state_event_json(self->state, o->event, SC_MSG_PHASE_PREPARE, 0, &json) == 0)
             sc_doc_parse(json, strlen(json), &one, NULL, 0);
         free(json);
-    }
-    job.until_ms = o->until_ms;
-    if (s_job_late(self, (int)member, &job)) {
-        sc_doc_destroy(&one);
-        return;
     }
     if (s_enqueue(self, o->event, o->action, o->attempt, SC_MSG_ORIGIN_ORDER, msg->term, &one)) {
         sc_log_err("hook queue full: order refused", "event=%s", o->event);

@@ -217,7 +217,7 @@ int sc_coord_exec_sync_registry(sc_coord_t *c)
         if (!ce && re->phase == SC_REG_ACTIVE) {
             x.kind = started ? SC_CHG_NEW_STARTED : SC_CHG_NEW;
         } else if (!ce && started && re->phase == SC_REG_ENDED &&
-                   (re->ev.type == SC_EVENT_PREEMPT || re->ev.type == SC_EVENT_TERMINATE)) {
+                   sc_plan_event_class(&re->ev, &c->o.policy) == SC_CLASS_EVICT) {
             /* an eviction over while nobody led: its member leaves (nemesis seed 62: it stayed,
              * owed recovers no agent could run, its fault domain busy for good) */
             x.kind = SC_CHG_NEW_STARTED;

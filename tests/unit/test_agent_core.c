@@ -760,13 +760,24 @@ SC_TEST(rehearsal_order_tells_the_hook)
  * since the leader decided: nemesis open-seed-14, an order delivered after a partition healed)
  * is answered "refused" and not run, whether it arrives late or waits in the queue past it; a
  * later copy in time runs. A recover is never held by it. */
+/* An order of event ev with until_ms in_ms from now (negative: passed), sent to a. */
+static int s_send_until(sc_agent_t *a, uint64_t seq, sc_msg_phase_t phase, const char *ev,
+                        int64_t in_ms)
+{
+    sc_msg_t *m = s_order(5, seq, phase, ev);
+
+    if (!m)
+        return -ENOMEM;
+    m->order.until_ms = sc_wall_ms() + in_ms;
+    return s_send_msg(a, m);
+}
+
 SC_TEST(late_prepare_refused)
 {
     sc_agent_settings_t s;
     sc_agent_opts_t o = {0};
     sc_agent_t *a = NULL;
     sc_agent_stats_t stats;
-    sc_msg_t *m;
     char *log = NULL;
 
     s_agent_start("late",
@@ -775,27 +786,19 @@ SC_TEST(late_prepare_refused)
                   NULL, s_no_net, &s, &o, &a);
     SC_REQUIRE(a);
     /* arrives late */
-    SC_REQUIRE((m = s_order(5, 1, SC_MSG_PHASE_PREPARE, "EV-1")));
-    m->order.until_ms = sc_wall_ms() - 1000;
-    SC_CHECK_INT(s_send_msg(a, m), 0);
+    SC_CHECK_INT(s_send_until(a, 1, SC_MSG_PHASE_PREPARE, "EV-1", -1000), 0);
     s_drain(a);
     SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_REFUSED), 1);
     SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_STARTED), 0);
     /* waits in the queue, behind a hook of 1 s, past it */
     SC_CHECK_INT(s_send_msg(a, s_order(5, 2, SC_MSG_PHASE_PREPARE, "SLOW")), 0);
-    SC_REQUIRE((m = s_order(5, 3, SC_MSG_PHASE_PREPARE, "EV-2")));
-    m->order.until_ms = sc_wall_ms() + 300;
-    SC_CHECK_INT(s_send_msg(a, m), 0);
+    SC_CHECK_INT(s_send_until(a, 3, SC_MSG_PHASE_PREPARE, "EV-2", 300), 0);
     /* a recover is not a prepare: until_ms does not hold it */
-    SC_REQUIRE((m = s_order(5, 4, SC_MSG_PHASE_RECOVER, "EV-3")));
-    m->order.until_ms = sc_wall_ms() - 1000;
-    SC_CHECK_INT(s_send_msg(a, m), 0);
+    SC_CHECK_INT(s_send_until(a, 4, SC_MSG_PHASE_RECOVER, "EV-3", -1000), 0);
     s_drain(a);
     SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_REFUSED), 2);
     /* sent again in time: it runs */
-    SC_REQUIRE((m = s_order(5, 5, SC_MSG_PHASE_PREPARE, "EV-1")));
-    m->order.until_ms = sc_wall_ms() + 60000;
-    SC_CHECK_INT(s_send_msg(a, m), 0);
+    SC_CHECK_INT(s_send_until(a, 5, SC_MSG_PHASE_PREPARE, "EV-1", 60000), 0);
     s_drain(a);
     log = s_runs();
     SC_CHECK_STR(log, "prepare SLOW\nrecover EV-3\nprepare EV-1\n");

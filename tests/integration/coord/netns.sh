@@ -30,8 +30,7 @@ fi
 # is taken over; a subnet still on a link of a run killed before its cleanup is skipped
 # (coord_partition_minority, 2026-11-27: bridges of six killed runs held 10.213.X.1)
 ns_take_subnet() {
-    local k x d
-    local used
+    local k x d used
     used=$(ip -br addr show 2>/dev/null)
     for ((k = 0; k < 200; k++)); do
         x=$((20 + ($$ + k) % 200))
