@@ -320,7 +320,7 @@ static int s_timers(sc_coord_t *c)
         c->last_leader_ms = now;
         sc_coord_dispatch_broadcast_leader(c);
     }
-    sc_coord_exec_resend_orders(c, now);
+    sc_coord_effect_resend_orders(c, now);
     /* a rehearsal's timers decide from the state as the planner does: not while what they
      * proposed is in flight */
     if (!sc_coord_raft_settled(c))

@@ -2,7 +2,8 @@
  * — an order sent to each of its VMs (PREPARE_ORDERED, RECOVER_ORDERED), an approval POSTed
  * through our own IMDS with its answer proposed, or delegated to the member that sees the
  * event (APPROVAL_INTENT). Carried out from one place, sc_coord_raft_flush (sc_coord_log.c),
- * after the turn's transaction: never before the entry's commit. */
+ * after the turn's transaction: never before the entry's commit. And the orders not yet
+ * acknowledged, sent again (a rollback's recover held while its event runs). */
 #include "sc_coord_int.h"
 
 #include "sc_error.h"
@@ -110,7 +111,7 @@ static void s_order_effect(sc_coord_t *c, const sc_dlog_entry_t *en, json_object
         if (mi == SC_PLAN_NONE)
             continue;
         e->sent_ms[mi] = sc_mono_ms();
-        if (!prep && sc_coord_exec_recover_held(c, sc_coord_exec_cs(c, e->id), mi)) {
+        if (!prep && sc_coord_effect_recover_held(c, sc_coord_exec_cs(c, e->id), mi)) {
             sc_log_notice("recover held: its event started", "event=%s vm=%s", e->id,
                           c->members[mi].name);
             e->held_ms[mi] = e->sent_ms[mi]; /* sent when the event is over (resends) */
@@ -132,5 +133,66 @@ void sc_coord_effect_run(sc_coord_t *c, const sc_dlog_entry_t *e, json_object *d
     case SC_DLOG_RECOVER_ORDERED: s_order_effect(c, e, data); break;
     case SC_DLOG_APPROVAL_INTENT: s_approval_effect(c, e, data); break;
     default: break;
+    }
+}
+
+/* ---- orders sent again --------------------------------------------------------------- */
+
+bool sc_coord_effect_recover_held(const sc_coord_t *c, const sc_cs_event_t *ce, size_t mi)
+{
+    if (!ce || ce->phase != SC_REG_ACTIVE ||
+        (ce->start_kind == SC_START_NONE && !sc_event_is_started(&ce->ev)))
+        return false;
+    for (size_t k = 0; k < ce->ev.n_resources; k++)
+        if (sc_coord_members_find(c, ce->ev.resources[k]) == mi)
+            return true;
+    return false;
+}
+
+/* Orders not acknowledged yet go out again (agents de-duplicate); not before the start
+ * grace is over (the plan may no longer want them). A hook under way whose order was not sent
+ * in this tenure (sent_ms 0: we took the lead since, or restarted) is asked about once: its
+ * result may have been reported while nobody led, to followers, which decide nothing, and an
+ * agent says it again only when it reconnects. It answers a repeated order with the result it
+ * recorded (or not at all while the hook runs: its progress follows): nothing runs twice. */
+void sc_coord_effect_resend_orders(sc_coord_t *c, int64_t now)
+{
+    if (!sc_coord_may_act(c))
+        return;
+    for (size_t i = 0; i < c->n_ev; i++) {
+        sc_cevstate_t *e = c->ev[i];
+        const sc_cs_event_t *ce = sc_coord_exec_cs(c, e->id);
+        for (size_t k = 0; ce && k < c->n_members; k++) {
+            sc_drain_state_t d = ce->drain[k];
+            bool ordered = d == SC_DRAIN_PREPARE_ORDERED || d == SC_DRAIN_RECOVER_ORDERED;
+            bool running = d == SC_DRAIN_PREPARING || d == SC_DRAIN_RECOVERING;
+
+            if (!c->members[k].alive || !((ordered && now - e->sent_ms[k] >= c->o.resend_ms) ||
+                                          (running && !e->sent_ms[k])))
+                continue;
+            /* a rollback's recover, ordered before its event started, is not sent again
+             * while the event is under way on that VM: an agent that missed it (restarted)
+             * would put the VM back in service during the event (nemesis seed 1, the
+             * members roll); once the event is over it goes out again */
+            if ((d == SC_DRAIN_RECOVER_ORDERED || d == SC_DRAIN_RECOVERING) &&
+                sc_coord_effect_recover_held(c, ce, k)) {
+                if (!e->held_ms[k])
+                    sc_log_notice("recover held: its event started", "event=%s vm=%s", e->id,
+                                  c->members[k].name);
+                e->held_ms[k] = e->sent_ms[k] = now;
+                continue;
+            }
+            e->sent_ms[k] = now;
+            if (ordered)
+                sc_log_debug("order sent again", "event=%s vm=%s", e->id, c->members[k].name);
+            else
+                sc_log_info("hook under way: asked again", "event=%s vm=%s", e->id,
+                            c->members[k].name);
+            sc_coord_dispatch_send_order(c, k, e->id,
+                                         d == SC_DRAIN_PREPARE_ORDERED || d == SC_DRAIN_PREPARING
+                                             ? SC_MSG_PHASE_PREPARE
+                                             : SC_MSG_PHASE_RECOVER,
+                                         ce->attempt[k]);
+        }
     }
 }

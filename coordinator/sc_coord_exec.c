@@ -1,5 +1,5 @@
 /* The executor: per-event state, decisions, alerts, approvals, the plan round and its orders,
- * orders sent again, delegated approvals that time out. */
+ * delegated approvals that time out (orders sent again: sc_coord_effect.c). */
 #include "sc_coord_int.h"
 
 #include "sc_error.h"
@@ -183,6 +183,10 @@ void sc_coord_exec_forget_closed(sc_coord_t *c, const char *id)
     const sc_reg_event_t *re;
     bool active;
 
+    sc_cevstate_t *e = id ? sc_coord_exec_ev_find(c, id) : NULL;
+
+    if (e) /* its timers too: a follower that leads next must not hold it in flight */
+        s_ev_remove(c, e);
     if (!id || !cl || !sc_event_id_equal(cl->id, id) || !(re = sc_registry_find(c->reg, id)))
         return;
     active = re->phase == SC_REG_ACTIVE;
@@ -532,12 +536,13 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
             e->approval == SC_APPROVAL_UNKNOWN)
             sc_registry_mark_approved(c->reg, e->ev.id);
     }
-    if (!act) { /* a follower's view: the states and words of the plan, nothing carried out */
-        for (size_t i = c->n_ev; i-- > 0;)
-            if (!sc_coord_exec_cs(c, c->ev[i]->id))
-                s_ev_remove(c, c->ev[i]); /* closed by the leader */
+    /* a follower's timers of an event the state no longer holds (closed by the leader); a
+     * leader's of one neither decided nor reported any more */
+    for (size_t i = c->n_ev; i-- > 0;)
+        if (!sc_coord_exec_cs(c, c->ev[i]->id) && (!act || !sc_registry_find(c->reg, c->ev[i]->id)))
+            s_ev_remove(c, c->ev[i]);
+    if (!act) /* a follower's view: the states and words of the plan, nothing carried out */
         goto out;
-    }
     sc_coord_forecast_note(c, &in, &out);
     sc_coord_notify_plan(c, &in, &out); /* event_scheduled with the plan, before its orders */
     /* MEMBER_GONE changes the registry, which in[] borrows from: carry it out last. Orders
@@ -580,7 +585,8 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
             /* applied, it left the registry (sc_coord_exec_forget_closed), which pe[i].ev
              * pointed into: nothing reads it after this point */
             sc_log_info("event closed", "event=%s", id);
-            s_ev_remove(c, e);
+            if ((e = sc_coord_exec_ev_find(c, id))) /* (gone already when applied at once) */
+                s_ev_remove(c, e);
             pe[i].ev = NULL;
             /* The rest of pe[] may now dangle: stop here, the next round goes on. */
             break;
@@ -638,63 +644,4 @@ int sc_coord_exec_expire_via(sc_coord_t *c, int64_t now)
         c->dirty = true;
     }
     return 0;
-}
-
-bool sc_coord_exec_recover_held(const sc_coord_t *c, const sc_cs_event_t *ce, size_t mi)
-{
-    if (!ce || ce->phase != SC_REG_ACTIVE ||
-        (ce->start_kind == SC_START_NONE && !sc_event_is_started(&ce->ev)))
-        return false;
-    for (size_t k = 0; k < ce->ev.n_resources; k++)
-        if (sc_coord_members_find(c, ce->ev.resources[k]) == mi)
-            return true;
-    return false;
-}
-
-/* Orders not acknowledged yet go out again (agents de-duplicate); not before the start
- * grace is over (the plan may no longer want them). A hook under way whose order was not sent
- * in this tenure (sent_ms 0: we took the lead since, or restarted) is asked about once: its
- * result may have been reported while nobody led, to followers, which decide nothing, and an
- * agent says it again only when it reconnects. It answers a repeated order with the result it
- * recorded (or not at all while the hook runs: its progress follows): nothing runs twice. */
-void sc_coord_exec_resend_orders(sc_coord_t *c, int64_t now)
-{
-    if (!sc_coord_may_act(c))
-        return;
-    for (size_t i = 0; i < c->n_ev; i++) {
-        sc_cevstate_t *e = c->ev[i];
-        const sc_cs_event_t *ce = sc_coord_exec_cs(c, e->id);
-        for (size_t k = 0; ce && k < c->n_members; k++) {
-            sc_drain_state_t d = ce->drain[k];
-            bool ordered = d == SC_DRAIN_PREPARE_ORDERED || d == SC_DRAIN_RECOVER_ORDERED;
-            bool running = d == SC_DRAIN_PREPARING || d == SC_DRAIN_RECOVERING;
-
-            if (!c->members[k].alive || !((ordered && now - e->sent_ms[k] >= c->o.resend_ms) ||
-                                          (running && !e->sent_ms[k])))
-                continue;
-            /* a rollback's recover, ordered before its event started, is not sent again
-             * while the event is under way on that VM: an agent that missed it (restarted)
-             * would put the VM back in service during the event (nemesis seed 1, the
-             * members roll); once the event is over it goes out again */
-            if ((d == SC_DRAIN_RECOVER_ORDERED || d == SC_DRAIN_RECOVERING) &&
-                sc_coord_exec_recover_held(c, ce, k)) {
-                if (!e->held_ms[k])
-                    sc_log_notice("recover held: its event started", "event=%s vm=%s", e->id,
-                                  c->members[k].name);
-                e->held_ms[k] = e->sent_ms[k] = now;
-                continue;
-            }
-            e->sent_ms[k] = now;
-            if (ordered)
-                sc_log_debug("order sent again", "event=%s vm=%s", e->id, c->members[k].name);
-            else
-                sc_log_info("hook under way: asked again", "event=%s vm=%s", e->id,
-                            c->members[k].name);
-            sc_coord_dispatch_send_order(c, k, e->id,
-                                         d == SC_DRAIN_PREPARE_ORDERED || d == SC_DRAIN_PREPARING
-                                             ? SC_MSG_PHASE_PREPARE
-                                             : SC_MSG_PHASE_RECOVER,
-                                         ce->attempt[k]);
-        }
-    }
 }

@@ -91,7 +91,7 @@ typedef struct sc_cevstate {
     int64_t intent_ms;            /* when its delegated intent was made (0: not by us) */
     int64_t *sent_ms;             /* per member: last order sent */
     int64_t *held_ms;             /* per member: a rollback's recover held since (its event
-                                     started: sc_coord_exec_recover_held), 0: not held */
+                                     started: sc_coord_effect_recover_held), 0: not held */
     int64_t *drain_retry_ms;      /* per member, ROLLED_BACK: not drained again before */
     char *waiting_for;            /* from the last plan */
     bool touched;                 /* referred to by an action (not an alert) this round */
@@ -307,7 +307,7 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act);
  * 0 or a store error. */
 int sc_coord_exec_expire_via(sc_coord_t *c, int64_t now);
 /* Sends again the orders not acknowledged within --resend to members alive. */
-void sc_coord_exec_resend_orders(sc_coord_t *c, int64_t now);
+void sc_coord_effect_resend_orders(sc_coord_t *c, int64_t now);
 
 /* ---- sc_coord_effect.c: effects of committed entries ------------------------------------- */
 
@@ -496,7 +496,7 @@ bool sc_coord_handover_in_drain(sc_coord_t *c);
 /* Whether a recover order to member mi for ce waits: ce started and is not over, and mi is
  * one of its Resources (a rollback's recover, ordered before the start, would put the VM back
  * in service during the event). Sent again once the event is over. */
-bool sc_coord_exec_recover_held(const sc_coord_t *c, const sc_cs_event_t *ce, size_t mi);
+bool sc_coord_effect_recover_held(const sc_coord_t *c, const sc_cs_event_t *ce, size_t mi);
 bool sc_coord_handover_before_approval(sc_coord_t *c, const sc_event_t *const *evs, size_t n);
 /* Leader, no event in flight, leading for 10 s: the lead goes back to the preferred member
  * (the first voter of --members) when it is caught up — by transfer, never by an election, so

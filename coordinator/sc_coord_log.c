@@ -271,7 +271,7 @@ void sc_coord_raft_effect_push(sc_coord_t *c, const sc_dlog_entry_t *e, json_obj
 /* The effects queued, in log order: what each entry applied tells people (notifications, on
  * the leader), and what it makes the leader do, when it is the entry's term's leader and may
  * act. One it may not carry out is left to what repairs it: orders are sent again
- * (sc_coord_exec_resend_orders), open intents are resolved. */
+ * (sc_coord_effect_resend_orders), open intents are resolved. */
 static void s_run_effects(sc_coord_t *c)
 {
     sc_craft_t *r = c->raft;

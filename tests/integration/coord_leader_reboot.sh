@@ -23,6 +23,10 @@
 # closed) do not reach the registry, so leading again it must forget what the state closed
 # (sc_coord_exec_sync_registry). Before it did, it took E up as a new event, ordered vm_0's
 # and vm_3's prepares again and held fault domain 0 busy for 60 s.
+# The lead may come back to vm_0 through a member that followed while the event before was
+# closed and led at once (vm_0 not caught up when vm_2 handed over): that member held the
+# closed event's timers, "in flight" for good, and never gave the lead back (CI, stop 27).
+# The close, applied, takes them (test_coord_pipeline closed_event_timers_go_with_its_close).
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 
 SIM_ARGS=(--on-impact "$(platform_cmd)")

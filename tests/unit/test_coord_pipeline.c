@@ -11,8 +11,13 @@
  *      not committed, each goes out once it is; a delegate's answer sent to a follower (a
  *      leader that stepped down in the same term) is not written to its log.
  *   4. An approval whose delegate never answers is "unknown", not "failed".
- *   5. A member that installs a snapshot plans the events it holds (nemesis seed 706). */
+ *   5. A member that installs a snapshot plans the events it holds (nemesis seed 706).
+ *   6.-8. A rollback's recover held while its event runs; a prepare order's until_ms; an
+ *      eviction over while nobody led.
+ *   9. A follower's timers of an event go with the event's close, applied: one that leads
+ *      next holds nothing in flight (coord_leader_reboot on CI: the lead never went back). */
 #include "sc_coord.h"
+#include "sc_coord_int.h" /* 9: a coordinator's event timers (n_ev), its view round's clock */
 #include "sc_error.h"
 #include "sc_msg.h"
 #include "sc_store.h"
@@ -741,6 +746,58 @@ SC_TEST(rollback_recover_held_while_its_event_runs)
     s_stop();
 }
 
+/* 9: the follower kept timers (c->ev) for every event its view rounds planned, dropped them
+ * only in a later view round; one that applied the close and led before that round (the lead
+ * handed to it 28 ms after the close, on CI) held the closed event "in flight" for good, and
+ * never handed the lead back to the preferred member. The close, applied, takes them: checked
+ * at the very turn it is applied, with the follower's view rounds held off. */
+static const char *s_doc_gone = "{\"DocumentIncarnation\":4,\"Events\":[]}";
+
+SC_TEST(closed_event_timers_go_with_its_close)
+{
+    int l = s_elect(), f = 1 - l;
+    void *z = zmq_ctx_new(), *d, *df;
+    sc_msg_t *order;
+    uint64_t term;
+
+    SC_REQUIRE(s_until(l, "may_act", "true", 10000));
+    term = (uint64_t)s_int(s_c[l], "term");
+    d = s_agent2(z, l, term, s_doc1);
+    df = s_agent2(z, f, term, s_doc1); /* an agent reports to every coordinator */
+    order = s_agent_wait(d, SC_MSG_ORDER, 3, 10000);
+    SC_REQUIRE(order && order->order.action == SC_MSG_PHASE_PREPARE);
+    s_progress(d, order, SC_MSG_HOOK_FAILED, 3); /* rolled back: its recover ordered */
+    s_progress(df, order, SC_MSG_HOOK_FAILED, 3);
+    sc_msg_destroy(&order);
+    while ((order = s_agent_wait(d, SC_MSG_ORDER, 3, 10000)) &&
+           order->order.action != SC_MSG_PHASE_RECOVER)
+        sc_msg_destroy(&order);
+    SC_REQUIRE(order != NULL);
+    s_progress(d, order, SC_MSG_HOOK_DONE, 4);
+    s_progress(df, order, SC_MSG_HOOK_DONE, 4);
+    sc_msg_destroy(&order);
+    /* the follower's view planned it: it holds its timers */
+    for (int64_t end = sc_mono_ms() + 10000; !s_c[f]->n_ev && sc_mono_ms() < end;)
+        s_step(3, 5);
+    SC_REQUIRE(s_c[f]->n_ev == 1);
+    sc_tp_doc(d, "vm_2", term, 5, s_doc_gone, sc_wall_ms());
+    sc_tp_doc(df, "vm_2", term, 5, s_doc_gone, sc_wall_ms());
+    /* the leader closes it; the follower, its view rounds held off, applies the close */
+    for (int64_t end = sc_mono_ms() + 20000;
+         sc_cstate_event_find(s_c[f]->cs, "E3-pipe") && sc_mono_ms() < end;) {
+        SC_CHECK_INT(sc_coord_step(s_c[l], 2), 0);
+        s_c[f]->last_plan_ms = sc_mono_ms();
+        SC_CHECK_INT(sc_coord_step(s_c[f], 2), 0);
+    }
+    SC_REQUIRE(!sc_cstate_event_find(s_c[f]->cs, "E3-pipe"));
+    SC_CHECK_INT((int64_t)s_c[f]->n_ev, 0);
+    SC_CHECK_INT((int64_t)s_c[l]->n_ev, 0);
+    zmq_close(d);
+    zmq_close(df);
+    zmq_ctx_term(z);
+    s_stop();
+}
+
 int main(void)
 {
     size_t off = 0;
@@ -758,5 +815,6 @@ int main(void)
     SC_RUN(rollback_recover_held_while_its_event_runs);
     SC_RUN(prepare_order_carries_until_and_is_held_after);
     SC_RUN(eviction_over_while_nobody_led_takes_its_member);
+    SC_RUN(closed_event_timers_go_with_its_close);
     return sc_test_done();
 }
