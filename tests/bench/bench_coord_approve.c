@@ -38,7 +38,9 @@
  * finish (no orders within 60 s, no POST within 30 s, ...) ends the rollout: the figures of the
  * rounds done are printed all the same, then "FAILED: round R of N: why" (exit status 1).
  * BENCH_LOG_NOTICE=1 in the environment also shows the coordinators' notices (roles,
- * handovers, graces).
+ * handovers, graces). BENCH_TRACE=1 prints, for each round, where its time went: when each voter
+ * applied the approval intent and the ends (and work) of its first loop steps after the last
+ * done, in µs from that done (the step that plans the intent; the leader's step that applies it).
  */
 #include <errno.h>
 #include <signal.h>
@@ -91,18 +93,21 @@ typedef struct turns {
 } turns_t;
 
 typedef struct voter {
-    sc_coord_t *c;        /* its coordinator, stepped on its own thread */
-    pthread_t th;         /* that thread */
-    int port;             /* its ROUTER's port */
-    char dir[96];         /* its state directory */
-    atomic_int prepared;  /* VMs of the round's event prepared in its state */
-    atomic_int recovered; /* ... recovered */
-    atomic_long applied;  /* entries applied to its state */
-    atomic_long steps;    /* loop steps done */
-    atomic_bool leads;    /* it led (term entry committed) at the end of its last step */
-    turns_t wall[2];      /* its steps' work during the rollout: [0] not leading, [1] leading */
-    turns_t cpu[2];       /* its thread's CPU time in each of those steps */
-    int64_t cpu_us;       /* its thread's CPU time at the end of its last step */
+    sc_coord_t *c;         /* its coordinator, stepped on its own thread */
+    pthread_t th;          /* that thread */
+    int port;              /* its ROUTER's port */
+    char dir[96];          /* its state directory */
+    atomic_int prepared;   /* VMs of the round's event prepared in its state */
+    atomic_int recovered;  /* ... recovered */
+    atomic_long applied;   /* entries applied to its state */
+    atomic_long steps;     /* loop steps done */
+    atomic_bool leads;     /* it led (term entry committed) at the end of its last step */
+    turns_t wall[2];       /* its steps' work during the rollout: [0] not leading, [1] leading */
+    turns_t cpu[2];        /* its thread's CPU time in each of those steps */
+    int64_t cpu_us;        /* its thread's CPU time at the end of its last step */
+    atomic_llong t_intent; /* BENCH_TRACE: when it applied the round's approval intent (µs) */
+    int64_t tr_end[8], tr_busy[8]; /* BENCH_TRACE: its first steps' ends after the last done */
+    atomic_int tr_n;               /* ... how many */
 } voter_t;
 
 static agent_t *g_agents;
@@ -110,6 +115,7 @@ static int g_n, g_nv;
 static voter_t g_v[VOTERS_MAX];
 static volatile sig_atomic_t g_stop;
 static atomic_int g_round;    /* the round whose event the voters' on_apply counts */
+static atomic_llong g_t0;     /* BENCH_TRACE: when the round's last done was sent (µs), or 0 */
 static atomic_bool g_measure; /* the rollout is under way: loop steps are recorded */
 static atomic_int g_stalled;  /* "stalled" lines the coordinators logged */
 static int g_err_fd = -1;     /* the real stderr, while ours goes through s_err_thread */
@@ -326,6 +332,8 @@ static void s_on_apply(void *ud, const sc_dlog_entry_t *e, const sc_cstate_t *cs
     int prep = 0, rec = 0;
 
     atomic_fetch_add(&v->applied, 1);
+    if (e->kind == SC_DLOG_APPROVAL_INTENT && atomic_load(&g_t0) && !atomic_load(&v->t_intent))
+        atomic_store(&v->t_intent, bench_mono_us());
     if (e->kind != SC_DLOG_HOOK_PROGRESS)
         return;
     snprintf(id, sizeof(id), "bench-%d", atomic_load(&g_round));
@@ -368,6 +376,12 @@ static void s_on_step(void *ud, int64_t busy_us)
 
     atomic_store(&v->leads, sc_coord_leads(v->c));
     atomic_fetch_add(&v->steps, 1);
+    if (atomic_load(&g_t0) && atomic_load(&v->tr_n) < 8) {
+        int k = atomic_load(&v->tr_n);
+        v->tr_end[k] = bench_mono_us() - atomic_load(&g_t0);
+        v->tr_busy[k] = busy_us;
+        atomic_store(&v->tr_n, k + 1);
+    }
     if (atomic_load(&g_measure)) {
         s_turns_add(&v->wall[leader], busy_us);
         s_turns_add(&v->cpu[leader], cpu - v->cpu_us); /* the whole step: the wait costs ~0 */
@@ -600,13 +614,35 @@ static int s_round(int r, int ifd, const char *tl, char *got, int64_t *ret_lat, 
         goto out;
     }
     before = s_posts(tl);
+    for (int v = 0; v < g_nv; v++) {
+        atomic_store(&g_v[v].t_intent, 0);
+        atomic_store(&g_v[v].tr_n, 0);
+    }
     t0 = bench_mono_us();
+    if (getenv("BENCH_TRACE"))
+        atomic_store(&g_t0, t0);
     s_progress(&g_agents[last], ev, SC_MSG_PHASE_PREPARE, SC_MSG_HOOK_DONE);
     if (!(t1 = s_wait_post(ifd, tl, before, t0, 30 * 1000000LL))) {
         snprintf(why, whylen, "no approval POST within 30 s");
         goto out;
     }
     *ret_lat = t1 - t0;
+    if (atomic_load(&g_t0)) { /* where the time went: each voter's intent applied, its steps */
+        atomic_store(&g_t0, 0);
+        for (int v = 0; v < g_nv; v++) {
+            fprintf(stderr,
+                    "trace round %d voter %d%s: intent applied +%lld us; steps (end/busy us):", r,
+                    v, v == lead0 ? " (leader)" : "",
+                    atomic_load(&g_v[v].t_intent) ? (long long)(atomic_load(&g_v[v].t_intent) - t0)
+                                                  : -1LL);
+            for (int k = 0; k < atomic_load(&g_v[v].tr_n); k++)
+                fprintf(stderr, " %lld/%lld", (long long)g_v[v].tr_end[k],
+                        (long long)g_v[v].tr_busy[k]);
+            fprintf(stderr, "\n");
+        }
+        fprintf(stderr, "trace round %d: POST seen +%lld us t0=%lld\n", r, (long long)*ret_lat,
+                (long long)t0);
+    }
     *handovers += s_leader() != lead0;
     if (getenv("BENCH_ROUNDS")) /* each round, to read an outlier */
         fprintf(stderr, "round %d: last_done_to_POST_us=%lld leader %d -> %d\n", r,
