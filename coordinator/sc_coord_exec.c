@@ -396,6 +396,7 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
     size_t nreg = sc_registry_count(c->reg), nvm_total = 0, nseen_total = 0, nres_total = 0;
     sc_plan_member_t *pm = calloc(c->n_members, sizeof(*pm));
     sc_plan_event_t *pe = calloc(nreg ? nreg : 1, sizeof(*pe));
+    size_t *listed = calloc(c->n_members, sizeof(*listed)); /* member -> 1 + event it is in */
     sc_plan_vm_t *vms = NULL;
     size_t *seen = NULL;
     const char **strangers = NULL; /* names in Resources that are not members (borrowed) */
@@ -404,7 +405,7 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
     int64_t now = sc_mono_ms();
     int rc = 0;
 
-    if (!pm || !pe) {
+    if (!pm || !pe || !listed) {
         rc = -ENOMEM;
         goto out;
     }
@@ -461,15 +462,13 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
         p->strangers = &strangers[nres_total];
         for (size_t r = 0; r < re->ev.n_resources; r++) {
             size_t mi = sc_coord_members_find(c, re->ev.resources[r]);
-            bool dup = false;
             if (mi == SC_PLAN_NONE) { /* not ours: the planner withholds the approval */
                 strangers[nres_total + p->n_strangers++] = re->ev.resources[r];
                 continue;
             }
-            for (size_t k = 0; k < p->n_vms; k++)
-                dup = dup || vms[nvm_total + k].member == mi;
-            if (dup)
+            if (listed[mi] == in.n_events + 1) /* named twice */
                 continue;
+            listed[mi] = in.n_events + 1;
             vms[nvm_total + p->n_vms] =
                 (sc_plan_vm_t){.member = mi,
                                .drain = sc_coord_raft_progress_drain(c, e, mi),
@@ -480,18 +479,14 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
         /* Rule 3: a VM whose prepare was ordered stays in the plan after Azure dropped it from
          * Resources (the event was updated): busy until recovered when the event is over. */
         for (size_t mi = 0; mi < c->n_members; mi++) {
-            bool in_res = false;
-            if (e->drain[mi] == SC_DRAIN_NONE)
+            if (e->drain[mi] == SC_DRAIN_NONE || listed[mi] == in.n_events + 1)
                 continue;
-            for (size_t k = 0; k < p->n_vms; k++)
-                in_res = in_res || vms[nvm_total + k].member == mi;
-            if (!in_res)
-                vms[nvm_total + p->n_vms++] =
-                    (sc_plan_vm_t){.member = mi,
-                                   .drain = sc_coord_raft_progress_drain(c, e, mi),
-                                   .dropped = true,
-                                   .attempt = e->attempt[mi],
-                                   .retry_at_ms = le->drain_retry_ms[mi]};
+            vms[nvm_total + p->n_vms++] =
+                (sc_plan_vm_t){.member = mi,
+                               .drain = sc_coord_raft_progress_drain(c, e, mi),
+                               .dropped = true,
+                               .attempt = e->attempt[mi],
+                               .retry_at_ms = le->drain_retry_ms[mi]};
         }
         nvm_total += p->n_vms;
         nres_total += p->n_strangers;
@@ -596,6 +591,7 @@ out:
     sc_coord_notify_flush(c);
     sc_plan_output_release(&out);
     free(pm);
+    free(listed);
     free(pe);
     free(vms);
     free(seen);
