@@ -284,6 +284,20 @@ int sc_agent_state_run_start(sc_agent_state_t *self, const char *event, sc_msg_p
                      (int64_t)term, sc_wall_ms(), event_json);
 }
 
+int sc_agent_state_run_forget_interrupted(sc_agent_state_t *self, const char *event,
+                                          sc_msg_phase_t phase, int attempt)
+{
+    char ev[SC_EVENT_ID_MAX + 1];
+    int changes = 0, rc;
+
+    s_lower(ev, event);
+    rc = sc_db_run(self->db, &changes,
+                   "DELETE FROM runs WHERE event = ? AND phase = ? AND attempt = ?"
+                   " AND state = 'interrupted'",
+                   "ssi", ev, sc_msg_phase_name(phase), attempt);
+    return rc < 0 ? rc : changes ? 0 : SC_E_NOT_FOUND;
+}
+
 int sc_agent_state_run_end(sc_agent_state_t *self, const char *event, sc_msg_phase_t phase,
                            int attempt, sc_msg_hook_state_t final_state, int exit_status,
                            const char *detail)

@@ -75,6 +75,11 @@ int sc_agent_state_run_start(sc_agent_state_t *state, const char *event, sc_msg_
 int sc_agent_state_run_end(sc_agent_state_t *state, const char *event, sc_msg_phase_t phase,
                            int attempt, sc_msg_hook_state_t final_state, int exit_status,
                            const char *detail);
+/* Forgets a run the agent's stop interrupted, so that it can run again (a recover: it puts
+ * the VM back in service, run again rather than left undone). 0, SC_E_NOT_FOUND (no such run,
+ * or it was not interrupted) or SC_E_DB. */
+int sc_agent_state_run_forget_interrupted(sc_agent_state_t *state, const char *event,
+                                          sc_msg_phase_t phase, int attempt);
 /* Marks a standalone run as handed over to a leader. 0 or SC_E_DB. */
 int sc_agent_state_set_handed_over(sc_agent_state_t *state, const char *event, sc_msg_phase_t phase,
                                    int attempt);

@@ -54,7 +54,9 @@ struct sc_cstate {
  *   any ─recover ORD─▶ recover_ordered ─START─▶ recovering ─DONE─▶ recovered (event over)
  *                                                         ├─DONE─▶ rolled_back (still listed:
  *                                                         │        drained again, a new attempt)
- *                                                         └─FAIL─▶ recover_failed (ALERT)
+ *                                                         ├─FAIL─▶ recover_failed (ALERT)
+ *                                                         └─INTR─▶ recover_ordered (again: the
+ *                                                                  agent runs it again)
  */
 #define P_ORD SC_DRAIN_PREPARE_ORDERED
 #define PREP SC_DRAIN_PREPARING
@@ -107,9 +109,10 @@ static const sc_drain_input_t s_report_input[SC_MSG_PHASE_MAX][SC_MSG_HOOK_STATE
             [SC_MSG_HOOK_SKIPPED] = SC_DIN_RECOVER_DONE_OVER,
             [SC_MSG_HOOK_FAILED] = SC_DIN_RECOVER_FAILED,
             [SC_MSG_HOOK_TIMED_OUT] = SC_DIN_RECOVER_FAILED,
-            /* never re-run by the agent (it answers every new order with the same result):
-             * final like a failure, ALERT, and the fault domain is free again */
-            [SC_MSG_HOOK_INTERRUPTED] = SC_DIN_RECOVER_FAILED,
+            /* the agent stopped before or while it ran: ordered again (sent again after
+             * --resend), which the agent runs again (nemesis seed 65: taken as final, like a
+             * failure, it freed the fault domain while the VM stayed out of service) */
+            [SC_MSG_HOOK_INTERRUPTED] = SC_DIN_RECOVER_ORDERED,
             [SC_MSG_HOOK_REFUSED] = SC_DIN_REFUSED,
         },
 };

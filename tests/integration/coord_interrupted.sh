@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # End to end: an agent killed (SIGKILL) while its hook runs reports the run as "interrupted"
-# when it restarts and never re-runs it, not even on a new order. The coordinator must take
-# that answer as final:
+# when it restarts. A prepare interrupted is never run again, not even on a new order; a
+# recover interrupted runs again when ordered again (nemesis seed 65: taken as final, it freed
+# the fault domain while its VM stayed out of service). The coordinator must:
 #  - prepare interrupted on vm_1: no order loop (the agent would answer every re-order with
 #    "interrupted" again), an alert, and the event's drain rolled back at once (issue 9 case
 #    6): the recover hooks of vm_1 and vm_3 run while the event is still Scheduled;
-#  - recover interrupted on vm_3 during that rollback: an alert (recover_failed), the drain is
-#    not tried again (vm_3's state is unknown), the event is left to NotBefore and closes after
-#    it ended, and the event queued in the other fault domain drains and is approved by us
-#    (the cluster is not stuck "recovering").
+#  - recover interrupted on vm_3 during that rollback: no recover_failed alert, the recover
+#    ordered again and run again; the fault domain stays busy until vm_3 is back, so the event
+#    queued in the other fault domain drains only after that (checked from the hook log, and
+#    check.py over the whole run), and both events go through.
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 
 sim_start --vms 4 --fault-domains 2 --time-scale 100 --complete-after 100
@@ -30,12 +31,15 @@ HOOK
     mv "$TMP/agent_$1/hook.new" "$TMP/agent_$1/hook"
 }
 
-# crash_agent I: kill -9 vm_I's agent and its running hook, start the agent again (fast hook)
+# crash_agent I: kill -9 vm_I's agent and its running hook (a "killed" line for that run in the
+# hook log, for check.py), start the agent again (fast hook)
 crash_agent() {
     local pid=${AGENT_PIDS[$1]}
     kill -9 "$pid"
     wait "$pid" 2>/dev/null || true
     kill -9 -- "-$(cat "$TMP/agent_$1/hook.pid")" 2>/dev/null || true
+    awk -v vm="vm_$1" -v t="$(date +%s.%N)" '$1 == "start" && $3 == vm { l = $2 " " $3 " " $4 " " t " " $6 }
+        END { if (l != "") print "killed " l }' "$HOOKLOG" >>"$HOOKLOG"
     write_hook "$1" 0.3
     agent_start "$1"
 }
@@ -61,23 +65,24 @@ wait_for 5 grep -q "^end recover vm_1 $A " "$HOOKLOG" || fail "vm_1 (prepare int
 crash_agent 3
 wait_for 10 hist_has ".kind == \"hook_progress\" and .data.event_id == \"$A\" and .data.vm == \"vm_3\" and .data.phase == \"recover\" and .data.state == \"interrupted\"" ||
     fail "the interrupted recover was not reported"
-wait_for 5 hist_has ".kind == \"alert\" and .data.alert == \"recover_failed\" and .data.event_id == \"$A\" and .data.member == \"vm_3\"" ||
-    fail "no alert for the interrupted recover: $(ctl events)"
-ok "A rolled back before it started: vm_1 recovered; recover interrupted on vm_3, alert"
+wait_for 15 grep -q "^end recover vm_3 $A " "$HOOKLOG" || fail "vm_3's interrupted recover was not run again: $(ctl events)"
+[ "$(grep -c "^start recover vm_3 $A " "$HOOKLOG")" -eq 2 ] || fail "vm_3's recover did not run exactly twice: $(grep " vm_3 " "$HOOKLOG")"
+hist_has ".kind == \"alert\" and .data.alert == \"recover_failed\" and .data.event_id == \"$A\"" &&
+    fail "the interrupted recover was taken as failed: $(ctl events)"
+ok "A rolled back before it started: vm_1 recovered; vm_3's recover, interrupted, ran again"
 
-wait_for 12 ev_over "$N" || fail "FD 0's event never went through: $(ctl events)"
+wait_for 40 ev_over "$N" "$A" || fail "the events did not both go through: $(ctl events)"
 [ "$(started_how "$N")" = approved ] ||
-    fail "N was not approved by us (cluster stuck behind vm_3?): $(jq -c 'select(.kind == "started")' "$TL")"
-ok "FD 1 released: FD 0's event drained and approved"
-
-wait_for 15 ev_over "$A" || fail "A never started: $(ctl events)"
-[ "$(started_how "$A")" = not_before ] || fail "A was not left to NotBefore: $(jq -c 'select(.kind == "started")' "$TL")"
-wait_for 10 ev_closed "$A" || fail "A not closed after it ended: $(ctl events)"
-orders=$(hist ".kind == \"prepare_ordered\" and .data.event_id == \"$A\" and .data.vms[0] == \"vm_1\"" | wc -l)
-[ "$orders" -eq 1 ] || fail "prepare of vm_1 ordered $orders times (an order loop, or a retry after a failed rollback)"
-[ "$(grep -c "^start prepare vm_1 $A " "$HOOKLOG")" -eq 1 ] || fail "vm_1's prepare ran again"
-[ "$(grep -c "^start recover vm_3 $A " "$HOOKLOG")" -eq 1 ] || fail "vm_3's recover ran twice"
-hist_has ".kind == \"alert\" and .data.alert == \"drain_retry\" and .data.event_id == \"$A\"" &&
-    fail "A's drain was tried again after its rollback failed"
-ok "A not drained again, left to NotBefore, closed after it ended; no hook ran twice"
+    fail "N was not approved by us: $(jq -c 'select(.kind == "started")' "$TL")"
+# FD 0 drained only once vm_3 was back (rule 2, from the hook log)
+back=$(awk -v e="$A" '$1 == "end" && $2 == "recover" && $3 == "vm_3" && $4 == e { print $5; exit }' "$HOOKLOG")
+n0=$(awk -v e="$N" '$1 == "start" && $2 == "prepare" && $4 == e { print $5; exit }' "$HOOKLOG")
+[ -n "$back" ] && [ -n "$n0" ] && awk -v a="$n0" -v b="$back" 'BEGIN { exit !(a > b) }' ||
+    fail "FD 0's prepare began at $n0, before vm_3 (FD 1) was back at $back"
+ok "FD 1 busy until vm_3 was back; FD 0's event drained after it and approved"
+# (the killed hooks have no end line: the events closed stand for the hooks settled)
+wait_for 20 ev_closed "$A" || fail "A not closed after it ended: $(ctl events)"
+wait_for 20 ev_closed "$N" || fail "N not closed after it ended: $(ctl events)"
+check 2
+ok "every rule kept (check.py)"
 coord_stop

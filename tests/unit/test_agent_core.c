@@ -809,6 +809,56 @@ SC_TEST(late_prepare_refused)
     sc_agent_settings_free(&s);
 }
 
+/* Nemesis seed 65: a recover the agent's stop interrupted (here before its hook began: the run
+ * recorded "started", the agent killed) runs again when ordered again — left undone, its VM
+ * stayed out of service while the next fault domain drained. A prepare interrupted does not
+ * (the leader rolls it back). */
+SC_TEST(interrupted_recover_runs_again)
+{
+    sc_agent_settings_t s;
+    sc_agent_opts_t o = {0};
+    sc_agent_t *a = NULL;
+    sc_agent_state_t *st = NULL;
+    sc_agent_run_t run;
+    char err[256] = "", state[600], *log;
+    int interrupted = -1;
+
+    s_agent_start("intr", "echo \"$SCHEDCOORD_PHASE $SCHEDCOORD_EVENT_ID\" >> \"$RUNS\"\n", NULL,
+                  s_no_net, &s, &o, &a);
+    SC_REQUIRE(a);
+    sc_agent_destroy(&a);
+    /* the runs the stopped agent left "started" */
+    snprintf(state, sizeof(state), "%s/state", s_dir);
+    SC_REQUIRE(sc_agent_state_open(state, &st, NULL, err, sizeof(err)) == 0);
+    SC_CHECK_INT(
+        sc_agent_state_run_start(st, "EV-R", SC_MSG_PHASE_RECOVER, 1, SC_MSG_ORIGIN_ORDER, 5, NULL),
+        0);
+    SC_CHECK_INT(
+        sc_agent_state_run_start(st, "EV-P", SC_MSG_PHASE_PREPARE, 1, SC_MSG_ORIGIN_ORDER, 5, NULL),
+        0);
+    sc_agent_state_close(&st);
+    SC_REQUIRE(sc_agent_new(&o, &a, err, sizeof(err)) == 0);
+    SC_CHECK_INT(s_send_msg(a, s_order(5, 1, SC_MSG_PHASE_PREPARE, "EV-P")), 0);
+    SC_CHECK_INT(s_send_msg(a, s_order(5, 2, SC_MSG_PHASE_RECOVER, "EV-R")), 0);
+    s_drain(a);
+    log = s_runs();
+    SC_CHECK_STR(log, "recover EV-R\n"); /* the prepare is not run again */
+    free(log);
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_INTERRUPTED), 1); /* EV-P's */
+    SC_CHECK_INT(s_count(SC_MSG_HOOK_PROGRESS, SC_MSG_HOOK_DONE), 1);        /* EV-R's */
+    /* ordered again once done: its result, not a third run */
+    SC_CHECK_INT(s_send_msg(a, s_order(5, 3, SC_MSG_PHASE_RECOVER, "EV-R")), 0);
+    s_drain(a);
+    SC_CHECK_INT(s_runs_logged(), 1);
+    sc_agent_destroy(&a);
+    SC_REQUIRE(sc_agent_state_open(state, &st, &interrupted, err, sizeof(err)) == 0);
+    SC_CHECK_INT(interrupted, 0);
+    SC_CHECK_INT(sc_agent_state_get_run(st, "EV-R", SC_MSG_PHASE_RECOVER, 1, &run), 0);
+    SC_CHECK_INT(run.state, SC_MSG_HOOK_DONE);
+    sc_agent_state_close(&st);
+    sc_agent_settings_free(&s);
+}
+
 /* One malformed event must not blind the agent: the valid events are reported, the bad one's
  * reason with them (at most SC_MSG_MAX_MALFORMED), counted once per incarnation. */
 SC_TEST(malformed_events)
@@ -1198,6 +1248,7 @@ int main(void)
     SC_RUN(recover_unprepared);
     SC_RUN(rehearsal_order_tells_the_hook);
     SC_RUN(late_prepare_refused);
+    SC_RUN(interrupted_recover_runs_again);
     SC_RUN(malformed_events);
     SC_RUN(standalone_freeze_threshold);
     SC_RUN(standalone_never_approves_an_unknown_status);

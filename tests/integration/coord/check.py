@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks a coordinated rollout from the outside: imds-sim's timeline, its final state and the
-hook logs ("start|end PHASE VM EVENT UNIXTIME [ATTEMPT]" lines; ATTEMPT, the drain attempt
+hook logs ("start|end|killed PHASE VM EVENT UNIXTIME [ATTEMPT]" lines; ATTEMPT, the drain attempt
 SCHEDCOORD_ATTEMPT, is 1 when absent). Each phase runs once per (VM, event, attempt): a failed
 prepare is rolled back (recovered while its event is still Scheduled) and drained again as
 attempt 2, 3... Properties (DESIGN.md safety rules):
@@ -118,15 +118,17 @@ def main():
     def user(ev):
         return events.get(ev, {}).get("EventSource") == "User"
 
-    # hooks: (phase, vm, event, attempt) -> [start, end]
+    # hooks: (phase, vm, event, attempt) -> [start, end]; a "killed" line (a test killed the
+    # hook with its agent) ends a run that then may run again (a recover interrupted is run
+    # again: nemesis seed 65), the window being the last run's
     win = collections.defaultdict(lambda: [None, None])
-    runs = collections.Counter()
+    runs, killed = collections.Counter(), collections.Counter()
     for n_line, line in enumerate(open(a.hooks), 1):
         p = line.split()
-        if len(p) not in (5, 6) or p[0] not in ("start", "end") or \
+        if len(p) not in (5, 6) or p[0] not in ("start", "end", "killed") or \
                 p[1] not in ("prepare", "recover") or (len(p) == 6 and not p[5].isdigit()):
             # a hook that ran without its event id or phase would otherwise go unseen
-            bad.append(f"hook log line {n_line} is not 'start|end PHASE VM EVENT TIME "
+            bad.append(f"hook log line {n_line} is not 'start|end|killed PHASE VM EVENT TIME "
                        f"[ATTEMPT]': {line.strip()!r}")
             continue
         what, phase, vm, ev, t = p[:5]
@@ -134,11 +136,15 @@ def main():
         if what == "start":
             runs[key] += 1
             win[key][0] = float(t)
+            win[key][1] = None
+        elif what == "killed":
+            killed[key] += 1
+            win[key][1] = float(t)
         else:
             win[key][1] = float(t)
     for key, n in runs.items():
-        if n != 1:
-            bad.append(f"hook {key} ran {n} times")
+        if n - killed[key] != 1 and not (n == killed[key] and key[0] == "prepare"):
+            bad.append(f"hook {key} ran {n} times ({killed[key]} killed)")
     for key, (s, e) in win.items():
         if s is None or e is None:
             bad.append(f"hook {key} did not both start and end")
