@@ -3,7 +3,8 @@
 # hand-written sections) with @SYNOPSIS@ and @OPTIONS@ made from `PROGRAM --help`, which is
 # made from the programs' settings tables, and @VERSION@. So the page lists every flag --help
 # lists, with the same words and defaults, and a new setting needs no edit here. Run by the
-# build (CMakeLists.txt); POSIX sh and awk.
+# build (CMakeLists.txt); POSIX sh and awk: any awk (mawk, gawk, busybox awk; the test
+# lint_awk runs it with each).
 #
 # --help's layout, as sc_config_usage (common/sc_config.c) and schedcoordctl print it: usage
 # lines up to the first blank line (the SYNOPSIS; an indented line not naming a program goes
@@ -54,7 +55,10 @@ BEGIN {
             options = options esc(line) "\n"
         } else if (line ~ /^  [^ ]/) {
             sub(/^ +/, "", line)
-            item = line; sub(/[ [=].*/, "", item) # "--until-idle[=S]": the flag, then its value
+            # "--until-idle[=S]": the flag, then its value. Cut at the first " ", "[" or "="
+            # one at a time: a bracket expression holding "[" followed by "=" ("[ [=]") opens
+            # an equivalence class "[=...=]" for gawk and busybox awk, which reject the regex.
+            item = line; sub(/ .*/, "", item); sub(/=.*/, "", item); sub(/\[.*/, "", item)
             value = substr(line, length(item) + 1); sub(/^ +/, "", value)
             options = options ".TP\n\\fB" esc(item) "\\fR" (value == "" ? "" : " \\fI" esc(value) "\\fR") "\n"
             para = 0
