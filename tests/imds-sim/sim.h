@@ -28,6 +28,8 @@
 #define SIM_MAX_DURATION_S 86400 /* DurationInSeconds */
 #define SIM_MAX_START_REQUESTS 100
 #define SIM_MAX_FAULT_COUNT 1000000
+#define SIM_MAX_VM_LISTEN 256 /* --vm-listen addresses (one server thread each) */
+#define SIM_MAX_QUERY_ARGS 64 /* query parameters of one request */
 
 /* Options of the whole program, as parsed from the command line. */
 typedef struct {
@@ -83,6 +85,10 @@ typedef struct {
     bool body_too_big;       /* body exceeded SIM_MAX_BODY */
     bool resumed;            /* asked again after a DELAY */
     const char *query_since; /* ?since= for /control/timeline */
+    const char *vm;          /* the VM of a --vm-listen address (url is then the IMDS path
+                                itself, /metadata/...), NULL on --listen (url /<vm>/...) */
+    const char *bad_query;   /* why the query is refused (a parameter given twice, too many
+                                parameters), NULL when it is not */
 } sim_request_t;
 
 /* --- timeline (called with the fabric's lock held) --- */
@@ -103,7 +109,9 @@ int sim_fabric_new(const sim_opts_t *opts, sim_fabric_t **ret_fabric, const char
 void sim_fabric_destroy(sim_fabric_t **fabric);
 /* Advances simulated time: starts, ends impacts, completes, runs hooks, reaps children. */
 void sim_fabric_tick(sim_fabric_t *f);
-/* Answers one IMDS request for /<vm>/metadata/... */
+/* True when the set has a VM of that name. */
+bool sim_fabric_has_vm(sim_fabric_t *f, const char *name);
+/* Answers one IMDS request for /<vm>/metadata/..., or for /metadata/... of req->vm. */
 void sim_fabric_imds(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *ans);
 /* Answers one control request for /control/... */
 void sim_fabric_control(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *ans);
@@ -111,8 +119,11 @@ void sim_fabric_control(sim_fabric_t *f, const sim_request_t *req, sim_answer_t 
 /* --- http --- */
 
 typedef struct sim_http sim_http_t;
-/* Listens on addr:port (port 0 = any); *ret_port is the bound port. */
-int sim_http_new(sim_fabric_t *f, const char *addr, int port, sim_http_t **ret_http, int *ret_port);
+/* Listens on addr:port (port 0 = any); *ret_port is the bound port. vm NULL: the control API
+ * and every VM's IMDS under /<vm>/; vm a VM's name (borrowed for the server's life): that
+ * VM's IMDS alone, at the real paths (/metadata/...), as on 169.254.169.254. */
+int sim_http_new(sim_fabric_t *f, const char *addr, int port, const char *vm, sim_http_t **ret_http,
+                 int *ret_port);
 /* Resumes held requests that are due. */
 void sim_http_tick(sim_http_t *h);
 /* Resumes everything held, stops the daemon, frees. */

@@ -374,6 +374,11 @@ static int s_vm_find(const sim_fabric_t *f, const char *name, size_t len)
     return (int)idx;
 }
 
+bool sim_fabric_has_vm(sim_fabric_t *f, const char *name)
+{
+    return s_vm_find(f, name, strlen(name)) >= 0;
+}
+
 static sim_event_t *s_event_find(sim_fabric_t *f, const char *id, int *ret_idx)
 {
     for (int i = f->nevents - 1; i >= 0; i--)
@@ -866,9 +871,10 @@ static void s_scheduled_get(sim_fabric_t *f, int vmi, int version, json_object *
     s_answer_json(ans, 200, o);
 }
 
-static void s_compute_get(sim_fabric_t *f, int vmi, sim_answer_t *ans)
+/* vmi's instance/compute document: the fields clients read, Azure's names and types. */
+static json_object *s_compute_doc(const sim_fabric_t *f, int vmi)
 {
-    sim_vm_t *vm = &f->vms[vmi];
+    const sim_vm_t *vm = &f->vms[vmi];
     json_object *o = json_object_new_object();
     char buf[256];
 
@@ -880,6 +886,7 @@ static void s_compute_get(sim_fabric_t *f, int vmi, sim_answer_t *ans)
     s_add_str(o, "platformFaultDomain", buf);
     snprintf(buf, sizeof(buf), "%d", vm->ud);
     s_add_str(o, "platformUpdateDomain", buf);
+    s_add_str(o, "provider", "Microsoft.Compute");
     s_add_str(o, "resourceGroupName", "imds-sim");
     snprintf(buf, sizeof(buf),
              "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/imds-sim/"
@@ -887,11 +894,44 @@ static void s_compute_get(sim_fabric_t *f, int vmi, sim_answer_t *ans)
              vm->name);
     s_add_str(o, "resourceId", buf);
     s_add_str(o, "subscriptionId", "00000000-0000-0000-0000-000000000000");
+    s_add_str(o, "tags", "");
+    json_object_object_add(o, "tagsList", json_object_new_array());
     s_add_str(o, "vmId", vm->vmid);
     s_add_str(o, "vmScaleSetName", "");
     s_add_str(o, "vmSize", "Standard_D2s_v5");
     s_add_str(o, "zone", "");
-    s_answer_json(ans, 200, o);
+    return o;
+}
+
+/* vmi's instance/network document: one interface, its private address 10.0.X.Y in the set's
+ * virtual network 10.0.0.0/16, VM i having host number i + 4 (Azure keeps .0 to .3 of a
+ * subnet), no public address, a MAC of Azure's prefix 00-0D-3A. */
+static json_object *s_network_doc(const sim_fabric_t *f, int vmi)
+{
+    json_object *nic = json_object_new_object(), *v4 = json_object_new_object();
+    json_object *ip = json_object_new_object(), *subnet = json_object_new_object();
+    json_object *a, *v6 = json_object_new_object(), *o = json_object_new_object();
+    unsigned host = (unsigned)vmi + 4;
+    char buf[32];
+
+    (void)f;
+    snprintf(buf, sizeof(buf), "10.0.%u.%u", host >> 8, host & 0xff);
+    s_add_str(ip, "privateIpAddress", buf);
+    s_add_str(ip, "publicIpAddress", "");
+    json_object_object_add(v4, "ipAddress", a = json_object_new_array());
+    json_object_array_add(a, ip);
+    s_add_str(subnet, "address", "10.0.0.0");
+    s_add_str(subnet, "prefix", "16");
+    json_object_object_add(v4, "subnet", a = json_object_new_array());
+    json_object_array_add(a, subnet);
+    json_object_object_add(nic, "ipv4", v4);
+    json_object_object_add(v6, "ipAddress", json_object_new_array());
+    json_object_object_add(nic, "ipv6", v6);
+    snprintf(buf, sizeof(buf), "000D3A%06X", host & 0xffffff);
+    s_add_str(nic, "macAddress", buf);
+    json_object_object_add(o, "interface", a = json_object_new_array());
+    json_object_array_add(a, nic);
+    return o;
 }
 
 /* Parses a JSON object body. NULL with *ret_why on failure. */
@@ -1109,31 +1149,45 @@ static void s_fault_answer(sim_fabric_t *f, int vmi, const sim_request_t *req, s
     }
 }
 
+/* The IMDS paths simulated, and the name a get of each has in the timeline ("path"). */
+typedef enum { P_SCHED, P_INSTANCE, P_COMPUTE, P_NETWORK, P_MAX } imds_path_t;
+static const char *const s_imds_path[P_MAX] = {"/metadata/scheduledevents", "/metadata/instance",
+                                               "/metadata/instance/compute",
+                                               "/metadata/instance/network"};
+static const char *const s_imds_path_fact[P_MAX] = {NULL, "instance", "compute", "network"};
+
 void sim_fabric_imds(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *ans)
 {
-    const char *slash = strchr(req->url + 1, '/');
-    const char *path;
+    const char *path = req->url, *name = req->vm;
+    size_t name_len = req->vm ? strlen(req->vm) : 0;
     bool post = strcmp(req->method, "POST") == 0;
-    bool sched, compute;
+    imds_path_t p;
     int vmi, version = -1;
     sim_vm_t *vm;
     int64_t now;
 
     memset(ans, 0, sizeof(*ans));
-    if (!slash) {
-        s_answer_error(ans, 404, "Not found: use /<vm>/metadata/scheduledevents");
-        return;
+    if (!req->vm) {
+        /* --listen: /<vm>/metadata/...; a --vm-listen address serves its VM's paths as is */
+        const char *slash = strchr(req->url + 1, '/');
+
+        if (!slash) {
+            s_answer_error(ans, 404, "Not found: use /<vm>/metadata/scheduledevents");
+            return;
+        }
+        name = req->url + 1;
+        name_len = (size_t)(slash - name);
+        path = slash;
     }
-    path = slash;
-    sched = strcmp(path, "/metadata/scheduledevents") == 0;
-    compute = strcmp(path, "/metadata/instance/compute") == 0;
+    for (p = 0; p < P_MAX && strcmp(path, s_imds_path[p]) != 0; p++)
+        ;
 
     pthread_mutex_lock(&f->lock);
     now = sc_mono_ms();
-    vmi = s_vm_find(f, req->url + 1, (size_t)(slash - req->url - 1));
+    vmi = s_vm_find(f, name, name_len);
     if (vmi < 0) {
         s_answer_error(ans, 404, "Not found: no VM named %.*s in this set",
-                       (int)(slash - req->url - 1 > 64 ? 64 : slash - req->url - 1), req->url + 1);
+                       (int)(name_len > 64 ? 64 : name_len), name);
         goto out;
     }
     vm = &f->vms[vmi];
@@ -1170,19 +1224,24 @@ void sim_fabric_imds(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *an
         *slot = now;
         vm->recent_pos = (vm->recent_pos + 1) % f->o->rate_limit;
     }
-    if (!sched && !compute) {
+    if (p == P_MAX) {
         s_answer_error(ans, 404, "Not found: %s is not simulated",
                        strlen(path) > 80 ? "this path" : path);
         s_log_request(f, vmi, post, 404, NULL, "path", now);
         goto out;
     }
-    if ((compute && strcmp(req->method, "GET") != 0) ||
-        (sched && strcmp(req->method, "GET") != 0 && !post)) {
+    if (strcmp(req->method, "GET") != 0 && !(p == P_SCHED && post)) {
         s_answer_error(ans, 405, "Method not allowed");
         s_log_request(f, vmi, post, 405, NULL, "method", now);
         goto out;
     }
-    if (sched) {
+    /* ?api-version=2020-07-01&api-version=2020-07-01: IMDS answers 400, whatever the path. */
+    if (req->bad_query) {
+        s_answer_error(ans, 400, "Bad request. %s", req->bad_query);
+        s_log_request(f, vmi, post, 400, NULL, "query", now);
+        goto out;
+    }
+    if (p == P_SCHED) {
         version = req->api_version ? s_version_index(req->api_version) : -1;
     } else if (req->api_version) {
         for (size_t i = 0; i < sizeof(s_compute_versions) / sizeof(*s_compute_versions); i++)
@@ -1210,9 +1269,20 @@ void sim_fabric_imds(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *an
             goto out;
         }
     }
-    if (compute) {
-        s_compute_get(f, vmi, ans);
-        s_log_request(f, vmi, false, 200, "compute", NULL, now);
+    if (p != P_SCHED) {
+        json_object *o;
+
+        if (p == P_COMPUTE) {
+            o = s_compute_doc(f, vmi);
+        } else if (p == P_NETWORK) {
+            o = s_network_doc(f, vmi);
+        } else {
+            o = json_object_new_object();
+            json_object_object_add(o, "compute", s_compute_doc(f, vmi));
+            json_object_object_add(o, "network", s_network_doc(f, vmi));
+        }
+        s_answer_json(ans, 200, o);
+        s_log_request(f, vmi, false, 200, s_imds_path_fact[p], NULL, now);
     } else if (post) {
         s_scheduled_post(f, vmi, req, ans, now);
     } else {
@@ -1956,6 +2026,10 @@ void sim_fabric_control(sim_fabric_t *f, const sim_request_t *req, sim_answer_t 
     int64_t now;
 
     memset(ans, 0, sizeof(*ans));
+    if (req->bad_query) {
+        s_answer_error(ans, 400, "%s", req->bad_query);
+        return;
+    }
     pthread_mutex_lock(&f->lock);
     now = sc_mono_ms();
     if (strcmp(p, "/state") == 0) {

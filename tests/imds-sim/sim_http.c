@@ -1,5 +1,6 @@
 /* sim_http: the libmicrohttpd side of imds-sim. One epoll thread serves every VM's IMDS and
- * the control API; the fabric decides every answer. Requests that must wait (the slow first
+ * the control API (--listen), and one more serves each --vm-listen address (that VM's IMDS
+ * at the real paths); the fabric decides every answer. Requests that must wait (the slow first
  * call of a VM, the "timeout" fault) are suspended and resumed by sim_http_tick from the
  * ticker thread. "No answer" (a VM under impact, the "reset" fault) is MHD_NO: the
  * connection is closed without a response, which a client sees as an empty reply / reset. */
@@ -27,6 +28,7 @@ typedef struct req_ctx {
     bool held;                   /* suspended, waiting in h->held */
     bool resumed;                /* came back from a DELAY */
     bool close_after;            /* came back from a HOLD: close it */
+    char bad_query[96];          /* why the query is refused, "" when it is not */
     int64_t due_ms;              /* monotonic ms to resume */
     struct MHD_Connection *conn; /* its connection */
     struct req_ctx *next;        /* next in h->held */
@@ -34,6 +36,7 @@ typedef struct req_ctx {
 
 struct sim_http {
     sim_fabric_t *f;      /* the fabric (borrowed) */
+    const char *vm;       /* --vm-listen: the VM served at the real paths (borrowed), or NULL */
     struct MHD_Daemon *d; /* the server */
     pthread_mutex_t lock; /* guards held and stopping */
     req_ctx_t *held;      /* suspended requests */
@@ -89,6 +92,49 @@ static enum MHD_Result s_send(struct MHD_Connection *conn, sim_answer_t *ans)
     ret = MHD_queue_response(conn, (unsigned)ans->status, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+/* The query's keys so far, to find one given twice. */
+typedef struct {
+    const char *key[SIM_MAX_QUERY_ARGS]; /* keys seen (borrowed from MHD) */
+    int n;                               /* keys seen, up to SIM_MAX_QUERY_ARGS + 1 */
+    const char *twice;                   /* the first key given twice, or NULL */
+} query_keys_t;
+
+static enum MHD_Result s_query_key(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    query_keys_t *q = cls;
+
+    (void)kind;
+    (void)value;
+    if (q->n >= SIM_MAX_QUERY_ARGS) {
+        q->n = SIM_MAX_QUERY_ARGS + 1;
+        return MHD_NO;
+    }
+    for (int i = 0; i < q->n; i++)
+        if (strcmp(q->key[i], key) == 0) {
+            q->twice = key;
+            return MHD_NO;
+        }
+    q->key[q->n++] = key;
+    return MHD_YES;
+}
+
+/* IMDS refuses a request whose query names a parameter twice (?api-version=X&api-version=X):
+ * writes why into ctx->bad_query, or "" when the query is fine. */
+static void s_check_query(struct MHD_Connection *conn, req_ctx_t *ctx)
+{
+    query_keys_t q = {.n = 0};
+
+    ctx->bad_query[0] = '\0';
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, s_query_key, &q);
+    if (q.twice)
+        snprintf(ctx->bad_query, sizeof(ctx->bad_query), "query parameter %.40s given twice",
+                 q.twice);
+    else if (q.n > SIM_MAX_QUERY_ARGS)
+        snprintf(ctx->bad_query, sizeof(ctx->bad_query), "more than %d query parameters",
+                 SIM_MAX_QUERY_ARGS);
 }
 
 static void s_hold(sim_http_t *h, req_ctx_t *ctx, int64_t due_ms)
@@ -152,8 +198,12 @@ static enum MHD_Result s_access(void *cls, struct MHD_Connection *conn, const ch
     req.body_too_big = ctx->too_big;
     req.resumed = ctx->resumed;
     req.query_since = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "since");
+    req.vm = h->vm;
+    s_check_query(conn, ctx);
+    req.bad_query = ctx->bad_query[0] ? ctx->bad_query : NULL;
 
-    if (strncmp(url, "/control/", 9) == 0)
+    /* A VM's own address has its IMDS only, as 169.254.169.254 has: no control API. */
+    if (!h->vm && strncmp(url, "/control/", 9) == 0)
         sim_fabric_control(h->f, &req, &ans);
     else
         sim_fabric_imds(h->f, &req, &ans);
@@ -200,7 +250,8 @@ void sim_http_tick(sim_http_t *h)
     s_resume(h, false);
 }
 
-int sim_http_new(sim_fabric_t *f, const char *addr, int port, sim_http_t **ret_http, int *ret_port)
+int sim_http_new(sim_fabric_t *f, const char *addr, int port, const char *vm, sim_http_t **ret_http,
+                 int *ret_port)
 {
     sim_http_t *h = calloc(1, sizeof(*h));
     struct sockaddr_in sin;
@@ -216,6 +267,7 @@ int sim_http_new(sim_fabric_t *f, const char *addr, int port, sim_http_t **ret_h
         return -EINVAL;
     }
     h->f = f;
+    h->vm = vm;
     pthread_mutex_init(&h->lock, NULL);
     h->d = MHD_start_daemon(
         MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,

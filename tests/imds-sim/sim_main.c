@@ -4,6 +4,7 @@
 #include "sc_log.h"
 #include "sc_time.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -16,6 +17,14 @@
 
 static volatile sig_atomic_t s_stop;
 
+/* One --vm-listen NAME=HOST:PORT: VM NAME's IMDS at the real paths on that address. */
+typedef struct {
+    char name[SIM_MAX_NAME]; /* the VM */
+    char addr[64];           /* IPv4 address */
+    int port;                /* port, 0 = any */
+    sim_http_t *h;           /* its server once started */
+} vm_listen_t;
+
 static void s_on_signal(int sig)
 {
     (void)sig;
@@ -24,42 +33,52 @@ static void s_on_signal(int sig)
 
 static void s_usage(FILE *out)
 {
-    fputs(
-        "Usage: imds-sim --listen 127.0.0.1:PORT --vms N --fault-domains F [options]\n"
-        "\n"
-        "A local Azure Instance Metadata Service (Scheduled Events) for every VM of an\n"
-        "availability set, with a simulated fabric. VM <prefix><i> is served under\n"
-        "http://ADDR:PORT/<prefix><i>/metadata/scheduledevents (and /metadata/instance/compute);\n"
-        "the control API is under http://ADDR:PORT/control/. Prints \"listening on ADDR:PORT\".\n"
-        "Durations are in simulated seconds unless said otherwise.\n"
-        "\n"
-        "  --listen ADDR:PORT        IPv4 address and port; port 0 picks a free one (required)\n"
-        "  --vms N                   VMs in the set, 1..10000 (required)\n"
-        "  --fault-domains F         fault domains, VM i in i mod F, 1..N (required)\n"
-        "  --update-domains U        update domains, VM i in i mod U (default F)\n"
-        "  --name-prefix P           VM names are P0..P{N-1} (default vm_)\n"
-        "  --time-scale X            simulated time runs X times faster (default 1)\n"
-        "  --timeline FILE           append every fact as one JSON object per line\n"
-        "  --timeline-keep N         timeline entries kept for GET /control/timeline\n"
-        "                            (default 100000)\n"
-        "  --on-impact CMD           run CMD <start|end> <vm> <EventType> <EventId> when a VM's\n"
-        "                            impact begins / ends (CMD split on spaces, no shell)\n"
-        "  --seed S                  seed of every random choice (EventIds, vmIds; default 1)\n"
-        "  --unknown-event-ok        answer 200, not 400, to a POST naming an unknown EventId\n"
-        "  --first-call-delay S      a VM's first request (and first after idle) waits S\n"
-        "  --idle-disable S          after S without a request a VM's service disables itself\n"
-        "                            and DocumentIncarnation restarts from 1 (default 86400;\n"
-        "                            0 = never)\n"
-        "  --approval-delay S        an approved event starts S after the approval (default 0)\n"
-        "  --complete-after S        an event disappears S after it started (default 600)\n"
-        "  --unknown-impact S        impact length when DurationInSeconds is -1 (default 60)\n"
-        "  --own-events-only LIST    comma-separated VMs that see only their own events\n"
-        "  --rate-limit R            requests per second per VM before 429 (default 5; 0 = off)\n"
-        "  --fault-timeout SECS      real seconds a \"timeout\" fault holds a request before\n"
-        "                            closing it (default 30)\n"
-        "  --log-level L             debug, info, notice, warn, err (default notice)\n"
-        "  --help                    this text\n",
-        out);
+    fputs("Usage: imds-sim --listen 127.0.0.1:PORT --vms N --fault-domains F [options]\n"
+          "\n"
+          "A local Azure Instance Metadata Service (Scheduled Events) for every VM of an\n"
+          "availability set, with a simulated fabric. VM <prefix><i> is served under\n"
+          "http://ADDR:PORT/<prefix><i>/metadata/scheduledevents (and /metadata/instance, with\n"
+          "its /compute and /network); a query naming a parameter twice gets 400, as on Azure;\n"
+          "the control API is under http://ADDR:PORT/control/. Prints \"listening on ADDR:PORT\".\n"
+          "With --vm-listen, a VM's IMDS is also served on an address of its own at the real\n"
+          "paths, as on 169.254.169.254, so that software written for Azure runs unchanged.\n"
+          "Durations are in simulated seconds unless said otherwise.\n"
+          "\n"
+          "  --listen ADDR:PORT        IPv4 address and port; port 0 picks a free one (required)\n"
+          "  --vm-listen NAME=HOST:PORT\n"
+          "                            serve VM NAME's IMDS on HOST:PORT (IPv4; port 0 picks one)\n"
+          "                            at /metadata/scheduledevents, /metadata/instance,\n"
+          "                            /metadata/instance/compute and /metadata/instance/network,\n"
+          "                            no VM in the URL; e.g. vm_0=169.254.169.254:80 inside that\n"
+          "                            VM's network namespace. Repeatable (at most 256);\n"
+          "                            prints \"vm-listen NAME HOST:PORT\" for each, before\n"
+          "                            \"listening on\"\n"
+          "  --vms N                   VMs in the set, 1..10000 (required)\n"
+          "  --fault-domains F         fault domains, VM i in i mod F, 1..N (required)\n"
+          "  --update-domains U        update domains, VM i in i mod U (default F)\n"
+          "  --name-prefix P           VM names are P0..P{N-1} (default vm_)\n"
+          "  --time-scale X            simulated time runs X times faster (default 1)\n"
+          "  --timeline FILE           append every fact as one JSON object per line\n"
+          "  --timeline-keep N         timeline entries kept for GET /control/timeline\n"
+          "                            (default 100000)\n"
+          "  --on-impact CMD           run CMD <start|end> <vm> <EventType> <EventId> when a VM's\n"
+          "                            impact begins / ends (CMD split on spaces, no shell)\n"
+          "  --seed S                  seed of every random choice (EventIds, vmIds; default 1)\n"
+          "  --unknown-event-ok        answer 200, not 400, to a POST naming an unknown EventId\n"
+          "  --first-call-delay S      a VM's first request (and first after idle) waits S\n"
+          "  --idle-disable S          after S without a request a VM's service disables itself\n"
+          "                            and DocumentIncarnation restarts from 1 (default 86400;\n"
+          "                            0 = never)\n"
+          "  --approval-delay S        an approved event starts S after the approval (default 0)\n"
+          "  --complete-after S        an event disappears S after it started (default 600)\n"
+          "  --unknown-impact S        impact length when DurationInSeconds is -1 (default 60)\n"
+          "  --own-events-only LIST    comma-separated VMs that see only their own events\n"
+          "  --rate-limit R            requests per second per VM before 429 (default 5; 0 = off)\n"
+          "  --fault-timeout SECS      real seconds a \"timeout\" fault holds a request before\n"
+          "                            closing it (default 30)\n"
+          "  --log-level L             debug, info, notice, warn, err (default notice)\n"
+          "  --help                    this text\n",
+          out);
 }
 
 /* Parses a number in [min, max] or exits naming the option. */
@@ -88,6 +107,39 @@ static int s_int(const char *opt, const char *s, long min, long max)
     return (int)v;
 }
 
+/* Parses NAME=HOST:PORT of --vm-listen into *vl, or exits 2 saying what is wrong. */
+static void s_vm_listen_parse(const char *arg, vm_listen_t *vl)
+{
+    const char *eq = strchr(arg, '='), *colon = strrchr(arg, ':');
+    struct in_addr in;
+
+    if (!eq || eq == arg || !colon || colon < eq || colon == eq + 1) {
+        fprintf(stderr,
+                "imds-sim: --vm-listen: expected NAME=HOST:PORT (e.g. vm_0=169.254.169.254:80), "
+                "got \"%s\"\n",
+                arg);
+        exit(2);
+    }
+    if ((size_t)(eq - arg) >= sizeof(vl->name)) {
+        fprintf(stderr, "imds-sim: --vm-listen: VM name too long in \"%s\"\n", arg);
+        exit(2);
+    }
+    memcpy(vl->name, arg, (size_t)(eq - arg));
+    vl->name[eq - arg] = '\0';
+    if ((size_t)(colon - eq - 1) >= sizeof(vl->addr)) {
+        fprintf(stderr, "imds-sim: --vm-listen: address too long in \"%s\"\n", arg);
+        exit(2);
+    }
+    memcpy(vl->addr, eq + 1, (size_t)(colon - eq - 1));
+    vl->addr[colon - eq - 1] = '\0';
+    if (inet_pton(AF_INET, vl->addr, &in) != 1) {
+        fprintf(stderr, "imds-sim: --vm-listen: \"%s\" is not an IPv4 address (in \"%s\")\n",
+                vl->addr, arg);
+        exit(2);
+    }
+    vl->port = s_int("vm-listen", colon + 1, 0, 65535);
+}
+
 static void s_raise_nofile(void)
 {
     struct rlimit rl;
@@ -103,6 +155,7 @@ int main(int argc, char **argv)
 {
     enum {
         O_LISTEN = 256,
+        O_VM_LISTEN,
         O_VMS,
         O_FDS,
         O_UDS,
@@ -126,6 +179,7 @@ int main(int argc, char **argv)
     };
     static const struct option longopts[] = {
         {"listen", required_argument, NULL, O_LISTEN},
+        {"vm-listen", required_argument, NULL, O_VM_LISTEN},
         {"vms", required_argument, NULL, O_VMS},
         {"fault-domains", required_argument, NULL, O_FDS},
         {"update-domains", required_argument, NULL, O_UDS},
@@ -158,7 +212,8 @@ int main(int argc, char **argv)
                     .rate_limit = 5};
     sc_log_level_t level = SC_LOG_NOTICE;
     char addr[64] = "";
-    int port = -1, bound = 0, c, rc;
+    static vm_listen_t vl[SIM_MAX_VM_LISTEN];
+    int nvl = 0, port = -1, bound = 0, c, rc;
     const char *why = NULL;
     sim_fabric_t *f = NULL;
     sim_http_t *h = NULL;
@@ -178,6 +233,13 @@ int main(int argc, char **argv)
             port = s_int("listen", colon + 1, 0, 65535);
             break;
         }
+        case O_VM_LISTEN:
+            if (nvl == SIM_MAX_VM_LISTEN) {
+                fprintf(stderr, "imds-sim: --vm-listen: at most %d\n", SIM_MAX_VM_LISTEN);
+                return 2;
+            }
+            s_vm_listen_parse(optarg, &vl[nvl++]);
+            break;
         case O_VMS: o.vms = s_int("vms", optarg, 1, SIM_MAX_VMS); break;
         case O_FDS: o.fault_domains = s_int("fault-domains", optarg, 1, SIM_MAX_VMS); break;
         case O_UDS: o.update_domains = s_int("update-domains", optarg, 1, SIM_MAX_VMS); break;
@@ -243,11 +305,34 @@ int main(int argc, char **argv)
         fprintf(stderr, "imds-sim: %s\n", why);
         return 1;
     }
-    if ((rc = sim_http_new(f, addr, port, &h, &bound)) < 0) {
+    for (int i = 0; i < nvl; i++)
+        if (!sim_fabric_has_vm(f, vl[i].name)) {
+            fprintf(stderr, "imds-sim: --vm-listen: no VM named \"%s\" in this set (%s0..%s%d)\n",
+                    vl[i].name, o.prefix, o.prefix, o.vms - 1);
+            sim_fabric_destroy(&f);
+            return 2;
+        }
+    if ((rc = sim_http_new(f, addr, port, NULL, &h, &bound)) < 0) {
         fprintf(stderr, "imds-sim: cannot listen on %s:%d (%s)\n", addr, port,
                 rc == -EINVAL ? "not an IPv4 address" : "address in use or not available");
         sim_fabric_destroy(&f);
         return 1;
+    }
+    for (int i = 0; i < nvl; i++) {
+        int vbound = 0;
+
+        if (sim_http_new(f, vl[i].addr, vl[i].port, vl[i].name, &vl[i].h, &vbound) < 0) {
+            fprintf(stderr,
+                    "imds-sim: --vm-listen: cannot listen on %s:%d for %s (address in use or "
+                    "not an address of this network namespace)\n",
+                    vl[i].addr, vl[i].port, vl[i].name);
+            while (i-- > 0)
+                sim_http_destroy(&vl[i].h);
+            sim_http_destroy(&h);
+            sim_fabric_destroy(&f);
+            return 1;
+        }
+        printf("vm-listen %s %s:%d\n", vl[i].name, vl[i].addr, vbound);
     }
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = s_on_signal;
@@ -266,6 +351,8 @@ int main(int argc, char **argv)
         sc_sleep_ms(50);
     }
     sc_log_notice("stopping", NULL);
+    for (int i = 0; i < nvl; i++)
+        sim_http_destroy(&vl[i].h);
     sim_http_destroy(&h);
     sim_fabric_destroy(&f);
     return 0;
