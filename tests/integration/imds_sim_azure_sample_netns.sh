@@ -37,7 +37,7 @@ fi
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/imds-sim/testlib.sh"
 NS=$2
 [ "$(ip netns identify $$)" = "$NS" ] || fail "not inside $NS"
-ip -br addr show dev lo | grep -q '169\.254\.169\.254/32' || fail "169.254.169.254 is not on lo of $NS"
+[[ "$(ip -br addr show dev lo)" == *169.254.169.254/32* ]] || fail "169.254.169.254 is not on lo of $NS"
 
 # The first python3 that has requests: PATH's, else Debian's (python3-requests).
 PYTHON=""

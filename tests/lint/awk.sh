@@ -35,11 +35,16 @@ for a in mawk gawk busybox; do
     else
         ln -s "$(command -v "$a")" "$TMP/$a/bin/awk"
     fi
-    # the awk that runs is the one meant
+    # the awk that runs is the one meant (its words kept first: `| grep -q` would stop reading
+    # at the match, and awk, killed by SIGPIPE, would fail the pipe under pipefail)
     case "$a" in
-    gawk) PATH="$TMP/$a/bin:$PATH" awk --version 2>/dev/null | grep -q 'GNU Awk' || fail "awk in $TMP/$a/bin is not gawk" ;;
-    mawk) PATH="$TMP/$a/bin:$PATH" awk -W version 2>&1 | grep -q mawk || fail "awk in $TMP/$a/bin is not mawk" ;;
+    gawk) v=$(PATH="$TMP/$a/bin:$PATH" awk --version 2>&1 || true) ;;
+    mawk) v=$(PATH="$TMP/$a/bin:$PATH" awk -W version 2>&1 || true) ;;
+    busybox) v=$(PATH="$TMP/$a/bin:$PATH" awk --help 2>&1 || true) ;;
     esac
+    w=${a/gawk/GNU Awk}
+    [[ "$v" == *"${w/busybox/BusyBox}"* ]] ||
+        fail "awk in $TMP/$a/bin is not $a: $v"
     AWKS+=("$a")
 done
 
