@@ -7,8 +7,9 @@
 #   vm_0..2  a Patroni cluster (vm_0 leads) behind a load balancer: chain of lb-drain (probe
 #            file on vm_0, vm_1; probe port, iptables, on vm_2) + patroni, recover the other
 #            way round;
-#   vm_3     pacemaker (crm) as the hook itself;  vm_4  chain: pacemaker (pcs, found by
-#            itself) + wait-healthy (a command) on recover;
+#   vm_3     pacemaker (crm) as the hook itself (its recover in the rollout finds Pacemaker
+#            down twice, as after a reboot where the agent starts first, and waits for it);
+#   vm_4     chain: pacemaker (pcs, found by itself) + wait-healthy (a command) on recover;
 #   vm_5     chain: kubernetes + wait-healthy (a URL);
 # every chain also runs two recorders of its stdin (00-event, 99-event) and holds a file
 # whose name run-parts would skip (50-skip.sh).
@@ -22,7 +23,8 @@
 #     resources never leave (timeout), the Patroni switchover is refused: each prepare fails,
 #     the chain stops there, the coordinator rolls back with the recover hook (uncordon,
 #     online, the probe restored) and attempt 2 goes through; `pcs node unstandby` fails in
-#     a recover: the chain still runs the rest, then fails (alert recover_failed).
+#     a recover (every time it is tried, until the hook's timeout): the chain still runs the
+#     rest, then fails (alert recover_failed).
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 
 HOOKS=$(cd "$SC_SRC/deploy/hooks" && pwd)
@@ -32,6 +34,7 @@ mkdir -p "$S"
 : >"$S/calls.log"
 echo online >"$S/pcmk.vm_3"
 echo online >"$S/pcmk.vm_4"
+echo 2 >"$S/down.vm_3"
 echo "vm_0 vm_1 vm_2" >"$S/patroni.members"
 echo vm_0 >"$S/patroni.leader"
 
@@ -94,6 +97,7 @@ done
 vm_hook 3 pacemaker "crm crm_mon" SCHEDCOORD_PCMK_NODE=vm_3 SCHEDCOORD_PCMK_POLL=0.1 SCHEDCOORD_PCMK_TIMEOUT=2
 vm_hook 4 chain "pcs crm_mon app-ready" "$(chain_dir 4 prepare pacemaker)" \
     "$(chain_dir 4 recover pacemaker wait-healthy)" SCHEDCOORD_PCMK_NODE=vm_4 SCHEDCOORD_PCMK_POLL=0.1 \
+    SCHEDCOORD_PCMK_TIMEOUT=2 \
     SCHEDCOORD_HEALTH_CMD=app-ready SCHEDCOORD_HEALTH_INTERVAL=0.1
 vm_hook 5 chain "kubectl curl" "$(chain_dir 5 prepare kubernetes wait-healthy)" \
     "$(chain_dir 5 recover kubernetes wait-healthy)" SCHEDCOORD_K8S_NODE=vm_5 \
@@ -157,11 +161,13 @@ ok "rollout through the example hooks: one POST per event, approvals after prepa
 
 e=$(event_of vm_3)
 expect vm_3 prepare "$e" 1 "crm node standby vm_3 => 0" "$MON vm_3 standby running=1" "$MON vm_3 standby running=0"
-expect vm_3 recover "$e" 1 "crm node online vm_3 => 0" "$MON vm_3 online running=1"
+expect vm_3 recover "$e" 1 "$MON down" "$MON down" "$MON vm_3 standby running=0" "crm node online vm_3 => 0" \
+    "$MON vm_3 online running=1"
 e=$(event_of vm_4)
 expect vm_4 prepare "$e" 1 "pcs node standby vm_4 => 0" "$MON vm_4 standby running=1" "$MON vm_4 standby running=0"
-expect vm_4 recover "$e" 1 "pcs node unstandby vm_4 => 0" "$MON vm_4 online running=1" "${READY[@]}"
-ok "pacemaker: crm (vm_3) and pcs (vm_4) found by themselves; standby, resources gone before the prepare ended; online"
+expect vm_4 recover "$e" 1 "$MON vm_4 standby running=0" "pcs node unstandby vm_4 => 0" "$MON vm_4 online running=1" \
+    "${READY[@]}"
+ok "pacemaker: crm (vm_3) and pcs (vm_4) found by themselves; standby, resources gone before the prepare ended; online once Pacemaker answered (vm_3: down twice)"
 e=$(event_of vm_5)
 K8S_PREPARE=("kubectl cordon vm_5 => 0" "kubectl drain vm_5 --ignore-daemonsets --delete-emptydir-data --timeout=30s => 0")
 K8S_RECOVER=("kubectl uncordon vm_5 => 0" "kubectl wait --for=condition=Ready node/vm_5 --timeout=30s => 0")
@@ -216,7 +222,7 @@ ok "chain: every hook in order with the agent's event JSON on stdin; 50-skip.sh 
 
 # --- 2. one failure per hook, each in an event of its own, armed in the stubs (one-shot)
 L=$(<"$S/patroni.leader")
-touch "$S/fail.vm_5.drain" "$S/stuck.vm_3" "$S/fail.$L.switchover" "$S/fail.vm_4.online"
+touch "$S/fail.vm_5.drain" "$S/stuck.vm_3" "$S/fail.$L.switchover" "$S/refuse.vm_4.online"
 # 30000 s of notice (300 s at x100): the four go one after the other, through a stuck prepare,
 # a refused drain and their retries; none may reach its NotBefore, even on a busy machine
 one_event() { new_event "{\"EventType\":\"Reboot\",\"Resources\":[\"$1\"],\"NoticeSeconds\":30000,\"DurationInSeconds\":30}"; }
@@ -249,7 +255,7 @@ expect vm_3 prepare "$P" 1 "crm node standby vm_3 => 0" "$(lines "$polls" "$MON 
 [ "$polls" -ge 2 ] || fail "vm_3's prepare gave up after $polls look(s)"
 grep -q 'vm=vm_3 phase=prepare state=failed .*resources still on vm_3: not after 2 s' "$TMP/coord.err" ||
     fail "vm_3's prepare did not give up by its 2 s timeout: $(grep 'vm=vm_3 phase=prepare state=failed' "$TMP/coord.err")"
-expect vm_3 recover "$P" 1 "crm node online vm_3 => 0" "$MON vm_3 online running=1"
+expect vm_3 recover "$P" 1 "$MON vm_3 standby running=1" "crm node online vm_3 => 0" "$MON vm_3 online running=1"
 expect vm_3 prepare "$P" 2 "crm node standby vm_3 => 0" "$MON vm_3 standby running=1" "$MON vm_3 standby running=0"
 ok "pacemaker: resources stuck -> timeout ($polls looks), rolled back (online), attempt 2 moved them"
 
@@ -263,8 +269,11 @@ grep -qx "$L $D 1 probe=$([ "$L" = vm_2 ] && echo "absent rules=1" || echo "drai
     fail "$L's probe not down after its failed prepare: $(grep "^$L " "$TMP/probes.log")"
 ok "patroni: switchover refused on $L -> rolled back (still leading: healthy; probe back), attempt 2 switched over"
 
-expect vm_4 recover "$R" 1 "pcs node unstandby vm_4 => 1" "$MON vm_4 standby running=0" "${READY[@]}"
+tries=$(calls vm_4 recover "$R" 1 | grep -c "^pcs node unstandby vm_4 => 1$")
+[ "$tries" -ge 2 ] || fail "vm_4's recover gave up after $tries tries"
+expect vm_4 recover "$R" 1 "$(lines "$tries" "$MON vm_4 standby running=0" "pcs node unstandby vm_4 => 1" \
+    "$MON vm_4 standby running=0")" "${READY[@]}"
 [ "$(got_event vm_4 recover "$R" 1)" = "00-event 99-event " ] || fail "vm_4's recover chain stopped at the failure"
 grep -q "^end recover vm_4 $R " "$HOOKLOG" || fail "no recover end for vm_4"
-ok "chain: a failed recover hook (pcs unstandby) -> the rest still ran, the chain failed: alert recover_failed"
+ok "chain: a failed recover hook (pcs unstandby refused, tried $tries times in 2 s) -> the rest still ran, the chain failed: alert recover_failed"
 coord_stop
