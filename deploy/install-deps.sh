@@ -9,7 +9,12 @@ pkgs=(build-essential cmake pkg-config libcurl4-openssl-dev libjson-c-dev libzmq
       libsqlite3-dev libmicrohttpd-dev sqlite3 curl python3 procps)
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(clang libclang-rt-14-dev spin jq python3-requests python3-zmq clang-format iproute2 psmisc
-    systemd dpkg-dev python3-prometheus-client man-db gawk busybox)
+    systemd dpkg-dev python3-prometheus-client man-db
+    # the man pages built with gawk and busybox awk too (lint_awk)
+    gawk busybox
+    # tests/real (ctest -L real): a Pacemaker cluster (crm_mon, cibadmin: pacemaker-cli-utils;
+    # ocf:pacemaker:Dummy: pacemaker-resource-agents), iptables for lb-drain
+    pacemaker pacemaker-cli-utils pacemaker-resource-agents corosync crmsh iptables)
 fi
 
 missing=()
