@@ -15,12 +15,15 @@
 # whose name run-parts would skip (50-skip.sh).
 #  1. A Reboot rollout over the 3 fault domains completes (coord/check.py, one approval per
 #     event) and each VM's stubs saw exactly the calls its hooks must make, in order: standby
-#     and the resources gone before the prepare ends, the Patroni leader switched over (and
-#     waited for as a lagging replica on recover), cordon + drain / uncordon + wait, probe
+#     and the resources gone before the prepare ends, the Patroni leader switched over (judged
+#     by who leads in /cluster: vm_0's POST answers 503 "status unknown", as Patroni 3.0.2 does
+#     when its poll times out, and the switchover still happens), its name from Patroni's
+#     configuration (vm_0) or /cluster's api_url (vm_1, vm_2), waited for as a lagging replica
+#     on recover (/cluster's lag, then streaming in the leader's GET /patroni), cordon + drain / uncordon + wait, probe
 #     file moved and back, iptables rule in and out, health polled until healthy; the same
 #     event JSON reached the first and the last hook of every chain.
 #  2. One failure per hook, each an event of its own: kubectl drain fails, the pacemaker
-#     resources never leave (timeout), the Patroni switchover is refused: each prepare fails,
+#     resources never leave (timeout), the Patroni switchover is refused (412): each prepare fails,
 #     the chain stops there, the coordinator rolls back with the recover hook (uncordon,
 #     online, the probe restored) and attempt 2 goes through; `pcs node unstandby` fails in
 #     a recover (every time it is tried, until the hook's timeout): the chain still runs the
@@ -37,6 +40,9 @@ echo online >"$S/pcmk.vm_4"
 echo 2 >"$S/down.vm_3"
 echo "vm_0 vm_1 vm_2" >"$S/patroni.members"
 echo vm_0 >"$S/patroni.leader"
+touch "$S/unknown.vm_0.switchover"
+# vm_0's name from its Patroni configuration (vm_1's and vm_2's from /cluster: none)
+printf 'scope: demo\nname: "vm_0" # this member\nrestapi:\n  name: not-this\n' >"$TMP/patroni-vm_0.yml"
 
 # a hook that records its stdin (events.log), and one that must never run (a run-parts
 # skipped name); probe_note VM: the probe's state (probes.log), at the end of a prepare
@@ -92,7 +98,8 @@ for i in 0 1 2; do
     fi
     vm_hook "$i" chain "curl iptables" "$(chain_dir "$i" prepare lb-drain patroni)" \
         "$(chain_dir "$i" recover patroni lb-drain)" "${lb[@]}" "$LB_FAST" "SCHEDCOORD_PATRONI_AUTH='admin:pa\"ss$i'" \
-        "SCHEDCOORD_PATRONI_URL=http://vm_$i:8008" SCHEDCOORD_PATRONI_POLL=0.1 SCHEDCOORD_PATRONI_TIMEOUT=5
+        "SCHEDCOORD_PATRONI_URL=http://vm_$i:8008" SCHEDCOORD_PATRONI_POLL=0.1 SCHEDCOORD_PATRONI_TIMEOUT=5 \
+        "SCHEDCOORD_PATRONI_CONFIG=$TMP/patroni-vm_$i.yml"
 done
 vm_hook 3 pacemaker "crm crm_mon" SCHEDCOORD_PCMK_NODE=vm_3 SCHEDCOORD_PCMK_POLL=0.1 SCHEDCOORD_PCMK_TIMEOUT=2
 vm_hook 4 chain "pcs crm_mon app-ready" "$(chain_dir 4 prepare pacemaker)" \
@@ -138,12 +145,28 @@ MON="crm_mon -1 --output-as=xml =>"
 RULE="INPUT -s 168.63.129.16 -p tcp --dport 8080 -j REJECT --reject-with tcp-reset"
 HEALTHZ=("curl GET http://app.local/healthz => 503" "curl GET http://app.local/healthz => 503" "curl GET http://app.local/healthz => 200")
 READY=("app-ready => 1" "app-ready => 1" "app-ready => 0")
-REPLICA="replica?lag=1MB&replication_state=streaming"
-# switchover VM: what patroni's prepare calls on the leader VM
+# named VM: what patroni calls to learn VM's member name (GET /patroni has none in 3.0.2; vm_0's
+# configuration names it, the others are found by their api_url in /cluster)
+named() {
+    echo "curl GET http://$1:8008/patroni => 200"
+    [ "$1" = vm_0 ] || echo "curl GET http://$1:8008/cluster => 200"
+}
+# switchover VM [STATUS]: what patroni's prepare calls on the leader VM (the POST answered STATUS)
 switchover() {
     local u="http://$1:8008"
-    printf '%s\n' "curl GET $u/leader => 200" "curl GET $u/patroni => 200" "curl POST $u/switchover => 200" \
-        "curl GET $u/leader => 503" "curl GET $u/health => 200"
+    printf '%s\n' "curl GET $u/leader => 200" "$(named "$1")" "curl POST $u/switchover => ${2:-200}" \
+        "curl GET $u/cluster => 200" "curl GET $u/leader => 503" "curl GET $u/health => 200"
+}
+# caught_up VM LAGGING: what patroni's recover calls on a replica VM: LAGGING looks that find
+# it lagging in /cluster, then one that finds it within the lag and asks the leader whether it
+# streams (the leader's GET /patroni); leader_in VM PHASE EVENT ATTEMPT: that leader
+leader_in() { calls "$@" | sed -n 's|^curl GET http://\(vm_[0-9]\):8008/patroni => 200$|\1|p' | grep -vx "$1" | tail -1; }
+caught_up() {
+    local u="http://$1:8008"
+    named "$1"
+    lines "$2" "curl GET $u/leader => 503" "curl GET $u/health => 200" "curl GET $u/cluster => 200"
+    printf '%s\n' "curl GET $u/leader => 503" "curl GET $u/health => 200" "curl GET $u/cluster => 200" \
+        "curl GET $u/cluster => 200" "curl GET http://$3:8008/patroni => 200"
 }
 # lb_prepare VM / lb_recover VM: what lb-drain calls (vm_2: the probe port)
 lb_prepare() { [ "$1" != vm_2 ] || printf '%s\n' "iptables -C $RULE => 1" "iptables -I $RULE => 0"; }
@@ -182,18 +205,21 @@ for vm in vm_0 vm_1 vm_2; do
     u="http://$vm:8008"
     if [ "$(calls "$vm" prepare "$e" 1 | grep -c "/leader => 200")" -gt 0 ]; then
         leaders+="$vm "
-        expect "$vm" prepare "$e" 1 "$(lb_prepare "$vm")" "$(switchover "$vm")"
-        expect "$vm" recover "$e" 1 "$(lines 2 "curl GET $u/$REPLICA => 503" "curl GET $u/leader => 503")" \
-            "curl GET $u/$REPLICA => 200" "$(lb_recover "$vm")"
+        expect "$vm" prepare "$e" 1 "$(lb_prepare "$vm")" "$(switchover "$vm" "$([ $vm = vm_0 ] && echo 503 || echo 200)")"
+        l=$(leader_in "$vm" recover "$e" 1)
+        [ -n "$l" ] || fail "$vm's recover asked no other member's GET /patroni: $(calls "$vm" recover "$e" 1)"
+        expect "$vm" recover "$e" 1 "$(caught_up "$vm" 2 "$l")" "$(lb_recover "$vm")"
     else
         expect "$vm" prepare "$e" 1 "$(lb_prepare "$vm")" "curl GET $u/leader => 503"
-        expect "$vm" recover "$e" 1 "curl GET $u/$REPLICA => 200" "$(lb_recover "$vm")"
+        l=$(leader_in "$vm" recover "$e" 1)
+        [ -n "$l" ] || fail "$vm's recover asked no other member's GET /patroni: $(calls "$vm" recover "$e" 1)"
+        expect "$vm" recover "$e" 1 "$(caught_up "$vm" 0 "$l")" "$(lb_recover "$vm")"
     fi
 done
 [[ "$leaders" == "vm_0 "* ]] || fail "vm_0 led first but did not switch over (leaders at their prepare: $leaders)"
 [ "$(cat "$S/curl-config.vm_0")" = 'user = "admin:pa\"ss0"' ] || fail "the POST's credentials, as curl read them: $(cat "$S/curl-config.vm_0")"
 ! grep -q "pa.ss" "$S/calls.log" || fail "credentials on curl's command line: $(grep "pa.ss" "$S/calls.log")"
-ok "patroni: switched over by ${leaders% } (credentials on curl's stdin), each a replica before its prepare ended, caught up on recover"
+ok "patroni: switched over by ${leaders% } (credentials on curl's stdin; vm_0's POST answered 503), each a replica before its prepare ended, streaming and caught up on recover"
 
 # lb-drain: down at the end of each prepare (vm_0, vm_1: the file moved; vm_2: the rule), back
 # after the recover
@@ -260,14 +286,14 @@ expect vm_3 prepare "$P" 2 "crm node standby vm_3 => 0" "$MON vm_3 standby runni
 ok "pacemaker: resources stuck -> timeout ($polls looks), rolled back (online), attempt 2 moved them"
 
 u="http://$L:8008"
-expect "$L" prepare "$D" 1 "$(lb_prepare "$L")" "curl GET $u/leader => 200" "curl GET $u/patroni => 200" \
-    "curl POST $u/switchover => 503"
+expect "$L" prepare "$D" 1 "$(lb_prepare "$L")" "curl GET $u/leader => 200" "$(named "$L")" \
+    "curl POST $u/switchover => 412"
 [ "$(got_event "$L" prepare "$D" 1)" = "00-event " ] || fail "$L's chain went on after patroni failed"
-expect "$L" recover "$D" 1 "curl GET $u/$REPLICA => 503" "curl GET $u/leader => 200" "$(lb_recover "$L")"
+expect "$L" recover "$D" 1 "$(named "$L")" "curl GET $u/leader => 200" "$(lb_recover "$L")"
 expect "$L" prepare "$D" 2 "$(lb_prepare "$L")" "$(switchover "$L")"
 grep -qx "$L $D 1 probe=$([ "$L" = vm_2 ] && echo "absent rules=1" || echo "drained rules=0")" "$TMP/probes.log" ||
     fail "$L's probe not down after its failed prepare: $(grep "^$L " "$TMP/probes.log")"
-ok "patroni: switchover refused on $L -> rolled back (still leading: healthy; probe back), attempt 2 switched over"
+ok "patroni: switchover refused (412) on $L -> rolled back (still leading: healthy; probe back), attempt 2 switched over"
 
 tries=$(calls vm_4 recover "$R" 1 | grep -c "^pcs node unstandby vm_4 => 1$")
 [ "$tries" -ge 2 ] || fail "vm_4's recover gave up after $tries tries"
