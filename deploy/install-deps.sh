@@ -13,8 +13,9 @@ if [[ "${1:-}" == "--test" ]]; then
     # the man pages built with gawk and busybox awk too (lint_awk)
     gawk busybox
     # tests/real (ctest -L real): a Pacemaker cluster (crm_mon, cibadmin: pacemaker-cli-utils;
-    # ocf:pacemaker:Dummy: pacemaker-resource-agents), iptables for lb-drain
-    pacemaker pacemaker-cli-utils pacemaker-resource-agents corosync crmsh iptables)
+    # ocf:pacemaker:Dummy: pacemaker-resource-agents), iptables for lb-drain; real_patroni
+    pacemaker pacemaker-cli-utils pacemaker-resource-agents corosync crmsh iptables
+    patroni etcd-server postgresql-15 python3-psycopg2)
 fi
 
 missing=()
