@@ -9,12 +9,14 @@
 # them again at the impact's end. A writer inserts a numbered row every 100 ms through a
 # multi-host connection string (target_session_attrs=read-write) all along.
 # Asserted from outside (tests/real/patroni/watch.py; every member's GET /patroni and /cluster
-# polled every 0.25 s, and once at each impact's start):
+# polled every 0.25 s, and once at each impact's start and at each prepare's start, by the
+# agent's hook before the hook under test runs):
 #   - the primary is switched over before its VM goes down: at each impact's start no
 #     member's /cluster names that VM leader and its PostgreSQL is no primary (vm_0, the first
 #     leader, is switched over by the hook; the member it goes to is switched over in turn);
-#   - every VM impacted before is back and streaming before the next domain's impact: running,
-#     in /cluster with a lag under 1 MB, streaming in the leader's replication list;
+#   - every VM impacted before is back and streaming when the next domain starts (its
+#     prepare): it leads, or runs, in /cluster with a lag under 1 MB, streaming in the
+#     leader's replication list;
 #   - no split brain: never two members running as primary in one round, nor two leaders in
 #     a /cluster;
 #   - every row whose COMMIT returned is there at the end;
@@ -26,14 +28,15 @@
 # The defects of the hook before issue 22 it shows: the member name (3.0.2's GET /patroni has
 # none: every prepare on the leader failed), the streaming check (a replica that runs but does
 # not stream passed). SC_PATRONI_HOOK=/bin/true runs the agents with `true` as their hook
-# instead: the test then fails (vm_0's impact begins while it leads).
+# instead: the test then fails (vm_0's impact begins while it leads; the next domain starts
+# before the VM impacted is back).
 # Needs root, network namespaces and the packages of deploy/install-deps.sh --test (missing
 # ones fail the test; no root or no netns: skipped, as the other netns tests).
 . "${SC_SRC:-$(dirname "$0")/../..}/tests/integration/coord/lib.sh"
 . "$SC_SRC/tests/integration/coord/netns.sh"
 . "$SC_SRC/tests/real/patroni/lib.sh"
 
-HOOK=${SC_PATRONI_HOOK:-$SC_SRC/deploy/hooks/patroni}
+HOOK=${SC_PATRONI_HOOK:-$SC_SRC/deploy/hooks/patroni} # (lib.sh's agent_start)
 PG_TTL=15 PG_LOOP_WAIT=1 PG_RETRY_TIMEOUT=5
 
 sc_on_fail() {
@@ -47,22 +50,6 @@ sc_on_fail() {
         tail -8 "$TMP/agent_$i/patroni-hook.log" 2>/dev/null || true
         tail -8 "$TMP/pg_$i/patroni.log" 2>/dev/null || true
     done
-}
-
-# agent_start I: vm_I's agent in its namespace, the patroni hook (HOOK) as both hooks, through
-# write_hook's recorder (hooks.log for check.py); a switchover and a re-follow take seconds
-agent_start() {
-    local d="$TMP/agent_$1"
-    mkdir -p "$d"
-    printf '%s\n' "SCHEDCOORD_PATRONI_CONFIG=$TMP/pg_$1/patroni.yml" SCHEDCOORD_PATRONI_POLL=0.5 \
-        SCHEDCOORD_PATRONI_TIMEOUT=120 >"$d/hooks.env"
-    write_hook "$1" 0 none true "env SCHEDCOORD_HOOKS_ENV=$d/hooks.env $HOOK 2>>$d/patroni-hook.log"
-    # shellcheck disable=SC2046 # sec_args prints separate words
-    ip netns exec "${NS[$1]}" "$SC_BIN/schedcoord-agent" --name "vm_$1" --imds-url "$B/vm_$1" \
-        --members "$MEMBERS" --state-dir "$d" --prepare-hook "$d/hook" --recover-hook "$d/hook" \
-        $(sec_args "vm_$1") --poll-interval 0.5 $(fast_agent) --standalone-after 600 \
-        --hook-timeout 300 --log-level warn >>"$d.out" 2>>"$d.err" &
-    AGENT_PIDS[$1]=$!
 }
 
 t0=$(date +%s)
@@ -93,8 +80,10 @@ pg_rows
 ok "the rollout went through in $((t2 - t1)) s; every member back and streaming"
 
 [ "$(grep -c ' down ' "$TMP/platform.log")" = 3 ] || fail "not 3 impacts: $(cat "$TMP/platform.log")"
+[ "$(jq -s '[.[] | select(.at == "prepare")] | length' "$TMP/probes.jsonl")" -ge 3 ] ||
+    fail "fewer than 3 prepares recorded: $(cat "$HOOKLOG")"
 pg_report --streaming-after
-ok "no VM impacted while leading; each VM back and streaming before the next impact; no split brain; no committed row lost: $PG_FIGURES"
+ok "no VM impacted while leading; each VM back and streaming before the next domain; no split brain; no committed row lost: $PG_FIGURES"
 check 3 --events 3 --all-approved
 ok "check.py: one approval per event after its prepares, one fault domain at a time, all recovered"
 for ((i = 0; i < 3; i++)); do

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # A three-member Patroni cluster in network namespaces, for tests/real/real_patroni.sh and
 # tests/bench/patroni_rollout.sh. Sourced after tests/integration/coord/lib.sh and
 # coord/netns.sh (ns_setup: VM i is the namespace NS[i], 10.213.X.(10+i) on the IMDS bridge,
@@ -18,6 +19,7 @@
 #   writer      pg_writer_start: patroni/writer.py from the host, a row every 100 ms through
 #               host=10.213.X.10,10.213.X.11,10.213.X.12 target_session_attrs=read-write
 #   watch       pg_watch_start: patroni/watch.py polls every member every 0.25 s
+#   agents      agent_start (ns_start's): the hook HOOK
 # Patroni's timings: PG_TTL, PG_LOOP_WAIT, PG_RETRY_TIMEOUT (Patroni's defaults: 30, 10, 10).
 
 PGBIN=/usr/lib/postgresql/15/bin
@@ -150,6 +152,33 @@ MEMBER
     chmod +x "$TMP/member.sh"
 }
 
+# agent_start I (replaces netns.sh's, for ns_start): vm_I's agent in its namespace, the hook
+# HOOK (the patroni hook) as both hooks, through write_hook's recorder (hooks.log for
+# check.py), its stderr in $TMP/agent_I/patroni-hook.log; a prepare starts with a round of
+# watch.py probe --at prepare; its settings: the member's Patroni
+# configuration (for its name), 0.5 s between looks. A switchover and a re-follow take seconds.
+agent_start() {
+    local d="$TMP/agent_$1"
+    mkdir -p "$d"
+    printf '%s\n' "SCHEDCOORD_PATRONI_CONFIG=$TMP/pg_$1/patroni.yml" SCHEDCOORD_PATRONI_POLL=0.5 \
+        SCHEDCOORD_PATRONI_TIMEOUT=120 >"$d/hooks.env"
+    # (a prepare first records a round of every member: the next domain starts)
+    cat >"$d/run-hook" <<RUN
+#!/bin/sh
+[ "\$SCHEDCOORD_PHASE" != prepare ] ||
+    "$PGPY" "$PGLIB/watch.py" probe --at prepare --vm vm_$1 --out "$TMP/probes.jsonl" --api $(pg_apis | tr '\n' ' ')
+exec env SCHEDCOORD_HOOKS_ENV="$d/hooks.env" "$HOOK" 2>>"$d/patroni-hook.log"
+RUN
+    chmod +x "$d/run-hook"
+    write_hook "$1" 0 none true "$d/run-hook"
+    # shellcheck disable=SC2046 # sec_args prints separate words
+    ip netns exec "${NS[$1]}" "$SC_BIN/schedcoord-agent" --name "vm_$1" --imds-url "$B/vm_$1" \
+        --members "$MEMBERS" --state-dir "$d" --prepare-hook "$d/hook" --recover-hook "$d/hook" \
+        $(sec_args "vm_$1") --poll-interval 0.5 $(fast_agent) --standalone-after 600 \
+        --hook-timeout 300 --log-level warn >>"$d.out" 2>>"$d.err" &
+    AGENT_PIDS[$1]=$!
+}
+
 # pg_apis: NAME=URL of every member's REST API, from the host
 pg_apis() { local i; for ((i = 0; i < 3; i++)); do echo "vm_$i=http://10.213.$NS_X.$((10 + i)):8008"; done; }
 
@@ -160,7 +189,7 @@ pg_platform_cmd() {
 # imds-sim --on-impact: start|end VM EventType EventId
 i=\${2#vm_}
 if [ "\$1" = start ]; then
-    "$PGPY" "$PGLIB/watch.py" probe --api $(pg_apis | tr '\n' ' ') --vm "\$2" --out "$TMP/probes.jsonl"
+    "$PGPY" "$PGLIB/watch.py" probe --at impact --api $(pg_apis | tr '\n' ' ') --vm "\$2" --out "$TMP/probes.jsonl"
     "$TMP/member.sh" kill "\$i"
     echo "\$(date +%s.%N) down \$2 \$4" >>"$TMP/platform.log"
 else

@@ -5,16 +5,19 @@
       every S seconds, asks every member at once (threads) for GET /patroni and GET /cluster;
       one JSON line per round: {"t": unix, "m": {NAME: {"state", "role", "cluster": [[name,
       role, state, lag], ...] or null}}}. Until SIGTERM.
-  watch.py probe --api NAME=URL... --vm NAME --out FILE
-      one round, as above, with "vm": NAME (the VM whose impact begins now), appended to FILE.
+  watch.py probe --api NAME=URL... --vm NAME --at impact|prepare --out FILE
+      one round, as above, with "vm": NAME and "at": the VM's impact begins now (imds-sim's
+      --on-impact), or its prepare hook starts now (the agent's hook, before the hook under
+      test); appended to FILE.
   watch.py report --rounds FILE --probes FILE --writer FILE --rows FILE [--streaming-after]
       checks and figures (JSON on stdout; exit 1 naming each violation on stderr):
       - no split brain: no round in which two members run PostgreSQL as a primary (state
         running, role master/primary), nor a /cluster answer naming two leaders;
       - at each impact's beginning (probes): the VM impacted is not the leader in any
-        member's /cluster and its PostgreSQL is not a running primary; and (--streaming-after)
-        every VM impacted before it is back: running, in /cluster with a numeric lag within
-        1 MB, and streaming in the leader's replication list;
+        member's /cluster and its PostgreSQL is not a running primary;
+      - (--streaming-after) at each prepare's start (the next domain starts), every VM
+        impacted before is back: it leads, or runs, in /cluster with a numeric lag within
+        1 MB, and streams (the leader's replication list);
       - every row whose COMMIT returned (writer log "ok N") is in the rows file (one N a line);
       figures: rows committed, failed attempts, lost rows, the longest and the total time
       without a successful write (between two "ok" lines more than 0.5 s apart, gaps of the
@@ -77,6 +80,27 @@ def primary(m):
     return m.get("state") == "running" and m.get("role") in ("master", "primary")
 
 
+def back(p, vm, impacted, bad):
+    """every VM of impacted leads or streams in round p (vm's prepare starts)"""
+    views = [m["cluster"] for m in p["m"].values() if m.get("cluster")]
+    leader = next((x[0] for v in views for x in v if x[1] in ("leader", "standby_leader")), None)
+    streaming = {x[0] for x in (p["m"].get(leader, {}).get("replication") or []) if x[1] == "streaming"}
+    for b in impacted:
+        if b == leader:
+            continue
+        mine = p["m"].get(b, {})
+        row = next((x for v in views for x in v if x[0] == b), None)
+        why = []
+        if mine.get("state") != "running":
+            why.append("PostgreSQL %s" % mine.get("state"))
+        if row is None or not isinstance(row[3], int) or row[3] > MAX_LAG:
+            why.append("/cluster %s" % (row,))
+        if b not in streaming:
+            why.append("not streaming from %s (%s)" % (leader, sorted(streaming)))
+        if why:
+            bad.append("%s's prepare began before %s was back: %s" % (vm, b, "; ".join(why)))
+
+
 def report(a):
     bad = []
     rounds = [json.loads(l) for l in open(a.rounds) if l.strip()]
@@ -90,32 +114,18 @@ def report(a):
             if len(ls) > 1:
                 bad.append("split brain at %.3f: %s's /cluster names leaders %s" % (r["t"], n, ls))
     impacted = []
-    for p in probes:
+    for p in sorted(probes, key=lambda p: p["t"]):
         vm = p["vm"]
+        if p.get("at") == "prepare":
+            if a.streaming_after:
+                back(p, vm, impacted, bad)
+            continue
         for n, m in p["m"].items():
             ls = [x[0] for x in (m.get("cluster") or []) if x[1] in ("leader", "standby_leader")]
             if vm in ls:
                 bad.append("%s's impact began while %s's /cluster named it leader" % (vm, n))
         if primary(p["m"].get(vm, {})):
             bad.append("%s's impact began while its PostgreSQL ran as the primary" % vm)
-        if a.streaming_after:
-            views = [m["cluster"] for m in p["m"].values() if m.get("cluster")]
-            leader = next((x[0] for v in views for x in v if x[1] in ("leader", "standby_leader")), None)
-            streaming = {x[0] for x in (p["m"].get(leader, {}).get("replication") or []) if x[1] == "streaming"}
-            for b in impacted:
-                if b == leader:
-                    continue
-                mine = p["m"].get(b, {})
-                row = next((x for v in views for x in v if x[0] == b), None)
-                why = []
-                if mine.get("state") != "running":
-                    why.append("PostgreSQL %s" % mine.get("state"))
-                if row is None or not isinstance(row[3], int) or row[3] > MAX_LAG:
-                    why.append("/cluster %s" % (row,))
-                if b not in streaming:
-                    why.append("not streaming from %s (%s)" % (leader, sorted(streaming)))
-                if why:
-                    bad.append("%s's impact began before %s was back: %s" % (vm, b, "; ".join(why)))
         impacted.append(vm)
     ok, fails = [], 0
     for l in open(a.writer):
@@ -133,7 +143,8 @@ def report(a):
     gaps = [b[1] - a_[1] for a_, b in zip(ok, ok[1:]) if b[1] - a_[1] > 0.5]
     fig = {"committed": len(ok), "failed_attempts": fails, "lost": len(lost),
            "longest_gap_s": round(max(gaps, default=0), 2), "total_gap_s": round(sum(gaps), 2),
-           "rounds": len(rounds), "impacts": len(probes)}
+           "rounds": len(rounds), "impacts": sum(p.get("at") != "prepare" for p in probes),
+           "prepares": sum(p.get("at") == "prepare" for p in probes)}
     print(json.dumps(fig))
     for b in bad:
         print("VIOLATION: " + b, file=sys.stderr)
@@ -147,6 +158,7 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--every", type=float, default=0.25)
     ap.add_argument("--vm")
+    ap.add_argument("--at", choices=("impact", "prepare"), default="impact")
     ap.add_argument("--rounds")
     ap.add_argument("--probes")
     ap.add_argument("--writer")
@@ -159,6 +171,7 @@ def main():
     if a.cmd == "probe":
         r = round_(apis)
         r["vm"] = a.vm
+        r["at"] = a.at
         with open(a.out, "a") as f:
             f.write(json.dumps(r) + "\n")
         return 0
