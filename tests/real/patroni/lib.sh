@@ -234,10 +234,10 @@ pg_setup() {
     pg_member_script
     "$TMP/member.sh" start 0
     s_leads0() { pg_leads 0; }
-    wait_for 60 s_leads0 || fail "vm_0 does not lead after its bootstrap: $(tail -5 "$TMP/pg_0/patroni.log")"
+    wait_for 120 s_leads0 || fail "vm_0 does not lead after its bootstrap: $(tail -5 "$TMP/pg_0/patroni.log")"
     "$TMP/member.sh" start 1
     "$TMP/member.sh" start 2
-    wait_for 90 pg_all_streaming ||
+    wait_for 180 pg_all_streaming ||
         fail "the replicas do not stream: $(pg_cluster 0 | tr '\n' ';') $(tail -3 "$TMP/pg_1/patroni.log" "$TMP/pg_2/patroni.log")"
     PG_DSN="host=10.213.$NS_X.10,10.213.$NS_X.11,10.213.$NS_X.12 port=5432 dbname=postgres user=postgres password=sc target_session_attrs=read-write connect_timeout=2 keepalives_idle=2 keepalives_interval=1 keepalives_count=2"
     "$PGPY" -c 'import psycopg2, sys

@@ -33,7 +33,7 @@ import urllib.request
 MAX_LAG = 1 << 20
 
 
-def get(url, timeout=1.5):
+def get(url, timeout=5):
     try:
         with urllib.request.urlopen(url, timeout=timeout) as r:
             return json.loads(r.read().decode())
