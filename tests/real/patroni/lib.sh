@@ -15,7 +15,9 @@
 #               it records one round of every member's GET /patroni and /cluster
 #               ($TMP/probes.jsonl) and kills every process of user postgres in that VM
 #               (kill -9: Patroni and PostgreSQL, as a reboot would; the agent and the
-#               coordinator, root's, stay); at its end it starts Patroni again, as the VM's boot
+#               coordinator, root's, stay); at its end it starts Patroni again, as the VM's boot;
+#               PG_REPL_DELAY=S (default 0): the VM's connections to PostgreSQL on the VMs'
+#               network (its replication) are refused for S s more (iptables in the VM)
 #   writer      pg_writer_start: patroni/writer.py from the host, a row every 100 ms through
 #               host=10.213.X.10,10.213.X.11,10.213.X.12 target_session_attrs=read-write
 #   watch       pg_watch_start: patroni/watch.py polls every member every 0.25 s
@@ -31,9 +33,9 @@ PGLIB="$SC_SRC/tests/real/patroni"
 # pg_need: fails (never skips) when a package of deploy/install-deps.sh --test is missing
 pg_need() {
     local c
-    for c in patroni etcd "$PGPY" setpriv "$PGBIN/postgres" "$PGBIN/initdb"; do
+    for c in patroni etcd "$PGPY" setpriv iptables "$PGBIN/postgres" "$PGBIN/initdb"; do
         command -v "$c" >/dev/null ||
-            fail "$c missing: install patroni, etcd-server, postgresql-15, python3-psycopg2 (deploy/install-deps.sh --test)"
+            fail "$c missing: install patroni, etcd-server, postgresql-15, python3-psycopg2, iptables (deploy/install-deps.sh --test)"
     done
     "$PGPY" -c 'import psycopg2' 2>/dev/null || fail "python3-psycopg2 missing (deploy/install-deps.sh --test)"
     id postgres >/dev/null 2>&1 || fail "no user postgres (the postgresql-15 package makes it)"
@@ -193,6 +195,13 @@ if [ "\$1" = start ]; then
     "$TMP/member.sh" kill "\$i"
     echo "\$(date +%s.%N) down \$2 \$4" >>"$TMP/platform.log"
 else
+    if [ ${PG_REPL_DELAY:-0} != 0 ]; then
+        # (its replication back only PG_REPL_DELAY s after the VM: over eth1, to the leader)
+        rule="OUTPUT -o eth1 -p tcp --dport 5432 -j REJECT --reject-with tcp-reset"
+        ip netns exec "sc$$v\$i" iptables -I \$rule
+        setsid bash -c "sleep ${PG_REPL_DELAY:-0}; ip netns exec sc$$v\$i iptables -D \$rule &&
+            echo \\\$(date +%s.%N) replication \$2 >>'$TMP/platform.log'" </dev/null >/dev/null 2>&1 &
+    fi
     "$TMP/member.sh" start "\$i"
     echo "\$(date +%s.%N) up \$2 \$4" >>"$TMP/platform.log"
 fi
