@@ -52,7 +52,7 @@ sc_on_fail() {
     for ((i = 0; i < 3; i++)); do
         echo "--- vm_$i: patroni hook, Patroni"
         tail -8 "$TMP/agent_$i/patroni-hook.log" 2>/dev/null || true
-        tail -8 "$TMP/pg_$i/patroni.log" 2>/dev/null || true
+        tail -8 "$PGD/pg_$i/patroni.log" 2>/dev/null || true
     done
 }
 

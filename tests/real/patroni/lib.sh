@@ -7,8 +7,8 @@
 #   etcd        one etcd-server 3.4 on the host side, http://10.213.X.1:2379 (Patroni's etcd3
 #               section: etcd 3.4 serves v3 over its JSON gateway), data in $TMP/etcd
 #   vm_i        PostgreSQL 15 (/usr/lib/postgresql/15/bin, run as user postgres, data in
-#               $TMP/pg_i/data, not Debian's cluster tooling) under Patroni (member vm_i,
-#               configuration $TMP/pg_i/patroni.yml, log $TMP/pg_i/patroni.log); REST API
+#               $PGD/pg_i/data, not Debian's cluster tooling) under Patroni (member vm_i,
+#               configuration $PGD/pg_i/patroni.yml, log $PGD/pg_i/patroni.log); REST API
 #               :8008 and PostgreSQL :5432 on every address of the VM; replication over the
 #               VMs' network
 #   platform    pg_platform_cmd: the --on-impact command of imds-sim: at an impact's start
@@ -41,6 +41,16 @@ pg_need() {
     id postgres >/dev/null 2>&1 || fail "no user postgres (the postgresql-15 package makes it)"
 }
 
+# PGD: where the members' directories go: $TMP when user postgres can reach it, else a
+# directory of /tmp, removed on exit (a build tree in a home of mode 0700, such as /root)
+if setpriv --reuid=postgres --regid=postgres --clear-groups test -x "$TMP" 2>/dev/null; then
+    PGD=$TMP
+else
+    PGD=$(mktemp -d /tmp/sc-real-patroni.XXXXXX)
+    chmod 755 "$PGD"
+    echo "(user postgres cannot reach $TMP: the members' directories are in $PGD)"
+fi
+
 # pg_on_exit: netns.sh's cleanup (every process of the namespaces, the namespaces, the
 # bridges), then the SysV shared memory segments the killed postmasters left
 eval "pg_ns_on_exit() $(declare -f sc_on_exit | tail -n +2)"
@@ -50,9 +60,10 @@ sc_on_exit() {
     local i id
     for ((i = 0; i < 3; i++)); do
         # postmaster.pid's 7th line: the shared memory key and id
-        id=$(sed -n '7p' "$TMP/pg_$i/data/postmaster.pid" 2>/dev/null | awk '{ print $2 }')
+        id=$(sed -n '7p' "$PGD/pg_$i/data/postmaster.pid" 2>/dev/null | awk '{ print $2 }')
         [ -z "$id" ] || ipcrm -m "$id" 2>/dev/null || true
     done
+    [ "$PGD" = "$TMP" ] || rm -rf "$PGD"
 }
 PG_PIDS=()
 
@@ -72,7 +83,7 @@ pg_etcd_start() {
 
 # pg_configure I: vm_I's Patroni configuration and directory
 pg_configure() {
-    local i=$1 d="$TMP/pg_$1"
+    local i=$1 d="$PGD/pg_$1"
     mkdir -p "$d"
     cat >"$d/patroni.yml" <<YML
 scope: sc$$
@@ -130,7 +141,7 @@ pg_member_script() {
     cat >"$TMP/member.sh" <<MEMBER
 #!/bin/bash
 # member.sh start|kill I (tests/real/patroni/lib.sh)
-i=\$2 ns=sc$$v\$2 d="$TMP/pg_\$2"
+i=\$2 ns=sc$$v\$2 d="$PGD/pg_\$2"
 case \$1 in
 start)
     echo "--- \$(date -u +%T.%3N) start" >>"\$d/patroni.log"
@@ -162,7 +173,7 @@ MEMBER
 agent_start() {
     local d="$TMP/agent_$1"
     mkdir -p "$d"
-    printf '%s\n' "SCHEDCOORD_PATRONI_CONFIG=$TMP/pg_$1/patroni.yml" SCHEDCOORD_PATRONI_POLL=0.5 \
+    printf '%s\n' "SCHEDCOORD_PATRONI_CONFIG=$PGD/pg_$1/patroni.yml" SCHEDCOORD_PATRONI_POLL=0.5 \
         SCHEDCOORD_PATRONI_TIMEOUT=120 >"$d/hooks.env"
     # (a prepare first records a round of every member: the next domain starts)
     cat >"$d/run-hook" <<RUN
@@ -243,11 +254,11 @@ pg_setup() {
     pg_member_script
     "$TMP/member.sh" start 0
     s_leads0() { pg_leads 0; }
-    wait_for 120 s_leads0 || fail "vm_0 does not lead after its bootstrap: $(tail -5 "$TMP/pg_0/patroni.log")"
+    wait_for 120 s_leads0 || fail "vm_0 does not lead after its bootstrap: $(tail -5 "$PGD/pg_0/patroni.log")"
     "$TMP/member.sh" start 1
     "$TMP/member.sh" start 2
     wait_for 180 pg_all_streaming ||
-        fail "the replicas do not stream: $(pg_cluster 0 | tr '\n' ';') $(tail -3 "$TMP/pg_1/patroni.log" "$TMP/pg_2/patroni.log")"
+        fail "the replicas do not stream: $(pg_cluster 0 | tr '\n' ';') $(tail -3 "$PGD/pg_1/patroni.log" "$PGD/pg_2/patroni.log")"
     PG_DSN="host=10.213.$NS_X.10,10.213.$NS_X.11,10.213.$NS_X.12 port=5432 dbname=postgres user=postgres password=sc target_session_attrs=read-write connect_timeout=2 keepalives_idle=2 keepalives_interval=1 keepalives_count=2"
     "$PGPY" -c 'import psycopg2, sys
 c = psycopg2.connect(sys.argv[1]); c.autocommit = True
