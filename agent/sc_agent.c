@@ -930,22 +930,25 @@ static void s_on_order(sc_agent_t *self, size_t member, sc_msg_t *msg)
     snprintf(job.event, sizeof(job.event), "%s", o->event);
     sc_log_info("order", "from=%s term=%" PRIu64 " action=%s event=%s attempt=%d", msg->from,
                 msg->term, sc_msg_phase_name(o->action), o->event, o->attempt);
-    /* A recover our stop interrupted (or stopped before its hook began: nemesis seed 65) runs
-     * again when ordered again: left undone, its VM would stay out of service while the next
-     * fault domain drains. A prepare interrupted is not (the leader rolls it back instead). */
-    if (o->action == SC_MSG_PHASE_RECOVER &&
-        sc_agent_state_get_run(self->state, o->event, o->action, o->attempt, &run) == 0 &&
-        run.state == SC_MSG_HOOK_INTERRUPTED &&
-        sc_agent_state_run_forget_interrupted(self->state, o->event, o->action, o->attempt) == 0)
-        sc_log_notice("recover interrupted by our stop: run again", "event=%s attempt=%d", o->event,
-                      o->attempt);
     if (sc_agent_state_get_run(self->state, o->event, o->action, o->attempt, &run) == 0) {
-        sc_log_info("phase already run for this event and attempt: reporting its result, not "
-                    "re-running",
-                    "event=%s phase=%s attempt=%d state=%s", o->event, sc_msg_phase_name(o->action),
-                    o->attempt, sc_msg_hook_state_name(run.state));
-        s_send_run(self, (int)member, &run);
-        return;
+        /* A recover our stop interrupted (or stopped before its hook began: nemesis seed 65)
+         * runs again when ordered again: left undone, its VM would stay out of service while
+         * the next fault domain drains. A prepare interrupted does not (the leader rolls it
+         * back instead). */
+        if (o->action == SC_MSG_PHASE_RECOVER && run.state == SC_MSG_HOOK_INTERRUPTED &&
+            sc_agent_state_run_forget_interrupted(self->state, o->event, o->action, o->attempt) ==
+                0) {
+            sc_log_notice("recover interrupted by our stop: run again", "event=%s attempt=%d",
+                          o->event, o->attempt);
+        } else {
+            sc_log_info("phase already run for this event and attempt: reporting its result, "
+                        "not re-running",
+                        "event=%s phase=%s attempt=%d state=%s", o->event,
+                        sc_msg_phase_name(o->action), o->attempt,
+                        sc_msg_hook_state_name(run.state));
+            s_send_run(self, (int)member, &run);
+            return;
+        }
     }
     if (s_job_known(self, o->event, o->action, o->attempt))
         return; /* queued or running: its progress follows */

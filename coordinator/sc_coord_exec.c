@@ -577,11 +577,10 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
             json_object_object_add(d, "event_id", json_object_new_string(id));
             if ((rc = sc_coord_exec_decide(c, SC_DLOG_EVENT_CLOSED, d, "over: nothing owed")) < 0)
                 break;
-            /* applied, it left the registry (sc_coord_exec_forget_closed), which pe[i].ev
-             * pointed into: nothing reads it after this point */
+            /* applied, it leaves the registry, which pe[i].ev points into, and its timers go
+             * with it (sc_coord_exec_forget_closed, on every member): nothing reads it after
+             * this point */
             sc_log_info("event closed", "event=%s", id);
-            if ((e = sc_coord_exec_ev_find(c, id))) /* (gone already when applied at once) */
-                s_ev_remove(c, e);
             pe[i].ev = NULL;
             /* The rest of pe[] may now dangle: stop here, the next round goes on. */
             break;

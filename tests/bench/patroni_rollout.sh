@@ -64,7 +64,7 @@ run() {
         [ "$mode" = b ] || wait_for 300 hooks_settled || fail "hooks did not settle"
         wait_for 300 pg_all_streaming || fail "not all back and streaming"
         t2=$(date +%s.%N)
-        sleep 1
+        pg_writer_more 5
         pg_writer_stop
         pg_watch_stop
         pg_rows

@@ -77,7 +77,7 @@ wait_for 300 completed_ge 3 || fail "rollout not complete: $(cst vm_0 | jq -c .e
 wait_for 150 hooks_settled || fail "not every VM recovered"
 wait_for 60 pg_all_streaming || fail "not all back and streaming: $(pg_cluster 0 | tr '\n' ';')"
 t2=$(date +%s)
-sleep 1 # (a few rows more after the last VM came back)
+pg_writer_more 5 # (a few rows more after the last VM came back)
 pg_writer_stop
 pg_watch_stop
 pg_rows

@@ -275,6 +275,14 @@ pg_writer_start() {
     s_wrote() { grep -q '^ok ' "$TMP/writer.log"; }
     wait_for 10 s_wrote || fail "the writer does not write: $(tail -3 "$TMP/writer.log" "$TMP/writer.err")"
 }
+# pg_writer_more N: waits until the writer committed N rows more than when called (rows
+# written against the cluster as it is now, not a time)
+pg_writer_more() {
+    local w0
+    w0=$(grep -c '^ok ' "$TMP/writer.log" || true)
+    s_more() { [ "$(grep -c '^ok ' "$TMP/writer.log" || true)" -ge $((w0 + $1)) ]; }
+    wait_for 30 s_more "$1" || fail "the writer committed fewer than $1 rows more: $(tail -3 "$TMP/writer.log")"
+}
 pg_writer_stop() { sc_stop writer "$PG_WRITER" "$TMP/writer.err"; }
 pg_watch_start() {
     # shellcheck disable=SC2046 # (pg_apis: words)
