@@ -113,9 +113,15 @@ static const char *const s_bad_name[BAD_MAX] = {"EventId missing", "EventType mi
 
 #define SIM_HOOK_QUEUE 16
 
+/* The phases --on-impact is run with: an impact's start and end, and between a reimage's
+ * start and end the wipe of the VM's disk (POST /control/vms/<vm>/reimage). */
+typedef enum { HOOK_START, HOOK_REIMAGE, HOOK_END, HOOK_MAX } hook_phase_t;
+static const char *const s_hook_phase[HOOK_MAX] = {"start", "reimage", "end"};
+
 typedef struct {
-    bool start; /* phase start (true) or end */
-    int event;  /* index into f->events */
+    hook_phase_t phase; /* what begins or ends */
+    const char *type;   /* EventType (static), or "Reimage" */
+    char id[37];        /* EventId, or the reimaged VM's new vmId */
 } hook_job_t;
 
 typedef struct {
@@ -379,14 +385,11 @@ bool sim_fabric_has_vm(sim_fabric_t *f, const char *name)
     return s_vm_find(f, name, strlen(name)) >= 0;
 }
 
-static sim_event_t *s_event_find(sim_fabric_t *f, const char *id, int *ret_idx)
+static sim_event_t *s_event_find(sim_fabric_t *f, const char *id)
 {
     for (int i = f->nevents - 1; i >= 0; i--)
-        if (strcasecmp(f->events[i]->id, id) == 0) {
-            if (ret_idx)
-                *ret_idx = i;
+        if (strcasecmp(f->events[i]->id, id) == 0)
             return f->events[i];
-        }
     return NULL;
 }
 
@@ -396,7 +399,6 @@ static void s_hook_spawn(sim_fabric_t *f, int vmi)
 {
     sim_vm_t *vm = &f->vms[vmi];
     hook_job_t job = vm->hooks[vm->hook_head];
-    sim_event_t *ev = f->events[job.event];
     char *argv[64];
     char type[16], phase[8];
     int n = 0;
@@ -407,12 +409,12 @@ static void s_hook_spawn(sim_fabric_t *f, int vmi)
     f->hooks_waiting--;
     for (int i = 0; i < f->hook_argc; i++)
         argv[n++] = f->hook_argv[i];
-    snprintf(phase, sizeof(phase), "%s", job.start ? "start" : "end");
-    snprintf(type, sizeof(type), "%s", s_type_name[ev->type]);
+    snprintf(phase, sizeof(phase), "%s", s_hook_phase[job.phase]);
+    snprintf(type, sizeof(type), "%s", job.type);
     argv[n++] = phase;
     argv[n++] = vm->name;
     argv[n++] = type;
-    argv[n++] = ev->id;
+    argv[n++] = job.id;
     argv[n] = NULL;
     /* fork + execvp, no shell: the command is split on whitespace. Never waited for here;
      * sim_fabric_tick reaps it, then runs this VM's next queued phase, so a VM's start and
@@ -429,9 +431,12 @@ static void s_hook_spawn(sim_fabric_t *f, int vmi)
     vm->hook_pid = pid;
 }
 
-static void s_hook_queue(sim_fabric_t *f, int vmi, bool start, int event)
+/* Queues one run of --on-impact for vmi: CMD phase vm type id (id copied). */
+static void s_hook_queue(sim_fabric_t *f, int vmi, hook_phase_t phase, const char *type,
+                         const char *id)
 {
     sim_vm_t *vm = &f->vms[vmi];
+    hook_job_t *job;
 
     if (!f->hook_argv || vm->deleted) /* a deleted VM never comes back */
         return;
@@ -439,7 +444,10 @@ static void s_hook_queue(sim_fabric_t *f, int vmi, bool start, int event)
         sc_log_warn("on-impact queue full: phase dropped", "vm=%s", vm->name);
         return;
     }
-    vm->hooks[(vm->hook_head + vm->hook_len) % SIM_HOOK_QUEUE] = (hook_job_t){start, event};
+    job = &vm->hooks[(vm->hook_head + vm->hook_len) % SIM_HOOK_QUEUE];
+    job->phase = phase;
+    job->type = type;
+    snprintf(job->id, sizeof(job->id), "%s", id);
     vm->hook_len++;
     f->hooks_waiting++;
     if (!vm->hook_pid)
@@ -469,7 +477,7 @@ static void s_hook_reap(sim_fabric_t *f)
 
 static void s_rollout_step_done(sim_fabric_t *f, sim_event_t *ev, int64_t now);
 
-static void s_impact_end(sim_fabric_t *f, sim_event_t *ev, int ei, int64_t now)
+static void s_impact_end(sim_fabric_t *f, sim_event_t *ev, int64_t now)
 {
     if (!ev->impact_running)
         return;
@@ -486,11 +494,11 @@ static void s_impact_end(sim_fabric_t *f, sim_event_t *ev, int ei, int64_t now)
         s_emit(f, o);
         if (s_type_blocks[ev->type])
             vm->impacts--;
-        s_hook_queue(f, ev->res[i], false, ei);
+        s_hook_queue(f, ev->res[i], HOOK_END, s_type_name[ev->type], ev->id);
     }
 }
 
-static void s_start(sim_fabric_t *f, sim_event_t *ev, int ei, const char *how, int64_t now)
+static void s_start(sim_fabric_t *f, sim_event_t *ev, const char *how, int64_t now)
 {
     json_object *o;
 
@@ -521,7 +529,7 @@ static void s_start(sim_fabric_t *f, sim_event_t *ev, int ei, const char *how, i
         s_emit(f, o);
         if (s_type_blocks[ev->type])
             vm->impacts++;
-        s_hook_queue(f, ev->res[i], true, ei);
+        s_hook_queue(f, ev->res[i], HOOK_START, s_type_name[ev->type], ev->id);
         if (s_type_deletes[ev->type])
             vm->deleted = true;
     }
@@ -531,14 +539,14 @@ static void s_start(sim_fabric_t *f, sim_event_t *ev, int ei, const char *how, i
         ev->complete_ms = now + (complete > ev->impact_ms ? complete : ev->impact_ms);
     }
     if (ev->impact_ms == 0)
-        s_impact_end(f, ev, ei, now);
+        s_impact_end(f, ev, now);
 }
 
-static void s_finish(sim_fabric_t *f, sim_event_t *ev, int ei, ev_status_t st, int64_t now)
+static void s_finish(sim_fabric_t *f, sim_event_t *ev, ev_status_t st, int64_t now)
 {
     json_object *o;
 
-    s_impact_end(f, ev, ei, now);
+    s_impact_end(f, ev, now);
     s_touch(f, ev);
     ev->status = st;
     ev->ended_wall = s_wall_of(f, now);
@@ -648,7 +656,7 @@ static int s_event_create(sim_fabric_t *f, ev_type_t type, bool user, double not
         s_add_str(o, "rollout", f->rollouts[rollout]->id);
     s_emit(f, o);
     if (host_failure)
-        s_start(f, ev, f->nevents - 1, "host_failure", now);
+        s_start(f, ev, "host_failure", now);
     *ret_ev = ev;
     return 0;
 }
@@ -722,15 +730,15 @@ void sim_fabric_tick(sim_fabric_t *f)
 
         if (ev->status == ST_SCHEDULED) {
             if (ev->start_due_ms && now >= ev->start_due_ms)
-                s_start(f, ev, i, "approved", now);
+                s_start(f, ev, "approved", now);
             else if (now >= ev->notbefore_ms)
-                s_start(f, ev, i, "not_before", now);
+                s_start(f, ev, "not_before", now);
         }
         if (ev->status == ST_STARTED) {
             if (ev->impact_running && now >= ev->started_ms + ev->impact_ms)
-                s_impact_end(f, ev, i, now);
+                s_impact_end(f, ev, now);
             if (now >= ev->complete_ms)
-                s_finish(f, ev, i, ST_COMPLETED, now);
+                s_finish(f, ev, ST_COMPLETED, now);
         }
     }
     for (int i = 0; i < f->nrollouts; i++) {
@@ -976,7 +984,7 @@ static json_object *s_parse_object(const sim_request_t *req, const char **ret_wh
     return o;
 }
 
-static void s_approve(sim_fabric_t *f, int vmi, sim_event_t *ev, int ei, int64_t now)
+static void s_approve(sim_fabric_t *f, int vmi, sim_event_t *ev, int64_t now)
 {
     bool seen = false;
 
@@ -998,7 +1006,7 @@ static void s_approve(sim_fabric_t *f, int vmi, sim_event_t *ev, int ei, int64_t
         s_emit(f, o);
     }
     if (f->o->approval_delay_s <= 0)
-        s_start(f, ev, ei, "approved", now);
+        s_start(f, ev, "approved", now);
     else
         ev->start_due_ms = now + s_real_ms(f, f->o->approval_delay_s);
 }
@@ -1009,7 +1017,6 @@ static void s_scheduled_post(sim_fabric_t *f, int vmi, const sim_request_t *req,
     const char *why = NULL;
     json_object *body = s_parse_object(req, &why), *reqs, *ids = NULL, *o;
     sim_event_t *found[SIM_MAX_START_REQUESTS];
-    int idx[SIM_MAX_START_REQUESTS];
     size_t n = 0;
     char msg[160];
 
@@ -1042,7 +1049,7 @@ static void s_scheduled_post(sim_fabric_t *f, int vmi, const sim_request_t *req,
             goto bad;
         }
         json_object_array_add(ids, json_object_new_string(s));
-        found[i] = s_event_find(f, s, &idx[i]);
+        found[i] = s_event_find(f, s);
         if (found[i] && (!s_is_active(found[i]) || !s_sees(f, vmi, found[i])))
             found[i] = NULL;
         if (!found[i] && !f->o->unknown_event_ok) {
@@ -1058,7 +1065,7 @@ static void s_scheduled_post(sim_fabric_t *f, int vmi, const sim_request_t *req,
     s_emit(f, o);
     for (size_t i = 0; i < n; i++)
         if (found[i])
-            s_approve(f, vmi, found[i], idx[i], now);
+            s_approve(f, vmi, found[i], now);
     json_object_put(body);
     ans->kind = SIM_ANS_RESPOND;
     ans->status = 200;
@@ -2061,8 +2068,7 @@ void sim_fabric_control(sim_fabric_t *f, const sim_request_t *req, sim_answer_t 
             goto method;
         s_control_create(f, req, ans, now);
     } else if (strncmp(p, "/events/", 8) == 0) {
-        int ei;
-        sim_event_t *ev = s_event_find(f, p + 8, &ei);
+        sim_event_t *ev = s_event_find(f, p + 8);
 
         if (!ev) {
             s_answer_error(ans, 404, "no event %.64s", p + 8);
@@ -2075,7 +2081,7 @@ void sim_fabric_control(sim_fabric_t *f, const sim_request_t *req, sim_answer_t 
                 s_answer_error(ans, 409, "event %s is %s: only a Scheduled event can be cancelled",
                                ev->id, s_status_name[ev->status]);
             } else {
-                s_finish(f, ev, ei, ST_CANCELLED, now);
+                s_finish(f, ev, ST_CANCELLED, now);
                 s_answer_json(ans, 200, s_event_state(f, ev));
             }
         } else {
