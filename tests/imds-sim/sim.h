@@ -30,6 +30,9 @@
 #define SIM_MAX_FAULT_COUNT 1000000
 #define SIM_MAX_VM_LISTEN 256 /* --vm-listen addresses (one server thread each) */
 #define SIM_MAX_QUERY_ARGS 64 /* query parameters of one request */
+#define SIM_MAX_ZONE 17       /* zone bytes + NUL (POST /control/vms) */
+#define SIM_MAX_PG 65         /* placement group id bytes + NUL */
+#define SIM_MAX_DOMAIN 1000   /* fault and update domains of added VMs: 0..999 */
 
 /* Options of the whole program, as parsed from the command line. */
 typedef struct {
@@ -48,6 +51,7 @@ typedef struct {
     double approval_delay_s;   /* --approval-delay: simulated seconds */
     double complete_after_s;   /* --complete-after: simulated seconds after start */
     double unknown_duration_s; /* --unknown-impact: impact length when Duration is -1 */
+    double terminate_notice_s; /* --terminate-notice: a Terminate's notice (simulated s) */
     double fault_timeout_s;    /* --fault-timeout: real seconds a "timeout" fault holds */
     int rate_limit;            /* --rate-limit: requests per second per VM, 0 = off */
     const char *own_events;    /* --own-events-only vm_a,vm_b */

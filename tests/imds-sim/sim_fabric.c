@@ -47,7 +47,7 @@ typedef enum { EV_FREEZE, EV_REBOOT, EV_REDEPLOY, EV_PREEMPT, EV_TERMINATE, EV_T
 
 static const char *const s_type_name[EV_TYPE_MAX] = {"Freeze", "Reboot", "Redeploy", "Preempt",
                                                      "Terminate"};
-/* Minimum notice by type (IMDS.md), simulated seconds. */
+/* Minimum notice by type (IMDS.md), simulated seconds; a Terminate's is --terminate-notice. */
 static const int s_default_notice[EV_TYPE_MAX] = {900, 900, 600, 30, 300};
 /* DurationInSeconds shown when the event gives none. */
 static const int s_default_duration[EV_TYPE_MAX] = {5, -1, -1, -1, -1};
@@ -129,6 +129,9 @@ typedef struct {
     char vmid[37];                    /* GUID for instance/compute */
     int fd;                           /* fault domain */
     int ud;                           /* update domain */
+    int pg;                           /* placement group: index into f->pgs */
+    bool spot;                        /* priority Spot (else Regular) */
+    char zone[SIM_MAX_ZONE];          /* availability zone, "" when none */
     bool own_only;                    /* sees only the events naming it */
     int64_t incarnation;              /* DocumentIncarnation */
     bool enabled;                     /* the service answered a first request and is not idle */
@@ -160,6 +163,8 @@ typedef struct {
     int *res;                 /* Resources (VM indices) */
     int nres;                 /* how many */
     int fd;                   /* the fault domain of all Resources, or -1 when mixed */
+    int pg;                   /* the placement group of all Resources, or -1 when mixed */
+    bool scale_in;            /* a Terminate made by DELETE /control/vms (scale-in) */
     int duration;             /* DurationInSeconds as shown */
     int64_t impact_ms;        /* real length of the impact */
     int64_t created_ms;       /* monotonic */
@@ -175,6 +180,7 @@ typedef struct {
     int64_t ended_wall;                         /* wall ms of completion / cancellation */
     approval_t *appr;                           /* approvals, first per VM */
     int nappr;                                  /* how many */
+    int appr_cap;                               /* room in appr */
     int rollout;                                /* rollout index or -1 */
 } sim_event_t;
 
@@ -195,21 +201,25 @@ typedef struct {
 } rollout_t;
 
 struct sim_fabric {
-    const sim_opts_t *o;  /* options (borrowed) */
-    pthread_mutex_t lock; /* guards everything below */
-    sim_timeline_t *tl;   /* the timeline */
-    sim_vm_t *vms;        /* the set */
-    int nvms;             /* how many */
-    sim_event_t **events; /* every event ever created */
-    int nevents;          /* how many */
-    rollout_t **rollouts; /* every maintenance rollout */
-    int nrollouts;        /* how many */
-    int64_t t0_mono;      /* monotonic ms at start */
-    int64_t t0_wall;      /* wall ms at start */
-    uint64_t rng;         /* xorshift64* state, from --seed */
-    char **hook_argv;     /* --on-impact split on whitespace, NULL-terminated */
-    int hook_argc;        /* words in hook_argv */
-    int hooks_waiting;    /* queued --on-impact runs over all VMs */
+    const sim_opts_t *o;     /* options (borrowed) */
+    pthread_mutex_t lock;    /* guards everything below */
+    sim_timeline_t *tl;      /* the timeline */
+    sim_vm_t *vms;           /* the set: --vms, then the VMs added (POST /control/vms) */
+    int nvms;                /* how many */
+    int cap_vms;             /* room in vms */
+    int nfds;                /* fault domains: --fault-domains, or more as VMs are added */
+    char (*pgs)[SIM_MAX_PG]; /* placement group ids; pgs[0] the set's own */
+    int npgs;                /* how many */
+    sim_event_t **events;    /* every event ever created */
+    int nevents;             /* how many */
+    rollout_t **rollouts;    /* every maintenance rollout */
+    int nrollouts;           /* how many */
+    int64_t t0_mono;         /* monotonic ms at start */
+    int64_t t0_wall;         /* wall ms at start */
+    uint64_t rng;            /* xorshift64* state, from --seed */
+    char **hook_argv;        /* --on-impact split on whitespace, NULL-terminated */
+    int hook_argc;           /* words in hook_argv */
+    int hooks_waiting;       /* queued --on-impact runs over all VMs */
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -347,9 +357,20 @@ static bool s_in(const int *res, int nres, int vm)
     return false;
 }
 
+/* Whether vm's document lists ev: events are per placement group (IMDS.md, "Scope"), and an
+ * --own-events-only VM sees only those naming it. */
 static bool s_sees(const sim_fabric_t *f, int vm, const sim_event_t *ev)
 {
-    return !f->vms[vm].own_only || s_in(ev->res, ev->nres, vm);
+    int pg = f->vms[vm].pg;
+
+    if (f->vms[vm].own_only)
+        return s_in(ev->res, ev->nres, vm);
+    if (ev->pg >= 0)
+        return ev->pg == pg;
+    for (int i = 0; i < ev->nres; i++)
+        if (f->vms[ev->res[i]].pg == pg)
+            return true;
+    return false;
 }
 
 /* The visible list of every VM that sees ev changed. */
@@ -360,24 +381,35 @@ static void s_touch(sim_fabric_t *f, const sim_event_t *ev)
             f->vms[i].incarnation++;
 }
 
+static bool s_name_is(const sim_vm_t *vm, const char *name, size_t len)
+{
+    return strncmp(vm->name, name, len) == 0 && vm->name[len] == '\0';
+}
+
+/* The VM named name (len bytes, not NUL-terminated), or -1. Names are unique over the set: a
+ * deleted VM's name comes back in its own slot (re-created or added again). */
 static int s_vm_find(const sim_fabric_t *f, const char *name, size_t len)
 {
     size_t plen = strlen(f->o->prefix);
     long idx = 0;
 
-    /* Names are prefix + index: parse rather than search (1,000 VMs at 1 req/s each). */
-    if (len <= plen || len >= SIM_MAX_NAME || strncmp(name, f->o->prefix, plen) != 0)
+    if (len == 0 || len >= SIM_MAX_NAME)
         return -1;
-    if (name[plen] == '0' && len != plen + 1)
-        return -1;
-    for (size_t i = plen; i < len; i++) {
-        if (!isdigit((unsigned char)name[i]))
-            return -1;
-        idx = idx * 10 + (name[i] - '0');
-        if (idx >= f->nvms)
-            return -1;
+    /* The --vms names are prefix + index: parse rather than search (1,000 VMs at 1 req/s
+     * each); the VMs added later are searched. */
+    if (len > plen && strncmp(name, f->o->prefix, plen) == 0 &&
+        !(name[plen] == '0' && len != plen + 1)) {
+        size_t i;
+
+        for (i = plen; i < len && isdigit((unsigned char)name[i]) && idx < f->nvms; i++)
+            idx = idx * 10 + (name[i] - '0');
+        if (i == len && idx < f->nvms && s_name_is(&f->vms[idx], name, len))
+            return (int)idx;
     }
-    return (int)idx;
+    for (int i = f->o->vms; i < f->nvms; i++)
+        if (s_name_is(&f->vms[i], name, len))
+            return i;
+    return -1;
 }
 
 bool sim_fabric_has_vm(sim_fabric_t *f, const char *name)
@@ -566,9 +598,13 @@ static void s_set_res(const sim_fabric_t *f, sim_event_t *ev, const int *res, in
     memcpy(ev->res, res, sizeof(int) * (size_t)nres);
     ev->nres = nres;
     ev->fd = f->vms[res[0]].fd;
-    for (int i = 1; i < nres; i++)
+    ev->pg = f->vms[res[0]].pg;
+    for (int i = 1; i < nres; i++) {
         if (f->vms[res[i]].fd != ev->fd)
             ev->fd = -1;
+        if (f->vms[res[i]].pg != ev->pg)
+            ev->pg = -1;
+    }
 }
 
 static void s_set_duration(const sim_fabric_t *f, sim_event_t *ev, int duration)
@@ -616,7 +652,8 @@ static int s_event_create(sim_fabric_t *f, ev_type_t type, bool user, double not
     if (!(ev = calloc(1, sizeof(*ev))))
         return -ENOMEM;
     ev->res = malloc(sizeof(int) * (size_t)nres);
-    ev->appr = calloc((size_t)f->nvms, sizeof(*ev->appr));
+    ev->appr_cap = f->nvms;
+    ev->appr = calloc((size_t)ev->appr_cap, sizeof(*ev->appr));
     ev->description = strdup(desc ? desc : s_default_desc[type]);
     if (!ev->res || !ev->appr || !ev->description) {
         free(ev->res);
@@ -674,6 +711,15 @@ static int s_fd_members(const sim_fabric_t *f, int fd, int *res)
             n++;
         }
     return n;
+}
+
+/* Whether fault domain fd has or had a VM (deleted or not). */
+static bool s_fd_ever(const sim_fabric_t *f, int fd)
+{
+    for (int i = 0; i < f->nvms; i++)
+        if (f->vms[i].fd == fd)
+            return true;
+    return false;
 }
 
 static int s_rollout_create_next(sim_fabric_t *f, int ri, int64_t now, sim_event_t **ret_ev)
@@ -890,10 +936,12 @@ static json_object *s_compute_doc(const sim_fabric_t *f, int vmi)
     s_add_str(o, "location", "imdssim");
     s_add_str(o, "name", vm->name);
     s_add_str(o, "osType", "Linux");
+    s_add_str(o, "placementGroupId", f->pgs[vm->pg]);
     snprintf(buf, sizeof(buf), "%d", vm->fd);
     s_add_str(o, "platformFaultDomain", buf);
     snprintf(buf, sizeof(buf), "%d", vm->ud);
     s_add_str(o, "platformUpdateDomain", buf);
+    s_add_str(o, "priority", vm->spot ? "Spot" : "Regular");
     s_add_str(o, "provider", "Microsoft.Compute");
     s_add_str(o, "resourceGroupName", "imds-sim");
     snprintf(buf, sizeof(buf),
@@ -907,7 +955,7 @@ static json_object *s_compute_doc(const sim_fabric_t *f, int vmi)
     s_add_str(o, "vmId", vm->vmid);
     s_add_str(o, "vmScaleSetName", "");
     s_add_str(o, "vmSize", "Standard_D2s_v5");
-    s_add_str(o, "zone", "");
+    s_add_str(o, "zone", vm->zone);
     return o;
 }
 
@@ -991,7 +1039,15 @@ static void s_approve(sim_fabric_t *f, int vmi, sim_event_t *ev, int64_t now)
     for (int i = 0; i < ev->nappr; i++)
         if (ev->appr[i].vm == vmi)
             seen = true;
-    if (!seen && ev->nappr < f->nvms)
+    if (!seen && ev->nappr == ev->appr_cap) { /* VMs added since it was created */
+        approval_t *grown = realloc(ev->appr, sizeof(*grown) * (size_t)ev->appr_cap * 2);
+
+        if (grown) {
+            ev->appr = grown;
+            ev->appr_cap *= 2;
+        }
+    }
+    if (!seen && ev->nappr < ev->appr_cap)
         ev->appr[ev->nappr++] = (approval_t){vmi, s_wall_of(f, now)};
     if (ev->status != ST_SCHEDULED || ev->approved)
         return;
@@ -1344,6 +1400,7 @@ static json_object *s_event_state(const sim_fabric_t *f, const sim_event_t *ev)
     json_object_object_add(e, "started_how",
                            ev->how ? json_object_new_string(ev->how) : json_object_new_null());
     json_object_object_add(e, "ended_wall", s_wall_json(ev->ended_wall));
+    json_object_object_add(e, "scale_in", json_object_new_boolean(ev->scale_in));
     json_object_object_add(e, "rollout",
                            ev->rollout >= 0 ? json_object_new_string(f->rollouts[ev->rollout]->id)
                                             : json_object_new_null());
@@ -1382,6 +1439,9 @@ static json_object *s_vm_state(const sim_fabric_t *f, int vmi)
     s_add_str(x, "vm_id", vm->vmid);
     s_add_int(x, "fault_domain", vm->fd);
     s_add_int(x, "update_domain", vm->ud);
+    s_add_str(x, "placement_group", f->pgs[vm->pg]);
+    s_add_str(x, "priority", vm->spot ? "Spot" : "Regular");
+    s_add_str(x, "zone", vm->zone);
     s_add_int(x, "incarnation", vm->incarnation);
     json_object_object_add(x, "enabled", json_object_new_boolean(vm->enabled));
     json_object_object_add(x, "impacted", json_object_new_boolean(vm->impacts > 0));
@@ -1521,7 +1581,8 @@ static int s_parse_resources(const sim_fabric_t *f, json_object *res, int *idx, 
     return 0;
 }
 
-static int s_parse_spec(json_object *body, ev_spec_t *spec, const char **ret_why)
+static int s_parse_spec(const sim_fabric_t *f, json_object *body, ev_spec_t *spec,
+                        const char **ret_why)
 {
     json_object *v;
 
@@ -1539,7 +1600,8 @@ static int s_parse_spec(json_object *body, ev_spec_t *spec, const char **ret_why
             return -1;
         }
     }
-    spec->notice_s = s_default_notice[spec->type];
+    spec->notice_s =
+        spec->type == EV_TERMINATE ? f->o->terminate_notice_s : s_default_notice[spec->type];
     if (json_object_object_get_ex(body, "NoticeSeconds", &v) &&
         s_parse_notice(v, &spec->notice_s, ret_why) < 0)
         return -1;
@@ -1610,7 +1672,7 @@ static void s_control_create(sim_fabric_t *f, const sim_request_t *req, sim_answ
 
     if (!body)
         goto bad;
-    if (s_parse_spec(body, &spec, &why) < 0)
+    if (s_parse_spec(f, body, &spec, &why) < 0)
         goto bad;
     if (json_object_object_get_ex(body, "Status", &v)) {
         const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
@@ -1642,7 +1704,7 @@ static void s_control_create(sim_fabric_t *f, const sim_request_t *req, sim_answ
     } else {
         int64_t fd = json_object_get_int64(fdv);
 
-        if (!json_object_is_type(fdv, json_type_int) || fd < 0 || fd >= f->o->fault_domains) {
+        if (!json_object_is_type(fdv, json_type_int) || fd < 0 || fd >= f->nfds) {
             why = "FaultDomain must be an integer from 0 to fault-domains - 1";
             goto bad;
         }
@@ -1696,7 +1758,7 @@ static void s_control_maintenance(sim_fabric_t *f, const sim_request_t *req, sim
 
     if (!body)
         goto bad;
-    if (s_parse_spec(body, &spec, &why) < 0)
+    if (s_parse_spec(f, body, &spec, &why) < 0)
         goto bad;
     if (json_object_object_get_ex(body, "GapSeconds", &v)) {
         gap = json_object_get_double(v);
@@ -1710,16 +1772,15 @@ static void s_control_maintenance(sim_fabric_t *f, const sim_request_t *req, sim
         why = "too many rollouts (256)";
         goto bad;
     }
-    if (!(r = calloc(1, sizeof(*r))) ||
-        !(r->fds = calloc((size_t)f->o->fault_domains, sizeof(int))) ||
-        !(r->events = calloc((size_t)f->o->fault_domains, sizeof(int)))) {
+    if (!(r = calloc(1, sizeof(*r))) || !(r->fds = calloc((size_t)f->nfds, sizeof(int))) ||
+        !(r->events = calloc((size_t)f->nfds, sizeof(int)))) {
         why = "out of memory";
         goto bad;
     }
     if (json_object_object_get_ex(body, "FaultDomains", &v)) {
         size_t len = json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
 
-        if (len == 0 || len > (size_t)f->o->fault_domains) {
+        if (len == 0 || len > (size_t)f->nfds) {
             why = "FaultDomains must be a non-empty array of distinct fault domains";
             goto bad;
         }
@@ -1727,7 +1788,7 @@ static void s_control_maintenance(sim_fabric_t *f, const sim_request_t *req, sim
             json_object *x = json_object_array_get_idx(v, i);
             int64_t fd = json_object_get_int64(x);
 
-            if (!json_object_is_type(x, json_type_int) || fd < 0 || fd >= f->o->fault_domains) {
+            if (!json_object_is_type(x, json_type_int) || fd < 0 || fd >= f->nfds) {
                 why = "FaultDomains: every entry must be a fault domain number";
                 goto bad;
             }
@@ -1739,11 +1800,12 @@ static void s_control_maintenance(sim_fabric_t *f, const sim_request_t *req, sim
             r->fds[r->nfds++] = (int)fd;
         }
     } else {
-        for (int fd = 0; fd < f->o->fault_domains && fd < f->nvms; fd++)
-            r->fds[r->nfds++] = fd;
+        for (int fd = 0; fd < f->nfds; fd++)
+            if (s_fd_ever(f, fd))
+                r->fds[r->nfds++] = fd;
     }
     for (int j = 0; j < r->nfds; j++)
-        if (r->fds[j] >= f->nvms) {
+        if (!s_fd_ever(f, r->fds[j])) {
             why = "FaultDomains: a fault domain has no VM";
             goto bad;
         }
@@ -1901,6 +1963,375 @@ bad:
     s_answer_error(ans, 400, "PATCH /control/events/%s: %s", ev->id, why);
 }
 
+/* A new VM in vm's slot, or the same VM with a new disk: a new vmId and a new IMDS service
+ * (DocumentIncarnation from 1, its first call answered as a first call, no fault pending). */
+static void s_vm_renew(sim_fabric_t *f, sim_vm_t *vm)
+{
+    vm->deleted = false;
+    vm->enabled = false;
+    vm->incarnation = 1;
+    vm->fault = FAULT_NONE;
+    vm->fault_count = 0;
+    if (vm->recent)
+        memset(vm->recent, 0, sizeof(int64_t) * (size_t)f->o->rate_limit);
+    vm->recent_pos = 0;
+    s_guid(f, vm->vmid);
+}
+
+/* Whether s (NUL-terminated) is 1..max bytes of letters, digits, '.', '_' and '-': a VM name
+ * is a path segment of the IMDS URL (/<vm>/metadata/...). */
+static bool s_is_token(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n > max)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
+            return false;
+    return true;
+}
+
+/* Reads an optional integer domain field (0..SIM_MAX_DOMAIN - 1) into *ret. 0 or -1. */
+static int s_parse_domain(json_object *body, const char *key, int *ret, char *why, size_t whylen)
+{
+    json_object *v;
+    int64_t d;
+
+    if (!json_object_object_get_ex(body, key, &v))
+        return 0;
+    d = json_object_get_int64(v);
+    if (!json_object_is_type(v, json_type_int) || d < 0 || d >= SIM_MAX_DOMAIN) {
+        snprintf(why, whylen, "%s must be an integer from 0 to %d", key, SIM_MAX_DOMAIN - 1);
+        return -1;
+    }
+    *ret = (int)d;
+    return 0;
+}
+
+/* Reads an optional string field into out (room for max bytes + NUL); empty allowed only when
+ * allow_empty. 0 or -1. */
+static int s_parse_token(json_object *body, const char *key, char *out, size_t max,
+                         bool allow_empty, char *why, size_t whylen)
+{
+    json_object *v;
+    const char *t;
+
+    if (!json_object_object_get_ex(body, key, &v))
+        return 0;
+    t = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+    if (!t || !((allow_empty && !*t) || s_is_token(t, max))) {
+        snprintf(why, whylen, "%s must be a string of %s1 to %zu letters, digits, '.', '_' or '-'",
+                 key, allow_empty ? "0 or " : "", max);
+        return -1;
+    }
+    snprintf(out, max + 1, "%s", t);
+    return 0;
+}
+
+/* The index of placement group id in f->pgs, added when new. -1 on ENOMEM or too many. */
+static int s_pg_intern(sim_fabric_t *f, const char *id)
+{
+    char(*grown)[SIM_MAX_PG];
+
+    for (int i = 0; i < f->npgs; i++)
+        if (strcmp(f->pgs[i], id) == 0)
+            return i;
+    if (f->npgs >= SIM_MAX_VMS || !(grown = realloc(f->pgs, SIM_MAX_PG * (size_t)(f->npgs + 1))))
+        return -1;
+    f->pgs = grown;
+    snprintf(f->pgs[f->npgs], SIM_MAX_PG, "%s", id);
+    return f->npgs++;
+}
+
+/* A slot for a VM more at the end of f->vms (zeroed, its rate-limit ring allocated). Its
+ * index, or -1 on ENOMEM. */
+static int s_vm_slot_new(sim_fabric_t *f)
+{
+    int i = f->nvms;
+
+    if (f->nvms == f->cap_vms) {
+        int cap = f->cap_vms * 2 > SIM_MAX_VMS ? SIM_MAX_VMS : f->cap_vms * 2;
+        sim_vm_t *grown = realloc(f->vms, sizeof(*grown) * (size_t)cap);
+
+        if (!grown)
+            return -1;
+        f->vms = grown;
+        memset(&f->vms[f->cap_vms], 0, sizeof(*grown) * (size_t)(cap - f->cap_vms));
+        f->cap_vms = cap;
+    }
+    if (f->o->rate_limit > 0 &&
+        !(f->vms[i].recent = calloc((size_t)f->o->rate_limit, sizeof(int64_t))))
+        return -1;
+    f->nvms++;
+    return i;
+}
+
+/* POST /control/vms: a VM joins the set (scale-out), with its own IMDS under /<name>/. A name
+ * that a deleted VM had comes back in that VM's slot, as a new VM (Azure reuses the instance
+ * names of a uniform scale set); the name of a VM not deleted is refused (409). */
+static void s_control_vm_add(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *ans,
+                             int64_t now)
+{
+    static const char *const allowed[] = {
+        "name", "fault_domain", "update_domain", "priority", "placement_group", "zone", NULL};
+    const char *why = NULL;
+    char whybuf[160], name[SIM_MAX_NAME] = "", pg[SIM_MAX_PG], zone[SIM_MAX_ZONE] = "";
+    json_object *body = s_control_body(req, allowed, whybuf, sizeof(whybuf), &why), *v, *o;
+    int vi, fd = -1, ud = -1, pgi;
+    bool spot = false;
+    sim_vm_t *vm;
+
+    if (!body)
+        goto bad;
+    if (!json_object_object_get_ex(body, "name", &v)) {
+        why = "name is missing";
+        goto bad;
+    }
+    if (s_parse_token(body, "name", name, SIM_MAX_NAME - 1, false, whybuf, sizeof(whybuf)) < 0 ||
+        s_parse_domain(body, "fault_domain", &fd, whybuf, sizeof(whybuf)) < 0 ||
+        s_parse_domain(body, "update_domain", &ud, whybuf, sizeof(whybuf)) < 0 ||
+        s_parse_token(body, "zone", zone, SIM_MAX_ZONE - 1, true, whybuf, sizeof(whybuf)) < 0) {
+        why = whybuf;
+        goto bad;
+    }
+    if (strcmp(name, "control") == 0) { /* /control/... is the control API */
+        why = "name \"control\" is taken by the control API";
+        goto bad;
+    }
+    if (json_object_object_get_ex(body, "priority", &v)) {
+        const char *t = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+
+        if (strcmp(t, "Spot") == 0)
+            spot = true;
+        else if (strcmp(t, "Regular") != 0) {
+            why = "priority must be \"Regular\" or \"Spot\"";
+            goto bad;
+        }
+    }
+    snprintf(pg, sizeof(pg), "%s", f->pgs[0]);
+    if (s_parse_token(body, "placement_group", pg, SIM_MAX_PG - 1, false, whybuf, sizeof(whybuf)) <
+        0) {
+        why = whybuf;
+        goto bad;
+    }
+    json_object_put(body);
+    vi = s_vm_find(f, name, strlen(name));
+    if (vi >= 0 && !f->vms[vi].deleted) {
+        s_answer_error(ans, 409, "POST /control/vms: name \"%s\" is a VM of the set (not deleted)",
+                       name);
+        return;
+    }
+    if (vi >= 0 && f->vms[vi].impacts > 0) {
+        s_answer_error(ans, 409,
+                       "POST /control/vms: %s is still impacted: add it again after its "
+                       "impact_end",
+                       name);
+        return;
+    }
+    if (vi < 0 && f->nvms >= SIM_MAX_VMS) {
+        s_answer_error(ans, 507, "POST /control/vms: the set holds at most %d VMs", SIM_MAX_VMS);
+        return;
+    }
+    if ((pgi = s_pg_intern(f, pg)) < 0 || (vi < 0 && (vi = s_vm_slot_new(f)) < 0)) {
+        s_answer_error(ans, 500, "POST /control/vms: out of memory");
+        return;
+    }
+    vm = &f->vms[vi];
+    snprintf(vm->name, sizeof(vm->name), "%s", name);
+    vm->fd = fd >= 0 ? fd : vi % f->o->fault_domains;
+    vm->ud = ud >= 0 ? ud : vi % f->o->update_domains;
+    vm->pg = pgi;
+    vm->spot = spot;
+    snprintf(vm->zone, sizeof(vm->zone), "%s", zone);
+    vm->own_only = false;
+    s_vm_renew(f, vm);
+    if (vm->fd >= f->nfds)
+        f->nfds = vm->fd + 1;
+    o = s_fact(f, now, "added");
+    s_add_str(o, "vm", vm->name);
+    s_add_str(o, "vm_id", vm->vmid);
+    s_add_int(o, "fault_domain", vm->fd);
+    s_add_int(o, "update_domain", vm->ud);
+    s_add_str(o, "placement_group", f->pgs[vm->pg]);
+    s_add_str(o, "priority", vm->spot ? "Spot" : "Regular");
+    s_add_str(o, "zone", vm->zone);
+    s_emit(f, o);
+    s_answer_json(ans, 200, s_vm_state(f, vi));
+    return;
+bad:
+    json_object_put(body);
+    s_answer_error(ans, 400, "POST /control/vms: %s", why);
+}
+
+/* Whether an active scale-in Terminate names vmi; its EventId in *ret_id. */
+static bool s_scale_in_pending(const sim_fabric_t *f, int vmi, const char **ret_id)
+{
+    for (int i = 0; i < f->nevents; i++) {
+        const sim_event_t *ev = f->events[i];
+
+        if (ev->scale_in && s_is_active(ev) && s_in(ev->res, ev->nres, vmi)) {
+            *ret_id = ev->id;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* DELETE /control/vms/<vm> (vmi, the body optional) or DELETE /control/vms (vmi -1, the
+ * names in the body): a scale-in. Each VM gets a Terminate of its own, all with the same
+ * NotBefore, notice_seconds (default --terminate-notice) ahead; approved (POST) or at
+ * NotBefore it starts, and its impact deletes the VM as any Terminate does. */
+static void s_control_scale_in(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *ans,
+                               int vmi, int64_t now)
+{
+    static const char *const allowed_one[] = {"notice_seconds", NULL};
+    static const char *const allowed_set[] = {"names", "notice_seconds", NULL};
+    const char *why = NULL, *pending;
+    char whybuf[160];
+    json_object *body = NULL, *v, *names = NULL, *out;
+    int *idx = NULL, n = 0;
+    double notice_s = f->o->terminate_notice_s;
+    const char *what = vmi >= 0 ? "DELETE /control/vms/<vm>" : "DELETE /control/vms";
+
+    if (vmi < 0 || req->body_len || req->body_too_big) {
+        body =
+            s_control_body(req, vmi >= 0 ? allowed_one : allowed_set, whybuf, sizeof(whybuf), &why);
+        if (!body)
+            goto bad;
+    }
+    if (body && json_object_object_get_ex(body, "notice_seconds", &v)) {
+        notice_s = json_object_get_double(v);
+        if ((!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double)) ||
+            !(notice_s >= 0 && notice_s <= SIM_MAX_NOTICE_S)) {
+            why = "notice_seconds must be a number between 0 and 604800";
+            goto bad;
+        }
+    }
+    if (!(idx = malloc(sizeof(int) * (size_t)f->nvms))) {
+        why = "out of memory";
+        goto bad;
+    }
+    if (vmi >= 0) {
+        idx[n++] = vmi;
+    } else {
+        size_t len;
+
+        json_object_object_get_ex(body, "names", &names);
+        len = json_object_is_type(names, json_type_array) ? json_object_array_length(names) : 0;
+        if (len == 0 || len > (size_t)f->nvms) {
+            why = "names must be a non-empty array of VM names of this set";
+            goto bad;
+        }
+        for (size_t i = 0; i < len; i++) {
+            json_object *x = json_object_array_get_idx(names, i);
+            const char *t =
+                json_object_is_type(x, json_type_string) ? json_object_get_string(x) : "";
+            int vi = s_vm_find(f, t, strlen(t));
+
+            if (vi < 0 || s_in(idx, n, vi)) {
+                snprintf(whybuf, sizeof(whybuf), "names: %s \"%.48s\"",
+                         vi < 0 ? "no VM named" : "named twice:", t);
+                why = whybuf;
+                goto bad;
+            }
+            idx[n++] = vi;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        const sim_vm_t *vm = &f->vms[idx[i]];
+
+        if (vm->deleted)
+            s_answer_error(ans, 409, "%s: %s is already deleted", what, vm->name);
+        else if (s_scale_in_pending(f, idx[i], &pending))
+            s_answer_error(ans, 409, "%s: %s is already being scaled in (Terminate %s)", what,
+                           vm->name, pending);
+        else
+            continue;
+        free(idx);
+        json_object_put(body);
+        return;
+    }
+    json_object_put(body);
+    out = json_object_new_array();
+    for (int i = 0; i < n; i++) {
+        sim_event_t *ev;
+        json_object *o;
+        char nb[64];
+        int rc = s_event_create(f, EV_TERMINATE, false, notice_s, s_default_duration[EV_TERMINATE],
+                                NULL, &idx[i], 1, false, -1, now, &ev);
+
+        if (rc < 0) {
+            free(idx);
+            json_object_put(out);
+            s_answer_error(ans, rc == -ENOSPC ? 507 : 500, "%s: %s", what,
+                           rc == -ENOSPC ? "too many events (4096)" : "out of memory");
+            return;
+        }
+        ev->scale_in = true;
+        o = s_fact(f, now, "scale_in");
+        s_add_str(o, "vm", f->vms[idx[i]].name);
+        s_add_str(o, "event", ev->id);
+        s_add_str(o, "not_before", sc_time_rfc1123(ev->notbefore_wall_s, nb, sizeof(nb)));
+        s_emit(f, o);
+        json_object_array_add(out, s_event_state(f, ev));
+    }
+    free(idx);
+    if (vmi >= 0) { /* one VM: its event */
+        json_object *ev = json_object_get(json_object_array_get_idx(out, 0));
+
+        json_object_put(out);
+        out = ev;
+    }
+    s_answer_json(ans, 200, out);
+    return;
+bad:
+    free(idx);
+    json_object_put(body);
+    s_answer_error(ans, 400, "%s: %s", what, why);
+}
+
+/* POST /control/vms/<vm>/reimage: the VM's OS disk is replaced, under the same name, fault
+ * and update domain: --on-impact runs start, reimage (wipe the VM's state) and end, in that
+ * order, with EventType "Reimage" and the new vmId; its IMDS service is new (s_vm_renew). */
+static void s_control_reimage(sim_fabric_t *f, const sim_request_t *req, sim_answer_t *ans, int vmi,
+                              int64_t now)
+{
+    static const char *const allowed[] = {NULL};
+    sim_vm_t *vm = &f->vms[vmi];
+    const char *why = NULL;
+    char whybuf[160], old[37];
+    json_object *o;
+
+    if (req->body_len || req->body_too_big) {
+        if (!(o = s_control_body(req, allowed, whybuf, sizeof(whybuf), &why))) {
+            s_answer_error(ans, 400, "POST /control/vms/%s/reimage: %s", vm->name, why);
+            return;
+        }
+        json_object_put(o);
+    }
+    if (vm->deleted) {
+        s_answer_error(ans, 409, "%s is deleted: re-create it (or add it again), not reimage it",
+                       vm->name);
+        return;
+    }
+    if (vm->impacts > 0) {
+        s_answer_error(ans, 409, "%s is impacted: reimage it after its impact_end", vm->name);
+        return;
+    }
+    snprintf(old, sizeof(old), "%s", vm->vmid);
+    s_vm_renew(f, vm);
+    for (int ph = HOOK_START; ph < HOOK_MAX; ph++)
+        s_hook_queue(f, vmi, (hook_phase_t)ph, "Reimage", vm->vmid);
+    o = s_fact(f, now, "reimaged");
+    s_add_str(o, "vm", vm->name);
+    s_add_int(o, "fault_domain", vm->fd);
+    s_add_str(o, "vm_id", vm->vmid);
+    s_add_str(o, "old_vm_id", old);
+    s_emit(f, o);
+    s_answer_json(ans, 200, s_vm_state(f, vmi));
+}
+
 /* POST /control/vms/<vm>/recreate: a deleted VM comes back under its name (a Spot VM
  * restarted, a VM re-created): a new vmId and a new IMDS service (DocumentIncarnation from
  * 1, its first call answered as a first call, no fault pending). Refused while an impact on
@@ -1932,15 +2363,7 @@ static void s_control_recreate(sim_fabric_t *f, const sim_request_t *req, sim_an
                        vm->name);
         return;
     }
-    vm->deleted = false;
-    vm->enabled = false;
-    vm->incarnation = 1;
-    vm->fault = FAULT_NONE;
-    vm->fault_count = 0;
-    if (vm->recent)
-        memset(vm->recent, 0, sizeof(int64_t) * (size_t)f->o->rate_limit);
-    vm->recent_pos = 0;
-    s_guid(f, vm->vmid);
+    s_vm_renew(f, vm);
     o = s_fact(f, now, "recreated");
     s_add_str(o, "vm", vm->name);
     s_add_int(o, "fault_domain", vm->fd);
@@ -2095,24 +2518,37 @@ void sim_fabric_control(sim_fabric_t *f, const sim_request_t *req, sim_answer_t 
         if (strcmp(m, "POST") != 0)
             goto method;
         s_control_faults(f, req, ans);
-    } else if (strncmp(p, "/vms/", 5) == 0 && strchr(p + 5, '/') &&
-               strcmp(strchr(p + 5, '/'), "/recreate") == 0) {
-        const char *name = p + 5;
-        size_t len = (size_t)(strchr(name, '/') - name);
+    } else if (strcmp(p, "/vms") == 0) {
+        if (strcmp(m, "POST") == 0)
+            s_control_vm_add(f, req, ans, now);
+        else if (strcmp(m, "DELETE") == 0)
+            s_control_scale_in(f, req, ans, -1, now);
+        else
+            goto method;
+    } else if (strncmp(p, "/vms/", 5) == 0 &&
+               (!strchr(p + 5, '/') || strcmp(strchr(p + 5, '/'), "/recreate") == 0 ||
+                strcmp(strchr(p + 5, '/'), "/reimage") == 0)) {
+        const char *name = p + 5, *op = strchr(name, '/');
+        size_t len = op ? (size_t)(op - name) : strlen(name);
         int vi = s_vm_find(f, name, len);
 
         if (vi < 0)
             s_answer_error(ans, 404, "no VM named %.*s in this set", (int)(len > 64 ? 64 : len),
                            name);
-        else if (strcmp(m, "POST") != 0)
+        else if (!op && strcmp(m, "DELETE") == 0)
+            s_control_scale_in(f, req, ans, vi, now);
+        else if (!op || strcmp(m, "POST") != 0)
             goto method;
-        else
+        else if (strcmp(op, "/recreate") == 0)
             s_control_recreate(f, req, ans, vi, now);
+        else
+            s_control_reimage(f, req, ans, vi, now);
     } else {
         s_answer_error(ans, 404,
                        "no such control path: use /control/events, /control/events/<id>, "
-                       "/control/maintenance, /control/faults, /control/vms/<vm>/recreate, "
-                       "/control/state, /control/timeline");
+                       "/control/maintenance, /control/faults, /control/vms, /control/vms/<vm>, "
+                       "/control/vms/<vm>/recreate, /control/vms/<vm>/reimage, /control/state, "
+                       "/control/timeline");
     }
     goto out;
 method:
@@ -2157,14 +2593,22 @@ int sim_fabric_new(const sim_opts_t *o, sim_fabric_t **ret_fabric, const char **
         return -ENOMEM;
     pthread_mutex_init(&f->lock, NULL);
     f->o = o;
-    f->nvms = o->vms;
+    f->nvms = f->cap_vms = o->vms;
+    f->nfds = o->fault_domains;
     f->rng = o->seed * 0x9E3779B97F4A7C15ULL + 0x1234567ULL;
     if (!f->rng)
         f->rng = 1;
     f->t0_mono = sc_mono_ms();
     f->t0_wall = sc_wall_ms();
-    if (!(f->vms = calloc((size_t)o->vms, sizeof(*f->vms))))
+    if (!(f->vms = calloc((size_t)o->vms, sizeof(*f->vms))) || !(f->pgs = calloc(1, SIM_MAX_PG)))
         goto fail;
+    {
+        /* The set's placement group id: drawn from the seed, not from the sequence of the
+         * EventIds and vmIds, which stay what they were before placement groups. */
+        uint64_t x = (o->seed + 1) * 0xD1B54A32D192ED03ULL;
+
+        s_guid_of(&x, f->pgs[f->npgs++]);
+    }
     for (int i = 0; i < o->vms; i++) {
         sim_vm_t *vm = &f->vms[i];
 
@@ -2233,6 +2677,7 @@ void sim_fabric_destroy(sim_fabric_t **fabric)
         for (int i = 0; i < f->nvms; i++)
             free(f->vms[i].recent);
     free(f->vms);
+    free(f->pgs);
     if (f->hook_argv)
         for (int i = 0; i < f->hook_argc; i++)
             free(f->hook_argv[i]);

@@ -72,6 +72,8 @@ static void s_usage(FILE *out)
           "  --approval-delay S        an approved event starts S after the approval (default 0)\n"
           "  --complete-after S        an event disappears S after it started (default 600)\n"
           "  --unknown-impact S        impact length when DurationInSeconds is -1 (default 60)\n"
+          "  --terminate-notice S      notice of a Terminate: a scale-in's, or an event's given\n"
+          "                            no NoticeSeconds (default 300; Azure allows 300 to 900)\n"
           "  --own-events-only LIST    comma-separated VMs that see only their own events\n"
           "  --rate-limit R            requests per second per VM before 429 (default 5; 0 = off)\n"
           "  --fault-timeout SECS      real seconds a \"timeout\" fault holds a request before\n"
@@ -171,6 +173,7 @@ int main(int argc, char **argv)
         O_APPROVAL_DELAY,
         O_COMPLETE,
         O_UNKNOWN_IMPACT,
+        O_TERMINATE_NOTICE,
         O_OWN,
         O_RATE,
         O_FAULT_TIMEOUT,
@@ -195,6 +198,7 @@ int main(int argc, char **argv)
         {"approval-delay", required_argument, NULL, O_APPROVAL_DELAY},
         {"complete-after", required_argument, NULL, O_COMPLETE},
         {"unknown-impact", required_argument, NULL, O_UNKNOWN_IMPACT},
+        {"terminate-notice", required_argument, NULL, O_TERMINATE_NOTICE},
         {"own-events-only", required_argument, NULL, O_OWN},
         {"rate-limit", required_argument, NULL, O_RATE},
         {"fault-timeout", required_argument, NULL, O_FAULT_TIMEOUT},
@@ -208,6 +212,7 @@ int main(int argc, char **argv)
                     .idle_disable_s = 86400,
                     .complete_after_s = 600,
                     .unknown_duration_s = 60,
+                    .terminate_notice_s = 300,
                     .fault_timeout_s = 30,
                     .rate_limit = 5};
     sc_log_level_t level = SC_LOG_NOTICE;
@@ -262,6 +267,9 @@ int main(int argc, char **argv)
             break;
         case O_UNKNOWN_IMPACT:
             o.unknown_duration_s = s_num("unknown-impact", optarg, 0, SIM_MAX_DURATION_S);
+            break;
+        case O_TERMINATE_NOTICE:
+            o.terminate_notice_s = s_num("terminate-notice", optarg, 0, SIM_MAX_NOTICE_S);
             break;
         case O_OWN: o.own_events = optarg; break;
         case O_RATE: o.rate_limit = s_int("rate-limit", optarg, 0, 1000); break;
