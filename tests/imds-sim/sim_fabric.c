@@ -13,13 +13,17 @@
  * --unknown-impact, 0 means an impact that begins and ends at once). During a Reboot,
  * Redeploy, Preempt or Terminate impact that VM's IMDS closes every connection unanswered;
  * Preempt and Terminate delete the VM, whose IMDS then never answers again, unless
- * POST /control/vms/<vm>/recreate brings a new VM of that name.
+ * POST /control/vms/<vm>/recreate brings a new VM of that name, or POST /control/vms adds
+ * one. The set grows (POST /control/vms) and shrinks (DELETE /control/vms/<vm>: a Terminate
+ * with --terminate-notice); POST /control/vms/<vm>/reimage gives a VM a new vmId and runs
+ * --on-impact start, reimage, end.
  *
- * Every VM sees every active event of the set, except the --own-events-only VMs which see
- * only the events naming them. A VM's DocumentIncarnation grows by one whenever an event it
- * sees appears, changes status, is changed (PATCH) or disappears, and at no other time; it
- * starts again from 1 when the service is re-enabled after --idle-disable, or the VM is
- * re-created after a Preempt or Terminate deleted it.
+ * Every VM sees every active event of its placement group (an event naming one of its VMs),
+ * except the --own-events-only VMs which see only the events naming them. A VM's
+ * DocumentIncarnation grows by one whenever an event it sees appears, changes status, is changed
+ * (PATCH) or disappears, and at no other time; it starts again from 1 when the service is
+ * re-enabled after --idle-disable, when the VM is re-created or added again after a Preempt or
+ * Terminate deleted it, and when it is reimaged.
  *
  * One mutex guards everything here; the HTTP thread and the ticker both take it. */
 #include "sim.h"
