@@ -6,7 +6,7 @@
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config libcurl4-openssl-dev libjson-c-dev libzmq3-dev
-      libsqlite3-dev libmicrohttpd-dev sqlite3 curl python3 procps)
+      libsqlite3-dev libmicrohttpd-dev libsodium-dev sqlite3 curl python3 procps)
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(clang libclang-rt-14-dev spin jq python3-requests python3-zmq clang-format iproute2 psmisc
     systemd dpkg-dev python3-prometheus-client man-db
