@@ -34,7 +34,11 @@
     X(SC_E_CONFIG, "bad configuration")                                                            \
     X(SC_E_NOT_FOUND, "not found")                                                                 \
     X(SC_E_STATE, "not allowed in the current state")                                              \
-    X(SC_E_NOT_COMMITTED, "decision not stored by a majority of the voters (not acted on)")
+    X(SC_E_NOT_COMMITTED, "decision not stored by a majority of the voters (not acted on)")        \
+    X(SC_E_NONCE_UNKNOWN, "nonce not issued here, or forgotten")                                   \
+    X(SC_E_NONCE_EXPIRED, "nonce expired")                                                         \
+    X(SC_E_NONCE_REPLAYED, "nonce already used (replay)")                                          \
+    X(SC_E_RATE_LIMITED, "too many attempts (rate limited)")
 
 enum {
     SC_E_BASE_ = -100000,
