@@ -46,7 +46,7 @@
  * Rotation: a node holds one or two secrets (SC_JOIN_SECRETS_MAX). The first (current) one is
  * the one a joiner proves with; a member accepts a proof made with either and acks with the
  * one that matched, so that during a rotation window VMs with the old and with the new secret
- * both get in. See NOTES-FOR-README.md (trust model) for the procedure.
+ * both get in. The procedure is in the trust model (drafted for docs/design.md, Membership).
  *
  * Warning on the secret's strength: a proof is an HMAC of a known transcript, so whoever
  * obtains one (a fake member a joiner was pointed at) can test guesses of the secret offline.
