@@ -27,14 +27,20 @@ static const char *const s_match_names[SC_MEMBER_MATCH_MAX] = {
 static const char s_z85_chars[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                   ".-:+=^!/*?&<>()[]{}@%$#";
 
+/* ASCII letters and digits, whatever the locale */
+static bool s_is_alnum(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
 static bool s_is_name_char(char c)
 {
-    return isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-';
+    return s_is_alnum(c) || c == '.' || c == '_' || c == '-';
 }
 
 static bool s_is_zone_char(char c)
 {
-    return isalnum((unsigned char)c) || c == '-';
+    return s_is_alnum(c) || c == '-';
 }
 
 static bool s_name_valid(const char *s, size_t n)
@@ -255,7 +261,7 @@ static int s_get_name(json_object *obj, char *out, const char **ret_why)
 int sc_member_id_from_json(json_object *compute, sc_member_id_t *ret_id, char *err, size_t errlen)
 {
     sc_member_id_t id;
-    const char *key, *why = "is invalid";
+    const char *key = "", *why = "is invalid";
     int rc;
 
     if (!compute || !ret_id)
