@@ -123,7 +123,7 @@ deb=$(ls "$TMP"/pkg/schedcoord_*.deb)
 [ -f "$deb" ] || fail "no package: $(ls "$TMP/pkg")"
 [ "$(dpkg-deb -f "$deb" Package)" = schedcoord ] || fail "package name: $(dpkg-deb -f "$deb" Package)"
 dep=$(dpkg-deb -f "$deb" Depends)
-for lib in libcurl4 libjson-c5 libzmq5 libsqlite3-0; do
+for lib in libcurl4 libjson-c5 libzmq5 libsodium23 libsqlite3-0; do
     [[ "$dep" == *"$lib "* || "$dep" == *"$lib," || "$dep" == *"$lib" ]] || fail "the package does not depend on $lib: $dep"
 done
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./||; /\/$/d' | sort >"$TMP/deb.files"
