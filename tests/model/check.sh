@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Checks the Promela model of the election (tests/model/election.pml) with spin: the model
-# must keep its properties in each checked configuration, and each broken variant must be
-# caught (spin finds the violation), so the model is shown able to fail. One line per run:
-# name, expected outcome, states stored, depth, seconds, verdict. Exits 1 when a run does not
-# give what is expected (README.md: configurations, bounds, what is not checked).
-#   tests/model/check.sh [MODEL=tests/model/election.pml]
+# Checks the Promela models of the election (tests/model/election.pml) and of membership
+# changes (tests/model/membership.pml) with spin: each model must keep its properties in each
+# checked configuration, and each broken variant must be caught (spin finds the violation), so
+# the model is shown able to fail. One line per run: name, expected outcome, states stored,
+# depth, seconds, verdict. Exits 1 when a run does not give what is expected (README.md:
+# configurations, bounds, what is not checked).
+#   tests/model/check.sh [MODEL=tests/model/election.pml [MEMBERSHIP=tests/model/membership.pml]]
 set -euo pipefail
 MODEL=$(realpath "${1:-$(dirname "$0")/election.pml}")
+MEMBERSHIP=$(realpath "${2:-$(dirname "$0")/membership.pml}")
 command -v spin >/dev/null || { echo "model: spin is not installed (apt-get install spin)"; exit 77; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -21,6 +23,10 @@ MEMBERS="-DMEMBERS -DMAXT=1 -DMAXL=1 -DNETMAX=6"
 # one run take 7 minutes (README, "Liveness"), so the suite checks them one at a time.
 LIVE_DROP="-DLIVE -DCRASHES=0 -DDROPS=1 -DMAXT=2 -DMAXL=6"
 LIVE_CRASH="-DLIVE -DCRASHES=1 -DDROPS=0 -DMAXT=4 -DMAXL=7"
+# membership.pml: configuration entries, one change at a time, from leader 0 of term 1 with
+# voters 0-2 and non-voter 3; a second term and three more entries (README, "Membership
+# changes": MAXL=5 takes 9 M states, 50 s of search; MAXT=3 more than 11 M)
+CONF="-DMAXT=2 -DMAXL=4 -DNETMAX=4"
 # how each kind of run is compiled and searched (timings in README.md): safety runs look for
 # assertion violations exhaustively; LIVE runs for acceptance cycles under weak fairness.
 # States are stored whole (no -DCOLLAPSE) where that halves the search time for the same
@@ -40,6 +46,7 @@ PAN_SMALL="-m100000 -c1 -w20"
 PAN_LIVE="-a -f -m300000 -w24"
 PAN_LIVE_SMALL="-a -f -m300000 -w20"
 # name | expect (ok: no error; caught: an error) | spin -D flags | cc flags | pan flags
+# [| the model: membership (membership.pml); election.pml when absent]
 RUNS=(
     "safety|ok|$SAFETY|$CC_SAFE|$PAN_SAFE"
     "approval|ok|$APPROVAL|$CC_FAST|$PAN_MID"
@@ -54,15 +61,20 @@ RUNS=(
     "broken_no_digest|caught|$MEMBERS -DBROKEN_NO_DIGEST|$CC_TINY|$PAN_SMALL"
     "broken_no_prevote|caught|-DSTABLE -DBROKEN_NO_PREVOTE|$CC_TINY|$PAN_SMALL"
     "broken_no_handover|caught|-DLIVE -DCRASHES=0 -DDROPS=0 -DMAXT=2 -DMAXL=6 -DBROKEN_NO_HANDOVER|$CC_LIVE_SMALL|$PAN_LIVE_SMALL"
+    "conf|ok|$CONF|$CC_FAST|$PAN_MID|membership"
+    "conf_reach|caught|$CONF -DREACH|$CC_TINY|$PAN_SMALL|membership"
+    "broken_two_changes|caught|$CONF -DBROKEN_TWO_CHANGES|$CC_TINY|$PAN_SMALL|membership"
 )
 bad=0
 for r in "${RUNS[@]}"; do
-    IFS='|' read -r name expect flags ccflags pan <<<"$r"
+    IFS='|' read -r name expect flags ccflags pan which <<<"$r"
+    model=$MODEL
+    [ "${which:-}" != membership ] || model=$MEMBERSHIP
     d="$TMP/$name"
     mkdir -p "$d"
     start=$(date +%s)
     # shellcheck disable=SC2086 # flags are separate words
-    (cd "$d" && spin -a $flags "$MODEL" >spin.out 2>&1 &&
+    (cd "$d" && spin -a $flags "$model" >spin.out 2>&1 &&
         cc $ccflags -o pan pan.c >cc.out 2>&1 &&
         ./pan $pan >pan.out 2>&1) || true
     secs=$(($(date +%s) - start))
