@@ -221,6 +221,9 @@ json_object *sc_coord_raft_status(sc_coord_t *c, json_object *st)
     json_object_object_add(st, "may_act", json_object_new_boolean(sc_coord_may_act(c)));
     json_object_object_add(st, "tilted", json_object_new_boolean(sc_elect_tilted(r->e)));
     json_object_object_add(st, "members_mismatch", sc_coord_digest_status(c));
+    json_object_object_add(st, "serialise_by",
+                           json_object_new_string(sc_serialise_by_name(sc_coord_serialise_by(c))));
+    json_object_object_add(st, "domains_hidden", json_object_new_boolean(c->domains_hidden));
     return st;
 }
 

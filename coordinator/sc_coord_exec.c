@@ -402,6 +402,7 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
     const char **strangers = NULL; /* names in Resources that are not members (borrowed) */
     sc_plan_output_t out = {0};
     sc_plan_input_t in = {0};
+    sc_policy_t policy = c->o.policy;
     int64_t now = sc_mono_ms();
     int rc = 0;
 
@@ -505,7 +506,9 @@ int sc_coord_exec_plan_round(sc_coord_t *c, bool act)
     in.members = pm;
     in.n_members = c->n_members;
     in.events = pe;
-    in.policy = &c->o.policy;
+    sc_coord_members_spread_check(c);
+    policy.serialise_by = sc_coord_serialise_by(c); /* auto resolved */
+    in.policy = &policy;
     in.now_wall_s = sc_wall_ms() / 1000;
     in.now_ms = now;
     sc_coord_forecast_fill(c, &in, pe); /* an input: the planner reads no clock or store */

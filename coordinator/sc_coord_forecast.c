@@ -294,9 +294,10 @@ int sc_coord_forecast_fill(sc_coord_t *c, sc_plan_input_t *in, sc_plan_event_t *
         nv += x->n_vms;
     }
     for (size_t m = 0; m < c->n_members; m++)
-        f->members[m].domain = in->policy->serialise_by == SC_SERIALISE_UPDATE_DOMAIN
-                                   ? in->members[m].update_domain
-                                   : in->members[m].fault_domain;
+        f->members[m].domain =
+            in->policy->serialise_by == SC_SERIALISE_UPDATE_DOMAIN ? in->members[m].update_domain
+            : in->policy->serialise_by == SC_SERIALISE_VM          ? -1 /* a domain of its own */
+                                                                   : in->members[m].fault_domain;
     fi = (sc_forecast_input_t){f->members,
                                c->n_members,
                                fe,

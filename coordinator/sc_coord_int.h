@@ -139,6 +139,7 @@ struct sc_coord {
     sc_cevstate_t **ev;      /* per event: what is not replicated */
     size_t n_ev;             /* entries */
     bool dirty;              /* something changed: plan now */
+    bool domains_hidden;     /* every member (2 or more) reports the same fault domain */
     int64_t last_plan_ms;    /* last plan round */
     int64_t last_leader_ms;  /* last leader broadcast */
     int64_t last_tick_ms;    /* last registry tick / liveness check */
@@ -220,8 +221,16 @@ size_t sc_coord_members_find(const sc_coord_t *c, const char *n);
  * brings a gone member back; new fault/update domains are recorded. 0 or a store error. */
 int sc_coord_members_on_hello(sc_coord_t *c, size_t mi, const sc_msg_hello_t *h);
 /* Member mi's domain as rule 2 counts it (the update domain under serialise-by update_domain),
- * as decided; -1 unknown. */
+ * as decided; -1 unknown, and always under serialise-by vm (a domain of its own). */
 int sc_coord_members_domain(const sc_coord_t *c, size_t mi);
+/* serialise-by in force: auto resolved (vm while the fault domains are hidden, else
+ * fault_domain). */
+sc_serialise_by_t sc_coord_serialise_by(const sc_coord_t *c);
+/* Whether every member not gone that reported a fault domain (two or more) reported the same:
+ * a flexible or zonal scale set's max spreading, which hides the domains Azure spreads them
+ * over. Sets c->domains_hidden and says a change (log; ALERT domains_hidden when they become
+ * hidden). Each plan round calls it, once the start grace is over. */
+void sc_coord_members_spread_check(sc_coord_t *c);
 /* The leader decides member mi's fault and update domain as reported, when not what the state
  * holds (why: how we heard them, for the log). 0 or an error. */
 int sc_coord_members_decide_domains(sc_coord_t *c, size_t mi, const char *why);

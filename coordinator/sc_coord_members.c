@@ -312,9 +312,53 @@ int sc_coord_members_load_boots(sc_coord_t *c)
 int sc_coord_members_domain(const sc_coord_t *c, size_t mi)
 {
     const sc_cs_member_t *cm = sc_cstate_member(c->cs, mi);
+    sc_serialise_by_t by = sc_coord_serialise_by(c);
 
-    if (!cm)
+    if (!cm || by == SC_SERIALISE_VM)
         return -1;
-    return c->o.policy.serialise_by == SC_SERIALISE_UPDATE_DOMAIN ? cm->update_domain
-                                                                  : cm->fault_domain;
+    return by == SC_SERIALISE_UPDATE_DOMAIN ? cm->update_domain : cm->fault_domain;
+}
+
+sc_serialise_by_t sc_coord_serialise_by(const sc_coord_t *c)
+{
+    if (c->o.policy.serialise_by != SC_SERIALISE_AUTO)
+        return c->o.policy.serialise_by;
+    return c->domains_hidden ? SC_SERIALISE_VM : SC_SERIALISE_FAULT_DOMAIN;
+}
+
+void sc_coord_members_spread_check(sc_coord_t *c)
+{
+    size_t known = 0;
+    int fd = -1;
+    bool same = true, hidden;
+
+    if (c->in_grace)
+        return; /* not before every member had its chance to report */
+    for (size_t i = 0; i < c->n_members; i++) {
+        const sc_cs_member_t *cm = sc_cstate_member(c->cs, i);
+        if (!cm || cm->gone || cm->fault_domain < 0)
+            continue;
+        if (known++ && cm->fault_domain != fd)
+            same = false;
+        fd = cm->fault_domain;
+    }
+    hidden = known >= 2 && same;
+    if (hidden == c->domains_hidden)
+        return;
+    c->domains_hidden = hidden;
+    c->dirty = true;
+    if (!hidden) {
+        sc_log_notice("fault domains shown", "serialise_by=%s why=\"members report more than one\"",
+                      sc_serialise_by_name(sc_coord_serialise_by(c)));
+        return;
+    }
+    c->count.alerts[SC_ALERT_DOMAINS_HIDDEN]++;
+    sc_log_warn("ALERT",
+                "alert=%s event=- member=- why=\"every member reports fault domain %d "
+                "(%zu of them): Azure spreads a flexible or zonal scale set over fault domains it "
+                "does not show (max spreading); %s\"",
+                sc_alert_name(SC_ALERT_DOMAINS_HIDDEN), fd, known,
+                c->o.policy.serialise_by == SC_SERIALISE_AUTO
+                    ? "serialised by VM, one at a time (serialise-by auto)"
+                    : "serialise-by is set: kept as it is");
 }

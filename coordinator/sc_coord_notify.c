@@ -162,7 +162,7 @@ static void s_about(const sc_coord_t *c, const sc_cs_event_t *ce, sc_notify_msg_
         ce->ev.type_raw && ce->ev.type_raw[0] ? ce->ev.type_raw : sc_event_type_name(ce->ev.type);
     m->vms = names;
     m->n_vms = s_event_vms(c, ce, names, &m->fault_domain);
-    m->update_domains = c->o.policy.serialise_by == SC_SERIALISE_UPDATE_DOMAIN;
+    m->update_domains = sc_coord_serialise_by(c) == SC_SERIALISE_UPDATE_DOMAIN;
     m->deadline_ms = ce->ev.has_not_before ? ce->ev.not_before * 1000 : 0;
 }
 

@@ -86,6 +86,8 @@ static int s_domain(const sc_coord_t *c, size_t mi, bool fault)
     const sc_cs_member_t *cm = sc_cstate_member(c->cs, mi);
     int d = fault ? cm->fault_domain : cm->update_domain;
 
+    if (sc_coord_serialise_by(c) == SC_SERIALISE_VM)
+        return -1; /* each VM a group of its own */
     if (d < 0)
         d = fault ? c->members[mi].fault_domain : c->members[mi].update_domain;
     return d;
@@ -461,7 +463,7 @@ static json_object *s_choose(sc_coord_t *c, json_object *req, bool *chosen, char
 static json_object *s_start(sc_coord_t *c, json_object *req)
 {
     const sc_cs_rehearsal_t *rh = sc_cstate_rehearsal(c->cs);
-    bool ud = c->o.policy.serialise_by == SC_SERIALISE_UPDATE_DOMAIN;
+    bool ud = sc_coord_serialise_by(c) == SC_SERIALISE_UPDATE_DOMAIN;
     json_object *v, *err, *d, *groups, *events, *o;
     sc_event_type_t type = SC_EVENT_REBOOT;
     const char *tn = "Reboot";

@@ -191,7 +191,7 @@ static bool s_span(json_object *rows, const sc_cs_rh_group_t *g, const char *pha
 json_object *sc_coord_rehearse_report(sc_coord_t *c)
 {
     const sc_cs_rehearsal_t *rh = sc_cstate_rehearsal(c->cs);
-    bool ud = c->o.policy.serialise_by == SC_SERIALISE_UPDATE_DOMAIN;
+    bool ud = sc_coord_serialise_by(c) == SC_SERIALISE_UPDATE_DOMAIN;
     json_object *o, *rows = NULL, *vms, *doms, *verdicts, *failures, *text;
     sc_forecast_measured_t *m;
     const char **ids;

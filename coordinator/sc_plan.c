@@ -58,10 +58,11 @@ static const char *const s_approval_names[SC_APPROVAL_MAX] = {"none",   "intent"
 static const char *const s_action_names[SC_ACT_MAX] = {"PREPARE",     "RECOVER", "APPROVE",
                                                        "APPROVE_VIA", "ALERT",   "MEMBER_GONE"};
 static const char *const s_alert_names[SC_ALERT_MAX] = {
-    "none",      "deadline",        "prepare_failed",        "recover_failed",
-    "forced",    "member_down",     "no_approver",           "user_deadline",
-    "too_wide",  "drain_retry",     "user_deadline_blocked", "unknown_status",
-    "strangers", "malformed_event", "forecast_late",         "members_mismatch"};
+    "none",          "deadline",        "prepare_failed",        "recover_failed",
+    "forced",        "member_down",     "no_approver",           "user_deadline",
+    "too_wide",      "drain_retry",     "user_deadline_blocked", "unknown_status",
+    "strangers",     "malformed_event", "forecast_late",         "members_mismatch",
+    "domains_hidden"};
 static const char *const s_member_names[SC_MEMBER_STATE_MAX] = {"healthy",  "draining",   "drained",
                                                                 "impacted", "recovering", "gone"};
 static const char *const s_class_names[SC_CLASS_MAX] = {"no_drain", "evict", "user", "platform"};
@@ -197,10 +198,12 @@ static int s_act_add_event(sc_action_t *a, size_t event)
 }
 
 /* A domain key (serialise-by: the fault or the update domain), or a key of its own for a member
- * whose domain is unknown. */
+ * whose domain is unknown, and for every member when serialised by VM. (The caller resolves
+ * serialise-by auto; here it means fault domains.) */
 static int s_fd_key(const s_plan_t *pl, size_t m)
 {
     int fd = pl->p->serialise_by == SC_SERIALISE_UPDATE_DOMAIN ? pl->in->members[m].update_domain
+             : pl->p->serialise_by == SC_SERIALISE_VM          ? -1
                                                                : pl->in->members[m].fault_domain;
 
     return fd >= 0 ? fd : -2 - (int)m;
@@ -223,18 +226,25 @@ static void s_fd_add(int *set, size_t *n, int key)
 /* "fault domain" or "update domain": what s_fd_key() counts, for texts. */
 static const char *s_domain(const s_plan_t *pl)
 {
-    return pl->p->serialise_by == SC_SERIALISE_UPDATE_DOMAIN ? "update domain" : "fault domain";
+    return pl->p->serialise_by == SC_SERIALISE_UPDATE_DOMAIN ? "update domain"
+           : pl->p->serialise_by == SC_SERIALISE_VM          ? "VM"
+                                                             : "fault domain";
 }
 
-/* Lists the busy fault domains as text ("1, 2", unknown ones as "?"). */
-static void s_fd_text(const int *set, size_t n, char *buf, size_t len)
+/* Lists the busy fault domains as text ("1, 2", unknown ones as "?"; serialised by VM, the
+ * VMs' names). */
+static void s_fd_text(const s_plan_t *pl, const int *set, size_t n, char *buf, size_t len)
 {
+    bool vm = pl->p->serialise_by == SC_SERIALISE_VM;
     size_t off = 0;
 
     buf[0] = '\0';
     for (size_t i = 0; i < n && off + 8 < len; i++) {
+        size_t m = set[i] <= -2 ? (size_t)(-2 - set[i]) : SC_PLAN_NONE;
         int w = set[i] >= 0 ? snprintf(buf + off, len - off, "%s%d", i ? ", " : "", set[i])
-                            : snprintf(buf + off, len - off, "%s?", i ? ", " : "");
+                : vm && m < pl->in->n_members
+                    ? snprintf(buf + off, len - off, "%s%s", i ? ", " : "", pl->in->members[m].name)
+                    : snprintf(buf + off, len - off, "%s?", i ? ", " : "");
         if (w < 0)
             break;
         off += (size_t)w;
@@ -634,7 +644,7 @@ static bool s_undrained_allowed(const s_plan_t *pl, size_t i, char *why, size_t 
     if (n_own > (size_t)pl->p->max_fault_domains
             ? n_other > 0
             : n_own + n_other > (size_t)pl->p->max_fault_domains) {
-        s_fd_text(own + n_own, n_other, buf, sizeof(buf));
+        s_fd_text(pl, own + n_own, n_other, buf, sizeof(buf));
         snprintf(why, len, "%s(s) %s busy (max-fault-domains %d)", s_domain(pl), buf,
                  pl->p->max_fault_domains);
         return false;
@@ -766,7 +776,7 @@ static int s_admit(s_plan_t *pl, size_t i, size_t rank)
     /* An event whose own VMs span more domains than allowed may go only when all is quiet. */
     too_wide = n_fds > (size_t)pl->p->max_fault_domains;
     if (too_wide ? n_other > 0 : n_fd_union > (size_t)pl->p->max_fault_domains) {
-        s_fd_text(other, n_other, buf, sizeof(buf));
+        s_fd_text(pl, other, n_other, buf, sizeof(buf));
         s_wait(x, "queued: %s(s) %s busy (max-fault-domains %d)", s_domain(pl), buf,
                pl->p->max_fault_domains);
         return 0;

@@ -225,6 +225,8 @@ typedef enum {
                                        its deadline (sc_plan_event_t.forecast_late) */
     SC_ALERT_MEMBERS_MISMATCH,      /* a coordinator runs with other --members (not the
                                        planner's: sc_coord_digest.c, log and counter only) */
+    SC_ALERT_DOMAINS_HIDDEN,        /* every member reports the same fault domain (max
+                                       spreading): serialised by VM (serialise-by auto) */
     SC_ALERT_MAX
 } sc_alert_t;
 

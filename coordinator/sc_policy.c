@@ -37,9 +37,10 @@ const sc_cfg_key_t sc_policy_keys[] = {
     {"prepare-retry-s", SC_CFG_SECONDS, offsetof(sc_policy_cfg_t, prepare_retry_s), "30",
      "wait after a rolled-back prepare before the next attempt (doubles each time, max 600 s)", 0,
      3600, false},
-    {"serialise-by", SC_CFG_STRING, offsetof(sc_policy_cfg_t, serialise_by), "fault_domain",
-     "the domains drained one at a time (max-fault-domains of them): fault_domain or "
-     "update_domain",
+    {"serialise-by", SC_CFG_STRING, offsetof(sc_policy_cfg_t, serialise_by), "auto",
+     "the domains drained one at a time (max-fault-domains of them): fault_domain, "
+     "update_domain, vm (each VM its own), or auto: fault_domain, but vm when every member "
+     "reports the same fault domain (max spreading hides them)",
      0, 0, false},
     {"approve-with-strangers", SC_CFG_BOOL, offsetof(sc_policy_cfg_t, approve_with_strangers),
      "false",
@@ -76,12 +77,13 @@ void sc_policy_defaults(sc_policy_t *ret)
     ret->pause = false;
     ret->prepare_attempts = 3;
     ret->prepare_retry_s = 30;
-    ret->serialise_by = SC_SERIALISE_FAULT_DOMAIN;
+    ret->serialise_by = SC_SERIALISE_AUTO;
     ret->approve_with_strangers = false;
     ret->terminate_notice_s = 300;
 }
 
-static const char *const s_serialise_names[SC_SERIALISE_MAX] = {"fault_domain", "update_domain"};
+static const char *const s_serialise_names[SC_SERIALISE_MAX] = {"fault_domain", "update_domain",
+                                                                "vm", "auto"};
 
 const char *sc_serialise_by_name(sc_serialise_by_t by)
 {
@@ -224,7 +226,8 @@ int sc_policy_from_cfg(const sc_policy_cfg_t *cfg, sc_policy_t *ret, char *err, 
     p.prepare_retry_s = cfg->prepare_retry_s;
     if (cfg->serialise_by && sc_policy_parse_serialise_by(cfg->serialise_by, &p.serialise_by) < 0)
         return sc_errf(err, errlen, SC_E_CONFIG,
-                       "serialise-by: \"%.64s\" is neither fault_domain nor update_domain",
+                       "serialise-by: \"%.64s\" is not one of auto, fault_domain, "
+                       "update_domain, vm",
                        cfg->serialise_by);
     p.approve_with_strangers = cfg->approve_with_strangers;
     /* 0: a caller that filled the struct by hand and knows nothing of the key */

@@ -60,7 +60,8 @@ typedef struct sc_policy_cfg {
     bool pause;                   /* pause */
     long prepare_attempts;        /* prepare-attempts */
     double prepare_retry_s;       /* prepare-retry-s */
-    char *serialise_by;           /* serialise-by: "fault_domain" or "update_domain" (owned) */
+    char *serialise_by;           /* serialise-by: "auto", "fault_domain", "update_domain" or
+                                     "vm" (owned) */
     bool approve_with_strangers;  /* approve-with-strangers */
     double terminate_notice_s;    /* terminate-notice-s */
 } sc_policy_cfg_t;
@@ -75,8 +76,12 @@ void sc_policy_keys_rebase(size_t base_offset, sc_cfg_key_t *dst);
 
 /* The domains rule 2 serialises (serialise-by). */
 typedef enum {
-    SC_SERIALISE_FAULT_DOMAIN,  /* platformFaultDomain (default) */
+    SC_SERIALISE_FAULT_DOMAIN,  /* platformFaultDomain */
     SC_SERIALISE_UPDATE_DOMAIN, /* platformUpdateDomain */
+    SC_SERIALISE_VM,            /* each VM a domain of its own: one VM at a time */
+    SC_SERIALISE_AUTO, /* (default) fault domains, unless every member reports the same one: a
+                          flexible or zonal scale set spreads its VMs over fault domains it
+                          does not show ("max spreading"), then VM (sc_coord_serialise_by) */
     SC_SERIALISE_MAX
 } sc_serialise_by_t;
 
@@ -108,7 +113,8 @@ int sc_policy_parse_min_healthy(const char *s, int *ret_value, bool *ret_pct);
 /* Parses a comma-separated list of event type names (case-insensitive, spaces allowed, ""
  * = none) into a bit mask (1u << sc_event_type_t). SC_E_CONFIG for an unknown name. */
 int sc_policy_parse_types(const char *s, uint32_t *ret_mask);
-/* "fault_domain", "update_domain" (the serialise-by values); "unknown" out of range. */
+/* "fault_domain", "update_domain", "vm", "auto" (the serialise-by values); "unknown" out of
+ * range. */
 const char *sc_serialise_by_name(sc_serialise_by_t by);
 /* Parses a serialise-by value (exactly a name above). 0 or SC_E_CONFIG; *ret on success. */
 int sc_policy_parse_serialise_by(const char *s, sc_serialise_by_t *ret);

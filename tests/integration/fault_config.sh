@@ -120,7 +120,7 @@ expect 2 'our name vm_9 \(--name, or else the compute metadata.s\) is not in --m
 expect 2 'min-healthy: "150%" is neither a count' "$BIN/schedcoord-coordinator" "${CO[@]}" --min-healthy 150%
 expect 2 'approve-without-drain: "Bogus" is not a comma-separated list of Freeze' \
     "$BIN/schedcoord-coordinator" "${CO[@]}" --approve-without-drain Bogus
-expect 2 'serialise-by: "rack" is neither fault_domain nor update_domain' \
+expect 2 'serialise-by: "rack" is not one of auto, fault_domain, update_domain, vm' \
     "$BIN/schedcoord-coordinator" "${CO[@]}" --serialise-by rack
 ok "coordinator: policy values checked (member name, min-healthy, event types, serialise-by)"
 

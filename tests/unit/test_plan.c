@@ -53,6 +53,7 @@ typedef struct row {
     const char *without_drain; /* approve-without-drain */
     const char *expect;        /* sorted actions joined by "; " ("" = none) */
     bool by_update_domain;     /* serialise-by update_domain */
+    bool by_vm;                /* serialise-by vm (auto, when the domains are hidden) */
     bool with_strangers;       /* approve-with-strangers */
 } row_t;
 
@@ -130,6 +131,8 @@ static int s_build(const row_t *r, world_t *w)
     w->pol.approve_user_events = !r->no_user_approve;
     if (r->by_update_domain)
         w->pol.serialise_by = SC_SERIALISE_UPDATE_DOMAIN;
+    if (r->by_vm)
+        w->pol.serialise_by = SC_SERIALISE_VM;
     w->pol.approve_with_strangers = r->with_strangers;
 
     for (size_t i = 0; i < MAX_E && r->ev[i].id; i++) {
@@ -1117,6 +1120,37 @@ static const row_t rows[] = {
       {.id = "E3", .vms = "a1=none"}},
      .by_update_domain = true,
      .expect = "ALERT forced H1; PREPARE a1 E3"},
+    /* serialise-by vm (issue 21: max spreading shows every VM in fault domain 0; auto takes
+     * each VM for a domain of its own): one VM at a time, where fault domains drain together */
+    {"serialise_by_fd_same_fd_drains_together",
+     "a0:0! a1:0 a2:0",
+     {{.id = "E1", .vms = "a0=preparing"}, {.id = "E2", .vms = "a1=none"}},
+     .expect = "PREPARE a1 E2"},
+    {"serialise_by_vm_same_fd_waits",
+     "a0:0! a1:0 a2:0",
+     {{.id = "E1", .vms = "a0=preparing"}, {.id = "E2", .vms = "a1=none"}},
+     .by_vm = true,
+     .expect = ""},
+    {"serialise_by_vm_one_at_a_time_in_notbefore_order",
+     "a0:0! a1:0 a2:0",
+     {{.id = "E2", .nb = 900, .vms = "a1=none"}, {.id = "E1", .nb = 600, .vms = "a0=none"}},
+     .by_vm = true,
+     .expect = "PREPARE a0 E1"},
+    {"serialise_by_vm_event_of_two_vms_goes_alone",
+     "a0:0! a1:0 a2:0",
+     {{.id = "E1", .nb = 600, .vms = "a0=none,a1=none"}, {.id = "E2", .nb = 900, .vms = "a2=none"}},
+     .by_vm = true,
+     .expect = "ALERT too_wide E1; PREPARE a0 E1; PREPARE a1 E1"},
+    {"serialise_by_vm_recovering_vm_busy",
+     "a0:0! a1:0 a2:0",
+     {{.id = "E1",
+       .phase = SC_REG_ENDED,
+       .started = true,
+       .start = SC_START_APPROVED,
+       .vms = "a0=recovering"},
+      {.id = "E2", .vms = "a1=none"}},
+     .by_vm = true,
+     .expect = ""},
     {"serialise_by_ud_user_deadline_blocked",
      UD2,
      {{.id = "E1", .vms = "a0=preparing"},
@@ -1734,15 +1768,18 @@ SC_TEST(policy_serialise_by)
     char err[256] = "";
 
     SC_CHECK_INT(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)), 0);
-    SC_CHECK_INT(p.serialise_by, SC_SERIALISE_FAULT_DOMAIN);
+    SC_CHECK_INT(p.serialise_by, SC_SERIALISE_AUTO);
+    cfg.serialise_by = (char *)"vm";
+    SC_CHECK_INT(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)), 0);
+    SC_CHECK_INT(p.serialise_by, SC_SERIALISE_VM);
     cfg.serialise_by = (char *)"update_domain";
     SC_CHECK_INT(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)), 0);
     SC_CHECK_INT(p.serialise_by, SC_SERIALISE_UPDATE_DOMAIN);
     SC_CHECK_STR(sc_serialise_by_name(p.serialise_by), "update_domain");
     cfg.serialise_by = (char *)"rack";
     SC_CHECK(sc_policy_from_cfg(&cfg, &p, err, sizeof(err)) < 0);
-    SC_CHECK(strstr(err, "serialise-by: \"rack\" is neither fault_domain nor update_domain") !=
-             NULL);
+    SC_CHECK(strstr(err, "serialise-by: \"rack\" is not one of auto, fault_domain, update_domain, "
+                         "vm") != NULL);
 }
 
 /* Strangers: the alert and the waiting text name them (the rest counted when too many); the
