@@ -29,6 +29,11 @@ kept it from being approved, instant by instant, first match wins:
   VM cut off  a leader acting, the domain free, but one of the event's VMs unreachable: its
               agent killed (until started again, plus --vm-settle), in a partition, its IMDS
               failing (3 s), restarted by the roll.
+  rolled back a leader acting, the domain free, the VMs reachable, but a prepare of the event
+              was interrupted by a fault (its agent killed or restarted during the hook: the
+              coordinators' ALERT prepare_failed says "interrupted"): the drain was rolled back
+              and is tried again only after --retry seconds (the coordinators'
+              prepare-retry-s), as the policy says.
   free        a leader acting, the domain free, the VMs reachable: the coordinators had their
               chance — unexplained.
 
@@ -36,7 +41,7 @@ An event is explained when free, no leader and held each stay under --need secon
 together under twice that; its cause is then "no leader acting for its whole notice" (no
 acting leader at all in it), "short notice" (the notice minus the margin is under --need:
 Preempt's 30 s are 1.5 s at x20), or the largest of quorum lost, faults, queued and VM cut
-off. The coordinators' alerts about the event (deadline, forecast_late, member_down...) are
+off and rolled back. The coordinators' alerts about the event (deadline, forecast_late, member_down...) are
 quoted after it. Faults come from --faults, the nemesis' log ("UNIX_TIME WHAT ARGS": kill|start|
 term|stop|cont c|a I, partition I..., heal, imds I, slowlink MS I..., slowdisk MS I..., roll I,
 gone I); voters from the coordinators' "election voters=..." lines (every set seen).
@@ -236,6 +241,8 @@ def main():
                     help="after a fault on the coordinators: an election and a start grace (s)")
     ap.add_argument("--vm-settle", type=float, default=2.0,
                     help="after a VM is reachable again: its agent's hello and document (s)")
+    ap.add_argument("--retry", type=float, default=30.0,
+                    help="the coordinators' prepare-retry-s: the wait after a rollback (s)")
     ap.add_argument("logs", nargs="+", help="the coordinators' logs (coord*.err)")
     a = ap.parse_args()
 
@@ -454,10 +461,14 @@ def main():
         b_held = inter(minus(p, queue_legit), queue_held)
         f0 = minus(minus(p, queue_legit), queue_held)
         b_vm = inter(f0, vm_cut)
-        b_free = minus(f0, vm_cut)
+        rolled = norm([[t, t + a.retry] for t, e2, al, why in alerts
+                       if e2 == ev and al == "prepare_failed" and "interrupted" in why])
+        b_rolled = inter(minus(f0, vm_cut), rolled)
+        b_free = minus(minus(f0, vm_cut), rolled)
         m = {k: size(v) for k, v in (("faults", b_fault), ("quorum lost", b_lost),
                                      ("no leader", b_noleader), ("queued", b_queued),
-                                     ("held", b_held), ("VM cut off", b_vm), ("free", b_free))}
+                                     ("held", b_held), ("VM cut off", b_vm),
+                                     ("rolled back", b_rolled), ("free", b_free))}
         def blockers(part, held):
             """the other domains' VMs out in part (held: their held time), longest first"""
             o = sorted(((size(inter(part, h if held else lg)), n) for n, lg, h in theirs),
@@ -492,7 +503,9 @@ def main():
             cause = max((("quorum lost", m["quorum lost"]),
                          ("faults on the coordinators", m["faults"] - m["quorum lost"]),
                          ("queued behind another domain", m["queued"]),
-                         ("its VM cut off", m["VM cut off"])), key=lambda x: x[1])[0]
+                         ("its VM cut off", m["VM cut off"]),
+                         ("a prepare interrupted: rolled back, retried later", m["rolled back"])),
+                        key=lambda x: x[1])[0]
         buckets = ", ".join(f"{k} {v:.1f}" for k, v in m.items())
         head = (f"liveness: {ev[:8]} {e.get('EventType', '?')} {','.join(vms) or '-'} "
                 f"(FD {','.join(map(str, sorted(fds))) or '-'}), notice {t_start - c0:.1f} s, "
