@@ -680,8 +680,7 @@ static int s_get_str(json_object *obj, const char *key, char *out, size_t outlen
     return 0;
 }
 
-/* A domain number: a string of digits ("1", as IMDS sends it) or an integer. Absent: -1. */
-static int s_get_domain(json_object *obj, const char *key, int *out, const char **ret_why)
+int sc_compute_get_domain(json_object *obj, const char *key, int *out, const char **ret_why)
 {
     json_object *v;
     const char *s;
@@ -738,8 +737,10 @@ static int s_compute_from_obj(json_object *obj, sc_compute_t *cp, const char **r
         return SC_E_NOT_JSON;
     }
     if ((rc = s_get_str(obj, key = "name", cp->name, sizeof(cp->name), ret_why)) < 0 ||
-        (rc = s_get_domain(obj, key = "platformFaultDomain", &cp->fault_domain, ret_why)) < 0 ||
-        (rc = s_get_domain(obj, key = "platformUpdateDomain", &cp->update_domain, ret_why)) < 0 ||
+        (rc = sc_compute_get_domain(obj, key = "platformFaultDomain", &cp->fault_domain, ret_why)) <
+            0 ||
+        (rc = sc_compute_get_domain(obj, key = "platformUpdateDomain", &cp->update_domain,
+                                    ret_why)) < 0 ||
         (rc = s_get_str(obj, key = "vmScaleSetName", cp->vm_scale_set_name,
                         sizeof(cp->vm_scale_set_name), ret_why)) < 0 ||
         (rc = s_get_str(obj, key = "zone", cp->zone, sizeof(cp->zone), ret_why)) < 0 ||

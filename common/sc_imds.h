@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <json-c/json.h>
 
 #define SC_IMDS_DEFAULT_BASE_URL "http://169.254.169.254"
 #define SC_IMDS_DEFAULT_API_VERSION "2020-07-01"
@@ -104,6 +105,12 @@ int sc_imds_get_compute(sc_imds_t *imds, sc_compute_t *ret_compute, sc_imds_stat
  * sc_imds_get_compute applies the same field rules to what it fetched. */
 int sc_compute_parse(const char *buf, size_t len, sc_compute_t *ret_compute, char *err,
                      size_t errlen);
+
+/* A compute field holding a domain number (platformFaultDomain, platformUpdateDomain): a string
+ * of decimal digits, as IMDS sends it, or a JSON integer, in 0..10000, into *out; absent, null
+ * or "": -1 (unknown). 0, or SC_E_PARSE with *ret_why the reason ("is not a number", "is out of
+ * range", ...). Shared by sc_compute_parse and sc_member_id. */
+int sc_compute_get_domain(json_object *obj, const char *key, int *out, const char **ret_why);
 
 /* The base URL in use (borrowed, lives as long as imds). */
 const char *sc_imds_base_url(const sc_imds_t *imds);

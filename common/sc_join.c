@@ -299,19 +299,29 @@ int sc_join_nonce(uint8_t ret_nonce[SC_JOIN_NONCE_LEN])
     return 0;
 }
 
-int sc_join_prove(const sc_join_secrets_t *secrets, const sc_join_transcript_t *t,
-                  uint8_t ret_proof[SC_JOIN_MAC_LEN], char *err, size_t errlen)
+/* The MAC under label of t with the current secret (the first), once secrets and t are checked:
+ * what a joiner proves with and what it expects an ack to be. 0 or an error in err. */
+static int s_mac_current(const sc_join_secrets_t *secrets, const sc_join_transcript_t *t,
+                         const char *label, uint8_t out[SC_JOIN_MAC_LEN], char *err, size_t errlen)
 {
     int rc;
 
-    if (!secrets || secrets->n < 1 || !ret_proof)
-        return sc_errf(err, errlen, -EINVAL, "join: no secret or no place for the proof");
+    if (!secrets || secrets->n < 1)
+        return sc_errf(err, errlen, -EINVAL, "join: no secret");
     if ((rc = s_transcript_ok(t, err, errlen)) < 0)
         return rc;
     if ((rc = s_sodium()) < 0)
         return sc_errf(err, errlen, rc, "join: libsodium did not start");
-    s_mac(secrets->key[0], secrets->len[0], S_LABEL_PROOF, t, ret_proof);
+    s_mac(secrets->key[0], secrets->len[0], label, t, out);
     return 0;
+}
+
+int sc_join_prove(const sc_join_secrets_t *secrets, const sc_join_transcript_t *t,
+                  uint8_t ret_proof[SC_JOIN_MAC_LEN], char *err, size_t errlen)
+{
+    if (!ret_proof)
+        return sc_errf(err, errlen, -EINVAL, "join: no place for the proof");
+    return s_mac_current(secrets, t, S_LABEL_PROOF, ret_proof, err, errlen);
 }
 
 int sc_join_ack_check(const sc_join_secrets_t *secrets, const sc_join_transcript_t *t,
@@ -320,13 +330,10 @@ int sc_join_ack_check(const sc_join_secrets_t *secrets, const sc_join_transcript
     uint8_t want[SC_JOIN_MAC_LEN];
     int rc;
 
-    if (!secrets || secrets->n < 1 || !ack)
-        return sc_errf(err, errlen, -EINVAL, "join: no secret or no ack");
-    if ((rc = s_transcript_ok(t, err, errlen)) < 0)
+    if (!ack)
+        return sc_errf(err, errlen, -EINVAL, "join: no ack");
+    if ((rc = s_mac_current(secrets, t, S_LABEL_ACK, want, err, errlen)) < 0)
         return rc;
-    if ((rc = s_sodium()) < 0)
-        return sc_errf(err, errlen, rc, "join: libsodium did not start");
-    s_mac(secrets->key[0], secrets->len[0], S_LABEL_ACK, t, want);
     rc = sodium_memcmp(want, ack, SC_JOIN_MAC_LEN) == 0 ? 0 : SC_E_AUTH;
     sodium_memzero(want, sizeof(want));
     if (rc < 0)

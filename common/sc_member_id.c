@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "sc_error.h"
+#include "sc_imds.h"
 
 static const char *const s_priority_names[SC_PRIORITY_MAX] = {
     [SC_PRIORITY_UNKNOWN] = "unknown",
@@ -107,53 +108,18 @@ static int s_get_string(json_object *obj, const char *key, const char **ret_s, s
     return 0;
 }
 
-/* A domain number: a string of decimal digits (as IMDS sends it) or a JSON integer, in
- * 0..SC_MEMBER_DOMAIN_MAX. Absent or "": -1 (unknown). */
+/* A domain number (sc_compute_get_domain, whose range is SC_MEMBER_DOMAIN_MAX), but a null is
+ * refused here, not taken for unknown. */
 static int s_get_domain(json_object *obj, const char *key, int *out, const char **ret_why)
 {
     json_object *v = NULL;
-    const char *s;
-    size_t n;
-    long val = 0;
 
-    *out = -1;
-    if (!json_object_object_get_ex(obj, key, &v))
-        return 0;
-    if (json_object_is_type(v, json_type_int)) {
-        int64_t x = json_object_get_int64(v);
-
-        if (x < 0 || x > SC_MEMBER_DOMAIN_MAX) {
-            *ret_why = "is out of range";
-            return SC_E_PARSE;
-        }
-        *out = (int)x;
-        return 0;
-    }
-    if (!json_object_is_type(v, json_type_string)) {
-        *ret_why = v ? "is neither a string nor an integer" : "is null";
+    if (json_object_object_get_ex(obj, key, &v) && !v) {
+        *out = -1;
+        *ret_why = "is null";
         return SC_E_PARSE;
     }
-    s = json_object_get_string(v);
-    n = (size_t)json_object_get_string_len(v);
-    if (n == 0)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!isdigit((unsigned char)s[i])) {
-            *ret_why = "is not a number";
-            return SC_E_PARSE;
-        }
-        if (i >= 5) {
-            *ret_why = "is out of range";
-            return SC_E_PARSE;
-        }
-        val = val * 10 + (s[i] - '0');
-    }
-    if (val > SC_MEMBER_DOMAIN_MAX) {
-        *ret_why = "is out of range";
-        return SC_E_PARSE;
-    }
-    *out = (int)val;
-    return 0;
+    return sc_compute_get_domain(obj, key, out, ret_why);
 }
 
 /* The zone: a string, or an integer taken as its decimal text. Absent: "". */

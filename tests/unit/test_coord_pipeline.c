@@ -548,22 +548,23 @@ SC_TEST(prepare_order_carries_until_and_is_held_after)
  * vm_1 heard it, from vm_2's agent — and the new leader's take-over skipped it ("over before
  * anyone decided it"): vm_2 never left, and later events that named the deleted VM owed it a
  * recover no agent could run. The take-over decides it now (seen, started, ended) and the
- * member leaves. vm_1 is made leader by vm_0's handover: vm_0's own VM is drained for R. Seen
- * failing without the fix: P not in vm_1's state, vm_2 not gone. */
+ * member leaves. Whichever of vm_0 and vm_1 won the election (l), the other (f) alone hears the
+ * Preempt and is made leader by l's handover: l's own VM is drained for R. (Waiting for the
+ * preferred member vm_0 to lead cost 10 s, a handover back, whenever vm_1 won.) Seen failing
+ * without the fix: P not in f's state, vm_2 not gone. */
 SC_TEST(eviction_over_while_nobody_led_takes_its_member)
 {
-    void *z = zmq_ctx_new(), *d2, *d0;
-    char buf[64], doc[1024];
+    int l = s_elect(), f = 1 - l;
+    void *z = zmq_ctx_new(), *d2, *dl;
+    char buf[64], doc[1024], self[8];
     json_object *st, *ms = NULL;
     bool gone = false;
     uint64_t term;
 
-    s_elect();
-    /* the preferred member leads once nothing is in flight (a handover back, if vm_1 won) */
-    SC_REQUIRE(s_until(0, "may_act", "true", 15000));
-    term = (uint64_t)s_int(s_c[0], "term");
-    /* vm_2's agent, heard by vm_1 alone: the Preempt started, then gone */
-    d2 = sc_tp_dealer(z, s_port[1]);
+    SC_REQUIRE(s_until(l, "may_act", "true", 15000));
+    term = (uint64_t)s_int(s_c[l], "term");
+    /* vm_2's agent, heard by the follower alone: the Preempt started, then gone */
+    d2 = sc_tp_dealer(z, s_port[f]);
     sc_tp_hello(d2, "vm_2", "boot-2", 2, 2, term);
     sc_tp_doc(d2, "vm_2", term, 2,
               "{\"DocumentIncarnation\":3,\"Events\":[{\"EventId\":\"P-gone\",\"EventType\":"
@@ -574,20 +575,22 @@ SC_TEST(eviction_over_while_nobody_led_takes_its_member)
     s_step(3, 300);
     sc_tp_doc(d2, "vm_2", term, 3, "{\"DocumentIncarnation\":4,\"Events\":[]}", sc_wall_ms());
     s_step(3, 300);
-    SC_CHECK_STR(sc_tp_state_event(s_c[0], "P-gone", "phase", buf, sizeof(buf)), "");
-    /* vm_0's own VM drained for R: it hands the lead to vm_1 */
-    d0 = sc_tp_dealer(z, s_port[0]);
-    sc_tp_hello(d0, "vm_0", "boot-0", 0, 0, term);
+    SC_CHECK_STR(sc_tp_state_event(s_c[l], "P-gone", "phase", buf, sizeof(buf)), "");
+    /* the leader's own VM drained for R: it hands the lead to the follower */
+    snprintf(self, sizeof(self), "vm_%d", l);
+    dl = sc_tp_dealer(z, s_port[l]);
+    sc_tp_hello(dl, self, l ? "boot-1" : "boot-0", l, l, term);
     snprintf(doc, sizeof(doc),
              "{\"DocumentIncarnation\":5,\"Events\":[{\"EventId\":\"R-self\",\"EventType\":"
-             "\"Reboot\",\"ResourceType\":\"VirtualMachine\",\"Resources\":[\"vm_0\"],"
+             "\"Reboot\",\"ResourceType\":\"VirtualMachine\",\"Resources\":[\"%s\"],"
              "\"EventStatus\":\"Scheduled\",\"NotBefore\":\"Mon, 01 Jan 2046 00:00:00 GMT\","
-             "\"Description\":\"\",\"EventSource\":\"Platform\",\"DurationInSeconds\":-1}]}");
-    sc_tp_doc(d0, "vm_0", term, 2, doc, sc_wall_ms());
-    SC_REQUIRE(s_until(1, "may_act", "true", 15000));
+             "\"Description\":\"\",\"EventSource\":\"Platform\",\"DurationInSeconds\":-1}]}",
+             self);
+    sc_tp_doc(dl, self, term, 2, doc, sc_wall_ms());
+    SC_REQUIRE(s_until(f, "may_act", "true", 15000));
     for (int64_t end = sc_mono_ms() + 5000; sc_mono_ms() < end && !gone;) {
         s_step(3, 20);
-        st = sc_coord_state_json(s_c[1]);
+        st = sc_coord_state_json(s_c[f]);
         if (st && json_object_object_get_ex(st, "members", &ms))
             for (size_t i = 0; i < json_object_array_length(ms); i++) {
                 json_object *m = json_object_array_get_idx(ms, i);
@@ -598,7 +601,7 @@ SC_TEST(eviction_over_while_nobody_led_takes_its_member)
     }
     SC_CHECK(gone);
     zmq_close(d2);
-    zmq_close(d0);
+    zmq_close(dl);
     zmq_ctx_term(z);
     s_stop();
 }
