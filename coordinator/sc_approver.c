@@ -6,15 +6,36 @@
 #include "sc_time.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+/* A POST asked of the worker, then its outcome, in one FIFO each. */
+typedef struct s_job {
+    struct s_job *next;
+    int64_t intent;
+    char *body;
+    sc_approval_outcome_t out;
+} s_job_t;
 
 struct sc_approver {
-    sc_store_t *store; /* borrowed */
-    sc_imds_t *imds;   /* our own VM's IMDS */
-    char *self;        /* our member name ("by") */
-    uint64_t posts;    /* POSTs sent */
+    sc_store_t *store;       /* borrowed */
+    sc_imds_t *imds;         /* our own VM's IMDS (the worker's once it runs) */
+    char *self;              /* our member name ("by") */
+    _Atomic uint64_t posts;  /* POSTs sent */
+    pthread_mutex_t lock;    /* guards the queues and stopping */
+    pthread_cond_t cond;     /* a job queued, or stopping */
+    pthread_t thread;        /* the worker (started by the first sc_approver_post_async) */
+    bool running, stopping;  /* the worker exists; it is asked to end */
+    s_job_t *todo, **todo_tail, *done, **done_tail;
+    size_t n_todo, n_busy;   /* queued; being POSTed (0 or 1) */
+    int wake_fd;             /* eventfd: readable while an outcome waits */
 };
 
 int sc_approver_new(sc_store_t *store, const char *imds_url, const char *self_name,
@@ -29,6 +50,9 @@ int sc_approver_new(sc_store_t *store, const char *imds_url, const char *self_na
     if (!(self = calloc(1, sizeof(*self))))
         return -ENOMEM;
     self->store = store;
+    self->wake_fd = -1;
+    self->todo_tail = &self->todo;
+    self->done_tail = &self->done;
     sc_imds_opts_init(&o);
     o.base_url = imds_url;
     if (!(self->self = strdup(self_name))) {
@@ -37,20 +61,61 @@ int sc_approver_new(sc_store_t *store, const char *imds_url, const char *self_na
     }
     if ((rc = sc_imds_new(&o, &self->imds)) < 0)
         goto fail;
+    if ((self->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+        rc = -errno;
+        goto fail;
+    }
+    if ((rc = -pthread_mutex_init(&self->lock, NULL)) < 0)
+        goto fail_fd;
+    if ((rc = -pthread_cond_init(&self->cond, NULL)) < 0) {
+        pthread_mutex_destroy(&self->lock);
+        goto fail_fd;
+    }
     *ret_approver = self;
     return 0;
+fail_fd:
+    close(self->wake_fd);
+    self->wake_fd = -1;
 fail:
-    sc_approver_destroy(&self);
+    sc_imds_destroy(&self->imds);
+    free(self->self);
+    free(self);
     return rc;
+}
+
+static void s_jobs_free(s_job_t *j)
+{
+    while (j) {
+        s_job_t *next = j->next;
+        free(j->body);
+        free(j);
+        j = next;
+    }
 }
 
 void sc_approver_destroy(sc_approver_t **approver)
 {
-    if (!approver || !*approver)
+    sc_approver_t *a;
+
+    if (!approver || !(a = *approver))
         return;
-    sc_imds_destroy(&(*approver)->imds);
-    free((*approver)->self);
-    free(*approver);
+    /* what is queued is not POSTed (its intent stays open: the next leader resolves it); the
+     * POST under way ends within the IMDS client's timeout */
+    pthread_mutex_lock(&a->lock);
+    a->stopping = true;
+    pthread_cond_signal(&a->cond);
+    pthread_mutex_unlock(&a->lock);
+    if (a->running)
+        pthread_join(a->thread, NULL);
+    s_jobs_free(a->todo);
+    s_jobs_free(a->done);
+    pthread_cond_destroy(&a->cond);
+    pthread_mutex_destroy(&a->lock);
+    if (a->wake_fd >= 0)
+        close(a->wake_fd);
+    sc_imds_destroy(&a->imds);
+    free(a->self);
+    free(a);
     *approver = NULL;
 }
 
@@ -100,7 +165,7 @@ int sc_approver_post(sc_approver_t *a, const char *body, sc_approval_outcome_t *
 
     if (!a || !body || !ret_outcome)
         return -EINVAL;
-    a->posts++;
+    atomic_fetch_add(&a->posts, 1);
     out.rc = sc_imds_post_events(a->imds, body, &st);
     out.http_status = st.http_status;
     out.retry_after_ms = st.retry_after_ms;
@@ -183,5 +248,115 @@ int sc_approver_unanswered(sc_approver_t *a, json_object **ret_json)
 
 uint64_t sc_approver_posts(const sc_approver_t *a)
 {
-    return a ? a->posts : 0;
+    return a ? atomic_load(&a->posts) : 0;
+}
+
+/* ---- POSTs off the caller's loop ---------------------------------------------------------- */
+
+/* The worker: one POST at a time, in the order asked; each outcome queued and the eventfd
+ * raised. sc_approver_post blocks only this thread (a failing IMDS: up to its timeout). */
+static void *s_worker(void *arg)
+{
+    sc_approver_t *a = arg;
+    const uint64_t one = 1;
+
+    pthread_mutex_lock(&a->lock);
+    for (;;) {
+        s_job_t *j;
+        while (!a->todo && !a->stopping)
+            pthread_cond_wait(&a->cond, &a->lock);
+        if (a->stopping)
+            break;
+        j = a->todo;
+        if (!(a->todo = j->next))
+            a->todo_tail = &a->todo;
+        j->next = NULL;
+        a->n_todo--;
+        a->n_busy = 1;
+        pthread_mutex_unlock(&a->lock);
+        sc_approver_post(a, j->body, &j->out);
+        j->out.intent_index = j->intent;
+        pthread_mutex_lock(&a->lock);
+        a->n_busy = 0;
+        *a->done_tail = j;
+        a->done_tail = &j->next;
+        /* a full counter (never: 2^64 - 2 outcomes unread) only delays the wake-up */
+        if (write(a->wake_fd, &one, sizeof(one)) < 0) {
+        }
+    }
+    pthread_mutex_unlock(&a->lock);
+    return NULL;
+}
+
+int sc_approver_post_async(sc_approver_t *a, int64_t intent, const char *body)
+{
+    s_job_t *j;
+    int rc = 0;
+
+    if (!a || !body)
+        return -EINVAL;
+    if (!(j = calloc(1, sizeof(*j))) || !(j->body = strdup(body))) {
+        free(j);
+        return -ENOMEM;
+    }
+    j->intent = intent;
+    pthread_mutex_lock(&a->lock);
+    if (!a->running) {
+        sigset_t all, old;
+        /* signals stay with the caller's thread */
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        rc = -pthread_create(&a->thread, NULL, s_worker, a);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        a->running = rc == 0;
+    }
+    if (rc == 0) {
+        *a->todo_tail = j;
+        a->todo_tail = &j->next;
+        a->n_todo++;
+        pthread_cond_signal(&a->cond);
+    }
+    pthread_mutex_unlock(&a->lock);
+    if (rc < 0)
+        s_jobs_free(j);
+    return rc;
+}
+
+int sc_approver_fd(const sc_approver_t *a)
+{
+    return a ? a->wake_fd : -1;
+}
+
+bool sc_approver_take(sc_approver_t *a, sc_approval_outcome_t *ret_outcome)
+{
+    s_job_t *j;
+    uint64_t n;
+
+    if (!a || !ret_outcome)
+        return false;
+    pthread_mutex_lock(&a->lock);
+    if ((j = a->done) && !(a->done = j->next))
+        a->done_tail = &a->done;
+    if (!a->done && read(a->wake_fd, &n, sizeof(n)) < 0) {
+        /* EAGAIN: nothing was signalled since the last read */
+    }
+    pthread_mutex_unlock(&a->lock);
+    if (!j)
+        return false;
+    *ret_outcome = j->out;
+    free(j->body);
+    free(j);
+    return true;
+}
+
+size_t sc_approver_in_flight(sc_approver_t *a)
+{
+    size_t n;
+
+    if (!a)
+        return 0;
+    pthread_mutex_lock(&a->lock);
+    n = a->n_todo + a->n_busy;
+    pthread_mutex_unlock(&a->lock);
+    return n;
 }

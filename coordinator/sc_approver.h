@@ -7,6 +7,9 @@
  *      never retried here: the caller retries with backoff (only on failure) in a later round.
  *   2. sc_approver_intent_via(): the same intent for a delegated approval (an agent POSTs it);
  *      sc_approver_record_answer() writes its answer when the agent's approve_result arrives.
+ *   The coordinator's loop never makes the POST itself: sc_approver_post_async hands it to
+ *      the approver's worker thread and its outcome comes back through an eventfd, taken in a
+ *      later loop turn (a failing IMDS would otherwise stop the loop for its whole timeout).
  *   3. sc_approver_unanswered(): intents without an answer (after a crash), for the daemon to
  *      resolve: event Started or gone -> record "resolved" (done); else POST again (Azure
  *      answers 200 for an event already approved).
@@ -16,6 +19,7 @@
 
 #include "sc_store.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,8 +60,20 @@ int sc_approver_intent_data(const sc_approver_t *a, const char *via, const char 
 /* An answer's data (the caller's): rc 0 approved; rc != 0 with an HTTP status a definite
  * failure; with none ("unknown": true) a POST that may still land. */
 json_object *sc_approver_answer_data(int64_t intent, int rc, long http_status, const char *message);
-/* One POST of body through our own IMDS; the outcome (intent_index 0) in *ret_outcome. */
+/* One POST of body through our own IMDS; the outcome (intent_index 0) in *ret_outcome.
+ * Blocks up to the IMDS client's timeout: a loop uses sc_approver_post_async. */
 int sc_approver_post(sc_approver_t *a, const char *body, sc_approval_outcome_t *ret_outcome);
+/* The same POST made by the approver's worker thread (started on first use), in the order
+ * asked: returns at once. Its outcome, with intent_index = intent, is taken later with
+ * sc_approver_take; sc_approver_fd becomes readable when one waits (poll it). What is still
+ * queued when the approver is destroyed is not POSTed. 0, -EINVAL, -ENOMEM or pthread's error. */
+int sc_approver_post_async(sc_approver_t *a, int64_t intent, const char *body);
+/* The eventfd readable while an outcome waits (-1 for NULL). */
+int sc_approver_fd(const sc_approver_t *a);
+/* The oldest outcome not taken yet into *ret_outcome: true, or false when none waits. */
+bool sc_approver_take(sc_approver_t *a, sc_approval_outcome_t *ret_outcome);
+/* POSTs asked of the worker and not answered yet. */
+size_t sc_approver_in_flight(sc_approver_t *a);
 /* Intents without an answer, oldest first: a JSON array of {"id","event_ids":[...],"via"}.
  * *ret_json is the caller's. */
 int sc_approver_unanswered(sc_approver_t *a, json_object **ret_json);

@@ -292,7 +292,8 @@ void sc_coord_destroy(sc_coord_t **coord)
         sc_coord_restart_snapshot(c, 0); /* the next start replays nothing */
     sc_cstate_destroy(&c->cs);
     sc_registry_destroy(&c->reg);
-    sc_approver_destroy(&c->approver);
+    sc_approver_destroy(&c->approver); /* its worker ends (a POST under way: its timeout) */
+    sc_coord_effect_free(c);
     sc_store_close(&c->store);
     sc_dirlock_release(&c->lock);
     free(c->members);
@@ -336,9 +337,11 @@ static int s_timers(sc_coord_t *c)
  * *ret_ctl: whether a control request waits. 0 or a ZMQ error. */
 static int s_poll(sc_coord_t *c, int timeout_ms, bool *ret_ctl)
 {
-    zmq_pollitem_t items[2 + SC_VOTERS_MAX] = {{.socket = c->router, .events = ZMQ_POLLIN},
-                                               {.fd = c->ctl_fd, .events = ZMQ_POLLIN}};
-    size_t n = 2 + sc_coord_raft_pollitems(c, items + 2, SC_VOTERS_MAX);
+    zmq_pollitem_t items[3 + SC_VOTERS_MAX] = {
+        {.socket = c->router, .events = ZMQ_POLLIN},
+        {.fd = c->ctl_fd, .events = ZMQ_POLLIN},
+        {.fd = sc_approver_fd(c->approver), .events = ZMQ_POLLIN}}; /* a POST's outcome */
+    size_t n = 3 + sc_coord_raft_pollitems(c, items + 3, SC_VOTERS_MAX);
     int64_t next = c->last_plan_ms + S_PLAN_EVERY_MS - sc_mono_ms();
     int raft_next = sc_coord_raft_next_ms(c);
 
@@ -476,6 +479,8 @@ static int s_turn(sc_coord_t *c, int timeout_ms, bool ctl)
     /* what the voters' answers committed is acted on first (an approval POST waits for no
      * agent message, nor for the plan round) */
     sc_coord_raft_effects_run(c);
+    /* and the outcomes of the approval POSTs the approver's worker made meanwhile */
+    sc_coord_effect_answers(c);
     if ((rc = s_nonfatal(sc_coord_dispatch_drain_router(c))) < 0)
         return rc;
     if ((rc = s_nonfatal(sc_coord_raft_tick(c))) < 0)

@@ -10,8 +10,83 @@
 #include "sc_log.h"
 #include "sc_time.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* An approval POST's outcome: the retry (failure) or the backoff reset, the counters, the log,
+ * and the answer proposed — by the leader that may act; after a change of tenure the answer
+ * is left to the next leader, which resolves the intent (sc_coord_restart_resolve_intents). */
+static void s_answer(sc_coord_t *c, json_object *ids, const char *reason,
+                     const sc_approval_outcome_t *out)
+{
+    size_t n = ids ? json_object_array_length(ids) : 0;
+    const char *first = n ? json_object_get_string(json_object_array_get_idx(ids, 0)) : "";
+    int64_t now = sc_mono_ms();
+
+    for (size_t i = 0; i < n; i++) {
+        sc_cevstate_t *e =
+            sc_coord_exec_ev_get(c, json_object_get_string(json_object_array_get_idx(ids, i)));
+        if (!e)
+            continue;
+        if (out->rc == 0)
+            sc_backoff_reset(&e->backoff);
+        else
+            e->retry_at_ms = now + sc_backoff_next(&e->backoff, out->retry_after_ms);
+    }
+    if (out->rc == 0) {
+        c->count.posts_ok++;
+        sc_log_notice("approved", "events=%zu first=%s http=%ld intent=%lld why=\"%s\"", n, first,
+                      out->http_status, (long long)out->intent_index, sc_log_q(reason));
+    } else {
+        c->count.posts_failed++;
+        sc_cevstate_t *e0 = sc_coord_exec_ev_find(c, first);
+        sc_log_warn(out->http_status > 0 ? "approval failed, will retry"
+                                         : "approval unknown (no answer: it may still land), "
+                                           "will retry",
+                    "events=%zu first=%s http=%ld intent=%lld retry_ms=%lld why=\"%s\"", n, first,
+                    out->http_status, (long long)out->intent_index,
+                    (long long)(e0 ? e0->retry_at_ms - now : 0), sc_log_q(out->message));
+    }
+    if (!sc_coord_may_act(c)) {
+        sc_log_notice("approval answer left to the next leader", "intent=%lld rc=%d",
+                      (long long)out->intent_index, out->rc);
+        return;
+    }
+    sc_coord_exec_decide(c, SC_DLOG_APPROVAL_ANSWER,
+                         sc_approver_answer_data(out->intent_index, out->rc, out->http_status,
+                                                 out->message),
+                         out->rc == 0 ? "approval answered" : "approval failed");
+}
+
+void sc_coord_effect_answers(sc_coord_t *c)
+{
+    sc_approval_outcome_t out;
+
+    while (sc_approver_take(c->approver, &out)) {
+        size_t k;
+        for (k = 0; k < c->n_posts && c->posts[k].intent != out.intent_index; k++)
+            ;
+        if (k == c->n_posts) /* never: every POST asked is recorded */
+            continue;
+        s_answer(c, c->posts[k].ids, c->posts[k].reason ? c->posts[k].reason : "", &out);
+        json_object_put(c->posts[k].ids);
+        free(c->posts[k].reason);
+        c->posts[k] = c->posts[--c->n_posts];
+    }
+}
+
+void sc_coord_effect_free(sc_coord_t *c)
+{
+    for (size_t k = 0; k < c->n_posts; k++) {
+        json_object_put(c->posts[k].ids);
+        free(c->posts[k].reason);
+    }
+    free(c->posts);
+    c->posts = NULL;
+    c->n_posts = c->cap_posts = 0;
+}
 
 /* The effect of a committed APPROVAL_INTENT: delegated, the approve_via to its member (the
  * answer comes back as approve_result); ours, one POST through our own IMDS and its answer
@@ -58,36 +133,28 @@ static void s_approval_effect(sc_coord_t *c, const sc_dlog_entry_t *en, json_obj
                       c->members[mi].name, n, first, (long long)en->index, sc_log_q(en->reason));
         return;
     }
-    sc_approver_post(c->approver, json_object_get_string(body), &out);
-    c->last_post_ms = sc_mono_ms();
-    for (size_t i = 0; i < n; i++) {
-        sc_cevstate_t *e =
-            sc_coord_exec_ev_get(c, json_object_get_string(json_object_array_get_idx(ids, i)));
-        if (!e)
-            continue;
-        if (out.rc == 0)
-            sc_backoff_reset(&e->backoff);
-        else
-            e->retry_at_ms = now + sc_backoff_next(&e->backoff, out.retry_after_ms);
+    /* the POST is the approver's worker's: a failing IMDS must not stop this loop (nemesis
+     * seed 25: 2.1 s, while another member was elected); its outcome is an input of a later
+     * turn (sc_coord_effect_answers) */
+    if (c->n_posts == c->cap_posts) {
+        size_t cap = c->cap_posts ? 2 * c->cap_posts : 8;
+        struct sc_coord_post *nv = realloc(c->posts, cap * sizeof(*nv));
+        if (!nv)
+            goto no_post;
+        c->posts = nv;
+        c->cap_posts = cap;
     }
-    if (out.rc == 0) {
-        c->count.posts_ok++;
-        sc_log_notice("approved", "events=%zu first=%s http=%ld intent=%lld why=\"%s\"", n, first,
-                      out.http_status, (long long)en->index, sc_log_q(en->reason));
-    } else {
-        c->count.posts_failed++;
-        sc_cevstate_t *e0 =
-            sc_coord_exec_ev_find(c, json_object_get_string(json_object_array_get_idx(ids, 0)));
-        sc_log_warn(out.http_status > 0 ? "approval failed, will retry"
-                                        : "approval unknown (no answer: it may still land), will "
-                                          "retry",
-                    "events=%zu first=%s http=%ld intent=%lld retry_ms=%lld why=\"%s\"", n, first,
-                    out.http_status, (long long)en->index,
-                    (long long)(e0 ? e0->retry_at_ms - now : 0), sc_log_q(out.message));
-    }
-    sc_coord_exec_decide(c, SC_DLOG_APPROVAL_ANSWER,
-                         sc_approver_answer_data(en->index, out.rc, out.http_status, out.message),
-                         out.rc == 0 ? "approval answered" : "approval failed");
+    if (sc_approver_post_async(c->approver, en->index, json_object_get_string(body)) < 0)
+        goto no_post;
+    c->posts[c->n_posts++] = (struct sc_coord_post){
+        .intent = en->index, .ids = json_object_get(ids), .reason = strdup(en->reason ? en->reason : "")};
+    c->last_post_ms = now;
+    return;
+no_post:
+    /* nothing was POSTed: a definite failure, retried as one */
+    out = (sc_approval_outcome_t){.intent_index = en->index, .rc = -ENOMEM, .http_status = 0};
+    snprintf(out.message, sizeof(out.message), "approval not handed to the worker: out of memory");
+    s_answer(c, ids, en->reason, &out);
 }
 
 /* The effect of a committed PREPARE_ORDERED / RECOVER_ORDERED: the order to each of its VMs

@@ -145,6 +145,12 @@ struct sc_coord {
     int64_t last_tick_ms;    /* last registry tick / liveness check */
     uint64_t rejected;       /* messages refused */
     int64_t last_post_ms;    /* monotonic ms of the last approval POST */
+    struct sc_coord_post {   /* our approval POSTs handed to the approver's worker */
+        int64_t intent;      /* the intent's index */
+        json_object *ids;    /* its EventIds (owned) */
+        char *reason;        /* the intent's reason (owned) */
+    } *posts;
+    size_t n_posts, cap_posts;
     int64_t started_wall_ms; /* when this process started (wall clock) */
     bool in_grace;           /* just started: members have not all had a chance to report */
     int64_t grace_until_ms;  /* monotonic ms the start grace ends at the latest */
@@ -324,6 +330,12 @@ void sc_coord_effect_resend_orders(sc_coord_t *c, int64_t now);
  * it do: an order sent (PREPARE_ORDERED, RECOVER_ORDERED), an approval POSTed or delegated
  * (APPROVAL_INTENT; the POST's answer proposed). Nothing for other kinds. */
 void sc_coord_effect_run(sc_coord_t *c, const sc_dlog_entry_t *e, json_object *data);
+/* The outcomes of our approval POSTs made meanwhile by the approver's worker: counted, logged,
+ * the retry set, the answer proposed (while we lead and may act; else the next leader resolves
+ * the intent). Called each loop turn. */
+void sc_coord_effect_answers(sc_coord_t *c);
+/* Frees what sc_coord_effect_answers still waits for (destroy). */
+void sc_coord_effect_free(sc_coord_t *c);
 
 /* ---- sc_coord_restart.c: restart recovery -------------------------------------------- */
 

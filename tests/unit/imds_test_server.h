@@ -46,6 +46,7 @@ typedef struct sc_ts_cfg {
     const char *body;        /* body (NULL: the endpoint's document) */
     const char *retry_after; /* Retry-After header value, or NULL */
     int sleep_ms;            /* sleep before answering */
+    int post_sleep_ms;       /* sleep before answering a POST (after sleep_ms) */
     uint64_t declared_len;   /* > 0: declare this Content-Length but send only `body` */
     uint64_t stream_len;     /* > 0: send this many spaces, chunked (no Content-Length) */
     bool drop;               /* close the connection without an answer */
@@ -199,6 +200,8 @@ static inline enum MHD_Result sc_ts_handler(void *cls, struct MHD_Connection *co
     ts->posts += strcmp(method, "POST") == 0;
     sc_ts_unlock(ts);
 
+    if (strcmp(method, "POST") == 0)
+        cfg.sleep_ms += cfg.post_sleep_ms;
     for (slept = 0; slept < cfg.sleep_ms && !ts->stopping; slept += 10)
         usleep(10000);
     if (cfg.drop)

@@ -8,6 +8,10 @@
 #include "sc_store.h"
 #include "sc_store_test.h"
 #include "sc_test.h"
+#include "sc_time.h"
+
+#include <poll.h>
+#include <string.h>
 
 static int s_requests(sc_ts_t *ts)
 {
@@ -160,11 +164,66 @@ SC_TEST(delegated_intent_open_until_answered)
     sc_store_close(&s);
 }
 
+/* POSTs off the caller's thread: post_async returns while the IMDS sleeps; the outcomes come
+ * back in the order asked, each with its intent, the fd readable while one waits and not
+ * after the last is taken. */
+SC_TEST(async_posts_in_order_and_outcomes_through_the_fd)
+{
+    sc_ts_t *ts = sc_ts_start("/vm_0");
+    sc_store_t *s = NULL;
+    sc_approver_t *a = NULL;
+    sc_approval_outcome_t out;
+    char err[256];
+    struct pollfd pfd;
+    int64_t t0;
+    SC_REQUIRE(ts);
+    SC_REQUIRE(sc_store_open(":memory:", &s, err, sizeof(err)) == 0);
+    SC_REQUIRE(sc_approver_new(s, ts->url, "vm_0", &a) == 0);
+    sc_ts_cfg_t cfg = {.post_sleep_ms = 400};
+    sc_ts_set(ts, &cfg);
+    pfd = (struct pollfd){.fd = sc_approver_fd(a), .events = POLLIN};
+    SC_REQUIRE(pfd.fd >= 0);
+    t0 = sc_mono_ms();
+    SC_CHECK_INT(sc_approver_post_async(a, 7, "{\"StartRequests\":[{\"EventId\":\"E7\"}]}"), 0);
+    SC_CHECK_INT(sc_approver_post_async(a, 9, "{\"StartRequests\":[{\"EventId\":\"E9\"}]}"), 0);
+    SC_CHECK(sc_mono_ms() - t0 < 200); /* not waited for */
+    SC_CHECK(!sc_approver_take(a, &out));
+    SC_CHECK_INT((long long)sc_approver_in_flight(a), 2);
+    SC_CHECK_INT(poll(&pfd, 1, 0), 0);
+    SC_CHECK_INT(poll(&pfd, 1, 3000), 1); /* the first outcome */
+    SC_CHECK(sc_approver_take(a, &out));
+    SC_CHECK_INT(out.intent_index, 7);
+    SC_CHECK_INT(out.rc, 0);
+    SC_CHECK_INT(out.http_status, 200);
+    SC_CHECK(sc_mono_ms() - t0 >= 380);
+    SC_CHECK_INT(poll(&pfd, 1, 3000), 1);
+    SC_CHECK(sc_approver_take(a, &out));
+    SC_CHECK_INT(out.intent_index, 9);
+    SC_CHECK_INT(poll(&pfd, 1, 0), 0); /* nothing left: not readable */
+    SC_CHECK(!sc_approver_take(a, &out));
+    SC_CHECK_INT((long long)sc_approver_in_flight(a), 0);
+    SC_CHECK_INT(s_requests(ts), 2);
+    sc_ts_lock(ts);
+    SC_CHECK(strstr(ts->last.body, "E9") != NULL);
+    sc_ts_unlock(ts);
+    SC_CHECK_INT((long long)sc_approver_posts(a), 2);
+    /* destroyed with a POST under way and one queued: the queued one is never sent */
+    SC_CHECK_INT(sc_approver_post_async(a, 11, "{\"StartRequests\":[{\"EventId\":\"E11\"}]}"), 0);
+    SC_CHECK_INT(sc_approver_post_async(a, 12, "{\"StartRequests\":[{\"EventId\":\"E12\"}]}"), 0);
+    for (t0 = sc_mono_ms(); s_requests(ts) < 3 && sc_mono_ms() - t0 < 5000;)
+        sc_sleep_ms(5); /* POST 11 reached the server: it sleeps there, 12 waits its turn */
+    sc_approver_destroy(&a);
+    SC_CHECK_INT(s_requests(ts), 3);
+    sc_store_close(&s);
+    sc_ts_stop(&ts);
+}
+
 int main(void)
 {
     SC_RUN(one_post_per_round_with_intent_and_answer);
     SC_RUN(failure_recorded_not_retried);
     SC_RUN(bad_ids_refused_before_anything);
     SC_RUN(delegated_intent_open_until_answered);
+    SC_RUN(async_posts_in_order_and_outcomes_through_the_fd);
     return sc_test_done();
 }

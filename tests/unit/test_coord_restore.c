@@ -584,6 +584,58 @@ SC_TEST(unanswered_intent_scheduled_in_own_imds_is_posted_once)
     sc_ts_stop(&ts);
 }
 
+/* Nemesis seed 25: our own IMDS answering a POST slowly (a failing host agent) must not stop
+ * the loop — it was synchronous, and a 2.1 s POST let another member be elected meanwhile. The
+ * POST is the approver's worker's: every loop turn stays short while it hangs, and its answer
+ * is recorded when it comes. Fails before the worker: one step lasts the whole 1.5 s. */
+SC_TEST(slow_approval_post_does_not_stop_the_loop)
+{
+    static const char *const id = "E-own-slow-post";
+    char doc[1024];
+    sc_ts_t *ts = sc_ts_start("/vm_0");
+    sc_coord_t *c;
+    json_object *status = NULL;
+    int gets, posts, longest = 0, steps_in_flight = 0;
+    int64_t t0;
+
+    SC_REQUIRE(ts);
+    s_serve(ts, doc, sizeof(doc), id, "Scheduled");
+    sc_ts_lock(ts);
+    ts->cfg.post_sleep_ms = 1500;
+    sc_ts_unlock(ts);
+    s_unanswered_own_intent(id);
+    s_imds_url = ts->url;
+    c = s_start();
+    s_imds_url = "http://127.0.0.1:9";
+    SC_REQUIRE(c);
+    t0 = sc_mono_ms();
+    while (sc_mono_ms() - t0 < 8000) {
+        int64_t s0 = sc_mono_ms();
+        const char *appr;
+        sc_coord_step(c, 20);
+        if ((int)(sc_mono_ms() - s0) > longest)
+            longest = (int)(sc_mono_ms() - s0);
+        s_counts(ts, &gets, &posts);
+        if (posts == 1 && sc_coord_posts(c) == 1)
+            steps_in_flight++;
+        json_object_put(status);
+        status = sc_coord_status(c);
+        appr = s_approval(status, id);
+        if (appr && strcmp(appr, "approved") == 0)
+            break;
+    }
+    SC_CHECK_STR(s_approval(status, id), "approved");
+    s_counts(ts, &gets, &posts);
+    SC_CHECK_INT(posts, 1);
+    SC_CHECK_INT((long long)sc_coord_posts(c), 1);
+    /* the loop went on while the POST hung: many turns, none near the POST's 1.5 s */
+    SC_CHECK(longest < 700);
+    SC_CHECK(steps_in_flight >= 10);
+    json_object_put(status);
+    sc_coord_destroy(&c);
+    sc_ts_stop(&ts);
+}
+
 /* Issue 20, finding 5: an unanswered intent of ours for an event only vm_1 sees (per-VM
  * visibility: Resources [vm_1], seen_by [vm_1]); our own IMDS does not list it — not because it
  * started and ended, we never saw it. Absent from our IMDS is no answer: the approval is
@@ -1173,6 +1225,7 @@ int main(void)
     if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
         return 1;
     SC_RUN(unanswered_intent_scheduled_in_own_imds_is_posted_once);
+    SC_RUN(slow_approval_post_does_not_stop_the_loop);
     s_cleanup();
     if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
         return 1;
