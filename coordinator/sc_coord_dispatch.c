@@ -56,9 +56,10 @@ int sc_coord_dispatch_send(sc_coord_t *c, sc_cmember_t *m, sc_msg_t *msg)
 /* The moment (unix ms, 0: none) after which member mi must not start a prepare for event id:
  * the earliest NotBefore (or start) of a real event other than id that Azure may start without
  * our approval (none asked, or it failed or is unknown) and that names a VM outside mi's domain
- * whose drain is not done. Azure may then take that domain down undrained, and a prepare begun
- * after that would drain a second domain while it is down (rule 2). The planner reserves such a
- * domain once its event is past NotBefore - margin; this covers an order that arrives late: sent
+ * whose drain is not done, less the policy's deadline margin. Azure may then take that domain
+ * down undrained, and a prepare begun after that would drain a second domain while it is down
+ * (rule 2). The planner reserves such a domain once its event is past NotBefore - margin, the
+ * moment given here; this covers an order that arrives late: sent
  * before a partition and delivered after it healed, once the other domain went at NotBefore
  * (nemesis open-seed-14). */
 static int64_t s_prepare_until(sc_coord_t *c, size_t mi, const char *id)
@@ -90,6 +91,11 @@ static int64_t s_prepare_until(sc_coord_t *c, size_t mi, const char *id)
         if (other && (!until || at < until))
             until = at;
     }
+    /* with the planner's margin: the planner reserves that domain from NotBefore - margin on,
+     * and the agent's start, its hook's, and clocks of other VMs are late by some ms (nemesis
+     * open-seed-65: a prepare ordered 1.1 s before, started 51 ms after FD 0 went down) */
+    if (until)
+        until -= (int64_t)(c->o.policy.deadline_margin_s * 1000.0);
     if (dom >= 0) {
         c->until_memo.cs = c->cs;
         c->until_memo.applied = applied;
