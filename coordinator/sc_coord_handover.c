@@ -28,15 +28,16 @@ static bool s_impacts(const sc_coord_t *c, const sc_event_t *ev, size_t mi)
     return false;
 }
 
-/* A voter, not us and not impacted by evs, with our whole log, heard from lately: the first
- * in members order; SC_ELECT_NONE when there is none. */
-static size_t s_target(const sc_coord_t *c, const sc_event_t *const *evs, size_t n, int64_t now)
+/* A voter, not us, not skip and not impacted by evs, with our whole log, heard from lately:
+ * the first in members order; SC_ELECT_NONE when there is none. */
+static size_t s_target_but(const sc_coord_t *c, const sc_event_t *const *evs, size_t n,
+                           int64_t now, size_t skip)
 {
     const sc_craft_t *r = c->raft;
 
     for (size_t k = 0; k < c->voters.n; k++) {
         size_t vi = c->voters.index[k];
-        bool out = vi != c->self;
+        bool out = vi != c->self && vi != skip;
         for (size_t i = 0; out && i < n; i++)
             out = !s_impacts(c, evs[i], vi);
         if (out && r->match[vi] >= r->last_index && now - r->ack_ms[vi] <= S_CAUGHT_UP_MS)
@@ -45,10 +46,19 @@ static size_t s_target(const sc_coord_t *c, const sc_event_t *const *evs, size_t
     return SC_ELECT_NONE;
 }
 
-static bool s_transfer(sc_coord_t *c, size_t to, int64_t now, const char *why)
+static size_t s_target(const sc_coord_t *c, const sc_event_t *const *evs, size_t n, int64_t now)
+{
+    return s_target_but(c, evs, n, now, SC_ELECT_NONE);
+}
+
+/* Hands the lead to to; should to not take it within T (stopped since it was chosen: nemesis
+ * seed 87), to the next voter that s_target_but gives for the same events. */
+static bool s_transfer(sc_coord_t *c, size_t to, const sc_event_t *const *evs, size_t n,
+                       int64_t now, const char *why)
 {
     sc_elect_outputs_t out;
     int rc = sc_elect_transfer(c->raft->e, to, now, &out);
+    size_t next;
 
     if (rc < 0) {
         sc_log_warn("handover not started", "to=%s rc=%d why=\"%s\"", c->members[to].name, rc,
@@ -56,7 +66,11 @@ static bool s_transfer(sc_coord_t *c, size_t to, int64_t now, const char *why)
         return false;
     }
     c->raft->handover_ms = now;
-    sc_log_notice("handover", "to=%s term=%lld why=\"%s\"", c->members[to].name,
+    next = s_target_but(c, evs, n, now, to);
+    if (next != SC_ELECT_NONE)
+        sc_elect_transfer_next(c->raft->e, next);
+    sc_log_notice("handover", "to=%s next=%s term=%lld why=\"%s\"", c->members[to].name,
+                  next != SC_ELECT_NONE ? c->members[next].name : "none",
                   (long long)sc_elect_term(c->raft->e), sc_log_q(why));
     sc_coord_raft_outputs(c, &out);
     return true;
@@ -98,7 +112,7 @@ bool sc_coord_handover_in_drain(sc_coord_t *c)
         return false;
     snprintf(why, sizeof(why), "%s %s drains our own VM: %s sees it through", evs[0]->id,
              sc_event_type_name(evs[0]->type), c->members[to].name);
-    return s_transfer(c, to, now, why);
+    return s_transfer(c, to, evs, n, now, why);
 }
 
 bool sc_coord_handover_before_approval(sc_coord_t *c, const sc_event_t *const *evs, size_t n)
@@ -124,7 +138,7 @@ bool sc_coord_handover_before_approval(sc_coord_t *c, const sc_event_t *const *e
     }
     snprintf(why, sizeof(why), "%s %s impacts our own VM: %s approves it", evs[0]->id,
              sc_event_type_name(evs[0]->type), c->members[to].name);
-    return s_transfer(c, to, now, why);
+    return s_transfer(c, to, evs, n, now, why);
 }
 
 void sc_coord_handover_prefer(sc_coord_t *c, int64_t now)
@@ -140,7 +154,7 @@ void sc_coord_handover_prefer(sc_coord_t *c, int64_t now)
     /* only to a member before us in the list: the preferred one, when it is back */
     if (to == SC_ELECT_NONE || to >= c->self)
         return;
-    s_transfer(c, to, now,
+    s_transfer(c, to, NULL, 0, now,
                "the preferred member (first voter of --members) is back and nothing "
                "is in flight");
 }

@@ -33,7 +33,10 @@
  *     matches its own, send it TIMEOUT_NOW; the target campaigns at once (no pre-vote) with
  *     a transfer-flagged request that voters grant despite a live leader. A leader that sent
  *     TIMEOUT_NOW never acts again in that term, and steps down when no new term came within
- *     T (it cannot know whether the target campaigned).
+ *     T (it cannot know whether the target campaigned) — sending TIMEOUT_NOW then to a second
+ *     choice (sc_elect_transfer_next) if it has one that is caught up and answering: it has
+ *     stopped acting for good, so a second campaign of the next term changes nothing for
+ *     rule 5, and a new leader comes a timeout sooner.
  *  7. Held. The caller may hold a member back from leading (sc_elect_hold: a voter of its list
  *     runs with other members, docs/design.md): it steps down, campaigns and votes no more,
  *     and only asks the voters again at each timeout, so that the caller hears them, until
@@ -258,6 +261,11 @@ bool sc_elect_held(const sc_elect_t *e);
  * it), -EINVAL (to is not another voter), SC_E_STATE (not the leader, or TIMEOUT_NOW already
  * went to another member) with nothing changed. out is reset. */
 int sc_elect_transfer(sc_elect_t *e, size_t to, int64_t now, sc_elect_outputs_t *out);
+/* The voter to hand the lead to if the transfer under way is not done within T (the target
+ * stopped after it was chosen): when the leader steps down, TIMEOUT_NOW goes to next, if its
+ * log matches and it answered within the last two heartbeats. SC_ELECT_NONE: none. 0,
+ * SC_E_STATE (not transferring), -EINVAL (next is not another voter, or is the target). */
+int sc_elect_transfer_next(sc_elect_t *e, size_t next);
 /* The log's end and commit index changed. 0 or -EINVAL (negative, commit past the end). */
 int sc_elect_set_log(sc_elect_t *e, int64_t last_index, int64_t last_term, int64_t commit);
 /* The answer to the APPEND m this member accepted: the term, m's round echoed, ok and match

@@ -1445,10 +1445,11 @@ SC_TEST(sim_short_freeze_keeps_the_lead)
 }
 
 /* Transfer: the target leads the next term within T; to a dead target, the leader steps down
- * and an election follows. */
+ * and an election follows — or, with a second choice (sc_elect_transfer_next, nemesis seed
+ * 87), the second choice leads the next term right after T, and nobody acted meanwhile. */
 SC_TEST(sim_transfer)
 {
-    for (int dead = 0; dead <= 1; dead++) {
+    for (int dead = 0; dead <= 2; dead++) {
         sim_t s;
         size_t l, to, l2;
         int64_t term, at;
@@ -1462,6 +1463,8 @@ SC_TEST(sim_transfer)
             sim_crash(&s, to);
         at = s.now;
         SC_CHECK_INT(sc_elect_transfer(s.node[l].e, to, sim_local(&s, l), &out), 0);
+        if (dead == 2)
+            SC_CHECK_INT(sc_elect_transfer_next(s.node[l].e, (l + 1) % 5), 0);
         sim_apply(&s, l, &out);
         SC_CHECK_INT(sim_check_acting(&s), SIZE_MAX);
         l2 = sim_leader(&s, 10 * T);
@@ -1469,9 +1472,13 @@ SC_TEST(sim_transfer)
             SC_CHECK_INT(l2, to);
             SC_CHECK_INT(sc_elect_term(s.node[to].e), term + 1);
             SC_CHECK(s.now - at < T);
-        } else {
+        } else if (dead == 1) {
             SC_CHECK(l2 != SIZE_MAX && l2 != to);
             SC_CHECK(s.now - at >= T); /* the old leader waited T, then stepped down */
+        } else {
+            SC_CHECK_INT(l2, (l + 1) % 5); /* the second choice, at once after T */
+            SC_CHECK_INT(sc_elect_term(s.node[l2].e), term + 1);
+            SC_CHECK(s.now - at >= T && s.now - at < T + T / 2);
         }
         sim_report(&s);
         sim_free(&s);
