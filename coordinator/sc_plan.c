@@ -602,6 +602,39 @@ static bool s_platform_deadline_passed(const s_plan_t *pl, size_t i)
            (double)pl->in->now_wall_s >= (double)ev->not_before - pl->p->deadline_margin_s;
 }
 
+/* Whether Platform event i is past its NotBefore itself (not only the margin). */
+static bool s_platform_not_before_passed(const s_plan_t *pl, size_t i)
+{
+    const sc_event_t *ev = pl->in->events[i].ev;
+
+    return ev->has_not_before && pl->in->now_wall_s >= ev->not_before;
+}
+
+/* Whether member m's own document says event i is not coming for it: m is alive, its IMDS
+ * answers (not blind), and its latest document does not hold i. */
+static bool s_unseen_by_live(const sc_plan_event_t *e, const sc_plan_member_t *mm, size_t m)
+{
+    if (!mm->alive || mm->gone || mm->blind)
+        return false;
+    for (size_t j = 0; j < e->n_seen_by; j++)
+        if (e->seen_by[j] == m)
+            return false;
+    return true;
+}
+
+/* Whether a live member sees event i (its latest document holds it). */
+static bool s_live_witness(const s_plan_t *pl, size_t i)
+{
+    const sc_plan_event_t *e = &pl->in->events[i];
+
+    for (size_t j = 0; j < e->n_seen_by; j++) {
+        const sc_plan_member_t *m = &pl->in->members[e->seen_by[j]];
+        if (m->alive && !m->gone)
+            return true;
+    }
+    return false;
+}
+
 /* Whether User event i, past its deadline, passes the gates of s_approval_due() other than
  * rule 2: it would be approved undrained this round if rule 2 allows. */
 static bool s_user_deadline_may_approve(const s_plan_t *pl, size_t i)
@@ -696,6 +729,12 @@ static void s_reserve(s_plan_t *pl, const size_t *queue, size_t n_queue)
             size_t m = e->vms[j].member;
             sc_drain_state_t s = e->vms[j].drain;
 
+            /* past NotBefore, a VM alive whose own document no longer holds the event is not
+             * going down for it: over, or cancelled, its view only not yet confirmed by the
+             * registry (nemesis seeds 68 and 93: a restart's fresh view waits confirm_ms) */
+            if (s_platform_not_before_passed(pl, i) &&
+                s_unseen_by_live(e, &in->members[m], m))
+                continue;
             if (!in->members[m].gone && !e->vms[j].dropped &&
                 (s == SC_DRAIN_NONE || s == SC_DRAIN_ROLLED_BACK) &&
                 pl->busy_ev[m] == SC_PLAN_NONE && pl->reserved[m] == SC_PLAN_NONE)
@@ -790,6 +829,14 @@ static int s_admit(s_plan_t *pl, size_t i, size_t rank)
                                 "event %s alone spans %zu %ss (max %d): drained alone", e->ev->id,
                                 n_fds, s_domain(pl), pl->p->max_fault_domains)) < 0)
         return rc;
+    /* past NotBefore and no live member sees it: it started (its VMs are down already) or it
+     * is over, its end not yet confirmed (a restart's fresh views wait confirm_ms); a drain now
+     * helps nobody and holds its domain, the others queued behind it (nemesis seeds 68, 93) */
+    if (x->cls == SC_CLASS_PLATFORM && !x->admitted && s_platform_not_before_passed(pl, i) &&
+        !s_live_witness(pl, i)) {
+        s_wait(x, "past NotBefore and no live member sees it: not drained (started, or over)");
+        return 0;
+    }
     if (x->cls == SC_CLASS_PLATFORM && s_platform_deadline_passed(pl, i) && !x->admitted)
         s_wait(x, "its turn came after NotBefore - margin: drained best effort");
     snprintf(buf, sizeof(buf), "its %s's turn", s_domain(pl));

@@ -578,6 +578,27 @@ static const row_t rows[] = {
      FD2,
      {{.id = "E2", .nb = 50, .vms = "a0=none"}, {.id = "E1", .nb = 40, .vms = "b0=none"}},
      .expect = "ALERT deadline E1; ALERT deadline E2; PREPARE b0 E1"},
+    /* nemesis seeds 68 and 93: past NotBefore, no live member sees G1 (its VM a1 alive, its
+     * fresh document without it; its last witness b0 dead): it started or is over, the
+     * registry only waits to confirm it. Not drained, its domain not reserved: E2 goes. Seen
+     * failing without it: "PREPARE a1 G1", E2 queued behind FD 0 for confirm_ms (60 s). */
+    {"past_not_before_unseen_not_drained_nor_reserved",
+     "a0:0! a1:0 b0:1- b1:1",
+     {{.id = "G1", .nb = -15, .vms = "a1=none", .seen = "b0"},
+      {.id = "E2", .nb = 300, .vms = "b1=none"}},
+     .expect = "ALERT deadline G1; PREPARE b1 E2"},
+    /* ... but a VM of it that is not alive may be down for it: its domain stays reserved */
+    {"past_not_before_unseen_dead_vm_keeps_its_domain",
+     "a0:0! a1:0- b0:1- b1:1",
+     {{.id = "G1", .nb = -15, .vms = "a1=none", .seen = "b0"},
+      {.id = "E2", .nb = 300, .vms = "b1=none"}},
+     .expect = "ALERT member_down G1 a1"},
+    /* ... and one a live member sees is drained best effort, as before */
+    {"past_not_before_seen_drained_best_effort",
+     "a0:0! a1:0 b0:1 b1:1",
+     {{.id = "G1", .nb = -15, .vms = "a1=none", .seen = "a1"},
+      {.id = "E2", .nb = 300, .vms = "b1=none"}},
+     .expect = "ALERT deadline G1; PREPARE a1 G1"},
     {"deadline_margin_not_yet_reached",
      FD2,
      {{.id = "E1", .nb = 61, .vms = "a0=preparing"}},
