@@ -21,6 +21,8 @@ typedef struct s_member {
     int64_t observed_ms;              /* its observed_at_ms (wall ms, the agent's clock) */
     bool has_doc;                     /* a document was applied */
     bool alive;                       /* reporting (set by apply_doc / set_alive) */
+    bool evicted;                     /* its VM is going: a Preempt/Terminate naming it started
+                                         (s_evaluate: its votes count for nothing) */
 } s_member_t;
 
 typedef struct s_vote {
@@ -322,9 +324,34 @@ static int s_make_final(s_event_t *e, int64_t now_ms, sc_registry_changes_t *ch)
 }
 
 /* Ages PENDING votes and decides whether active events disappeared. */
+/* Marks the members whose VM a started Preempt or Terminate is deleting: their last
+ * document is stale from then on (the VM goes with its agent, which falls silent only
+ * dead_after later), so their "present" keeps no event of anyone (nemesis seed 77: a deleted
+ * VM's vote kept another event, and its fault domain, 15 s past its end). */
+static void s_mark_evicted(sc_registry_t *reg)
+{
+    for (size_t k = 0; k < reg->n_members; k++)
+        reg->members[k]->evicted = false;
+    for (size_t i = 0; i < reg->n_events; i++) {
+        const sc_event_t *ev = &reg->events[i]->pub.ev;
+
+        if (reg->events[i]->pub.phase != SC_REG_ACTIVE ||
+            (ev->type != SC_EVENT_PREEMPT && ev->type != SC_EVENT_TERMINATE) ||
+            !sc_event_is_started(ev))
+            continue;
+        for (size_t r = 0; r < ev->n_resources; r++) {
+            s_member_t *m = s_member_find(reg, ev->resources[r]);
+            if (m)
+                m->evicted = true;
+        }
+    }
+}
+
 static int s_evaluate(sc_registry_t *reg, int64_t now_ms, sc_registry_changes_t *ch)
 {
     int rc = 0;
+
+    s_mark_evicted(reg);
 
     for (size_t i = 0; i < reg->n_events; i++) {
         s_event_t *e = reg->events[i];
@@ -339,7 +366,7 @@ static int s_evaluate(sc_registry_t *reg, int64_t now_ms, sc_registry_changes_t 
                 v->kind = S_VOTE_ABSENT;
             if (v->kind == S_VOTE_ABSENT)
                 absent = true;
-            else if (v->kind == S_VOTE_PRESENT && v->member->alive)
+            else if (v->kind == S_VOTE_PRESENT && v->member->alive && !v->member->evicted)
                 live_present = true;
         }
         /* a PENDING vote (a fresh view that lacks the event) holds nothing once a witness saw

@@ -60,7 +60,8 @@
  * IMDS silent under a live agent —, marked with sc_registry_set_alive(false)) don't vote — their
  * silence never ends an event and their stale PRESENT does not keep it alive either; an event still
  * in any live member's document stays; members that never saw the event (other availability set,
- * GPU one-FD case) don't vote.
+ * GPU one-FD case) don't vote. Nor does a member whose VM a started Preempt or Terminate is
+ * deleting: its last document goes stale with it, before its agent is found silent.
  *
  * Fresh documents. A document is *fresh* when the agent's boot_id changed or its
  * DocumentIncarnation went backwards in a document read later (IMDS or the VM restarted), and a
