@@ -56,12 +56,14 @@ int sc_coord_dispatch_send(sc_coord_t *c, sc_cmember_t *m, sc_msg_t *msg)
 /* The moment (unix ms, 0: none) after which member mi must not start a prepare for event id:
  * the earliest NotBefore (or start) of a real event other than id that Azure may start without
  * our approval (none asked, or it failed or is unknown) and that names a VM outside mi's domain
- * whose drain is not done, less the policy's deadline margin. Azure may then take that domain
- * down undrained, and a prepare begun after that would drain a second domain while it is down
- * (rule 2). The planner reserves such a domain once its event is past NotBefore - margin, the
- * moment given here; this covers an order that arrives late: sent
+ * whose drain is not done, less a guard (the deadline margin, at most S_UNTIL_GUARD_MS). Azure
+ * may then take that domain down undrained, and a prepare begun after that would drain a
+ * second domain while it is down (rule 2). The planner reserves such a domain once its event
+ * is past NotBefore - margin; this covers an order that arrives late: sent
  * before a partition and delivered after it healed, once the other domain went at NotBefore
  * (nemesis open-seed-14). */
+#define S_UNTIL_GUARD_MS 2000 /* a prepare's until_ms comes this long before the NotBefore */
+
 static int64_t s_prepare_until(sc_coord_t *c, size_t mi, const char *id)
 {
     int dom = sc_coord_members_domain(c, mi);
@@ -91,11 +93,14 @@ static int64_t s_prepare_until(sc_coord_t *c, size_t mi, const char *id)
         if (other && (!until || at < until))
             until = at;
     }
-    /* with the planner's margin: the planner reserves that domain from NotBefore - margin on,
-     * and the agent's start, its hook's, and clocks of other VMs are late by some ms (nemesis
-     * open-seed-65: a prepare ordered 1.1 s before, started 51 ms after FD 0 went down) */
-    if (until)
-        until -= (int64_t)(c->o.policy.deadline_margin_s * 1000.0);
+    /* less a guard: the agent's start, its hook's, and the clocks of two VMs are some ms apart
+     * (nemesis open-seed-65: a prepare ordered 1.1 s before, its hook started 51 ms after FD 0
+     * went down). Not the whole deadline margin: two events past their deadlines must not
+     * block each other (the first in the drain queue drains best effort: deploy_package) */
+    if (until) {
+        int64_t guard = (int64_t)(c->o.policy.deadline_margin_s * 1000.0);
+        until -= guard < S_UNTIL_GUARD_MS ? guard : S_UNTIL_GUARD_MS;
+    }
     if (dom >= 0) {
         c->until_memo.cs = c->cs;
         c->until_memo.applied = applied;
