@@ -25,17 +25,17 @@ typedef struct s_job {
 } s_job_t;
 
 struct sc_approver {
-    sc_store_t *store;       /* borrowed */
-    sc_imds_t *imds;         /* our own VM's IMDS (the worker's once it runs) */
-    char *self;              /* our member name ("by") */
-    _Atomic uint64_t posts;  /* POSTs sent */
-    pthread_mutex_t lock;    /* guards the queues and stopping */
-    pthread_cond_t cond;     /* a job queued, or stopping */
-    pthread_t thread;        /* the worker (started by the first sc_approver_post_async) */
-    bool running, stopping;  /* the worker exists; it is asked to end */
+    sc_store_t *store;      /* borrowed */
+    sc_imds_t *imds;        /* our own VM's IMDS (the worker's once it runs) */
+    char *self;             /* our member name ("by") */
+    _Atomic uint64_t posts; /* POSTs sent */
+    pthread_mutex_t lock;   /* guards the queues and stopping */
+    pthread_cond_t cond;    /* a job queued, or stopping */
+    pthread_t thread;       /* the worker (started by the first sc_approver_post_async) */
+    bool running, stopping; /* the worker exists; it is asked to end */
     s_job_t *todo, **todo_tail, *done, **done_tail;
-    size_t n_todo, n_busy;   /* queued; being POSTed (0 or 1) */
-    int wake_fd;             /* eventfd: readable while an outcome waits */
+    size_t n_todo, n_busy; /* queued; being POSTed (0 or 1) */
+    int wake_fd;           /* eventfd: readable while an outcome waits */
 };
 
 int sc_approver_new(sc_store_t *store, const char *imds_url, const char *self_name,

@@ -54,10 +54,10 @@ static void s_answer(sc_coord_t *c, json_object *ids, const char *reason,
                       (long long)out->intent_index, out->rc);
         return;
     }
-    sc_coord_exec_decide(c, SC_DLOG_APPROVAL_ANSWER,
-                         sc_approver_answer_data(out->intent_index, out->rc, out->http_status,
-                                                 out->message),
-                         out->rc == 0 ? "approval answered" : "approval failed");
+    sc_coord_exec_decide(
+        c, SC_DLOG_APPROVAL_ANSWER,
+        sc_approver_answer_data(out->intent_index, out->rc, out->http_status, out->message),
+        out->rc == 0 ? "approval answered" : "approval failed");
 }
 
 void sc_coord_effect_answers(sc_coord_t *c)
@@ -146,8 +146,9 @@ static void s_approval_effect(sc_coord_t *c, const sc_dlog_entry_t *en, json_obj
     }
     if (sc_approver_post_async(c->approver, en->index, json_object_get_string(body)) < 0)
         goto no_post;
-    c->posts[c->n_posts++] = (struct sc_coord_post){
-        .intent = en->index, .ids = json_object_get(ids), .reason = strdup(en->reason ? en->reason : "")};
+    c->posts[c->n_posts++] = (struct sc_coord_post){.intent = en->index,
+                                                    .ids = json_object_get(ids),
+                                                    .reason = strdup(en->reason ? en->reason : "")};
     c->last_post_ms = now;
     return;
 no_post:

@@ -30,8 +30,8 @@ static bool s_impacts(const sc_coord_t *c, const sc_event_t *ev, size_t mi)
 
 /* A voter, not us, not skip and not impacted by evs, with our whole log, heard from lately:
  * the first in members order; SC_ELECT_NONE when there is none. */
-static size_t s_target_but(const sc_coord_t *c, const sc_event_t *const *evs, size_t n,
-                           int64_t now, size_t skip)
+static size_t s_target_but(const sc_coord_t *c, const sc_event_t *const *evs, size_t n, int64_t now,
+                           size_t skip)
 {
     const sc_craft_t *r = c->raft;
 

@@ -134,22 +134,22 @@ struct sc_coord {
         int dom;
         int64_t until;
     } until_memo;
-    int64_t snapshot_at;     /* index of the last snapshot saved */
-    sc_cnotify_t *notify;    /* notifications (sc_coord_notify.c); NULL: none */
-    sc_cevstate_t **ev;      /* per event: what is not replicated */
-    size_t n_ev;             /* entries */
-    bool dirty;              /* something changed: plan now */
-    bool domains_hidden;     /* every member (2 or more) reports the same fault domain */
-    int64_t last_plan_ms;    /* last plan round */
-    int64_t last_leader_ms;  /* last leader broadcast */
-    int64_t last_tick_ms;    /* last registry tick / liveness check */
-    uint64_t rejected;       /* messages refused */
-    int64_t last_post_ms;    /* monotonic ms of the last approval POST */
-    struct sc_coord_post {   /* our approval POSTs handed to the approver's worker */
-        int64_t intent;      /* the intent's index */
-        json_object *ids;    /* its EventIds (owned) */
-        char *reason;        /* the intent's reason (owned) */
-    } *posts;
+    int64_t snapshot_at;    /* index of the last snapshot saved */
+    sc_cnotify_t *notify;   /* notifications (sc_coord_notify.c); NULL: none */
+    sc_cevstate_t **ev;     /* per event: what is not replicated */
+    size_t n_ev;            /* entries */
+    bool dirty;             /* something changed: plan now */
+    bool domains_hidden;    /* every member (2 or more) reports the same fault domain */
+    int64_t last_plan_ms;   /* last plan round */
+    int64_t last_leader_ms; /* last leader broadcast */
+    int64_t last_tick_ms;   /* last registry tick / liveness check */
+    uint64_t rejected;      /* messages refused */
+    int64_t last_post_ms;   /* monotonic ms of the last approval POST */
+    struct sc_coord_post {  /* our approval POSTs handed to the approver's worker */
+        int64_t intent;     /* the intent's index */
+        json_object *ids;   /* its EventIds (owned) */
+        char *reason;       /* the intent's reason (owned) */
+    } * posts;
     size_t n_posts, cap_posts;
     int64_t started_wall_ms; /* when this process started (wall clock) */
     bool in_grace;           /* just started: members have not all had a chance to report */

@@ -880,9 +880,8 @@ int sc_elect_transfer_next(sc_elect_t *e, size_t next)
 {
     if (!e || e->state != SC_ELECT_LEADER || e->transferee == SC_ELECT_NONE)
         return SC_E_STATE;
-    if (next != SC_ELECT_NONE &&
-        (next >= e->cfg.n_members || next == e->cfg.self || next == e->transferee ||
-         s_slot(e, next) < 0))
+    if (next != SC_ELECT_NONE && (next >= e->cfg.n_members || next == e->cfg.self ||
+                                  next == e->transferee || s_slot(e, next) < 0))
         return -EINVAL;
     e->transfer_next = next;
     return 0;

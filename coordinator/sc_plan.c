@@ -732,8 +732,7 @@ static void s_reserve(s_plan_t *pl, const size_t *queue, size_t n_queue)
             /* past NotBefore, a VM alive whose own document no longer holds the event is not
              * going down for it: over, or cancelled, its view only not yet confirmed by the
              * registry (nemesis seeds 68 and 93: a restart's fresh view waits confirm_ms) */
-            if (s_platform_not_before_passed(pl, i) &&
-                s_unseen_by_live(e, &in->members[m], m))
+            if (s_platform_not_before_passed(pl, i) && s_unseen_by_live(e, &in->members[m], m))
                 continue;
             if (!in->members[m].gone && !e->vms[j].dropped &&
                 (s == SC_DRAIN_NONE || s == SC_DRAIN_ROLLED_BACK) &&
