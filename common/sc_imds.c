@@ -62,6 +62,8 @@ struct sc_imds {
     struct curl_slist *hdr_post;  /* the above plus Content-Type, no Expect */
     s_conn_t events;              /* .../metadata/scheduledevents (GET and POST) */
     s_conn_t compute;             /* .../metadata/instance/compute */
+    CURLM *multi;                 /* a POST begun (sc_imds_post_begin), or NULL */
+    char *post_body;              /* its body (libcurl reads it until the end) */
 };
 
 static pthread_once_t s_global_once = PTHREAD_ONCE_INIT;
@@ -350,6 +352,11 @@ void sc_imds_destroy(sc_imds_t **imds)
 
     if (!imds || !(self = *imds))
         return;
+    if (self->multi) {
+        curl_multi_remove_handle(self->multi, self->events.curl);
+        curl_multi_cleanup(self->multi);
+    }
+    free(self->post_body);
     s_conn_free(&self->events);
     s_conn_free(&self->compute);
     curl_slist_free_all(self->hdr_get);
@@ -417,23 +424,34 @@ static const char *s_snippet(const s_conn_t *c, char *out, size_t outlen)
 
 /* Runs the prepared request on c and maps every transport and HTTP outcome. On 0 the body
  * is in c->buf / c->len (c->buf may be NULL when empty). */
-static int s_perform(sc_imds_t *self, s_conn_t *c, const char *method, sc_imds_status_t *st)
+/* Clears what the last request left in c. */
+static void s_reset(s_conn_t *c)
 {
-    CURLcode cc;
-    long http = 0, os_errno = 0;
-    char snip[S_SNIPPET + 8];
-    int64_t ra;
-
     c->len = 0;
     if (c->buf)
         c->buf[0] = '\0';
     c->too_big = c->oom = false;
     c->retry_after_ms = -1;
     c->errbuf[0] = '\0';
+}
 
+static int s_result(s_conn_t *c, const char *method, CURLcode cc, sc_imds_status_t *st);
+
+static int s_perform(sc_imds_t *self, s_conn_t *c, const char *method, sc_imds_status_t *st)
+{
+    s_reset(c);
     if (self->abort && *self->abort)
         return s_fail(st, method, c, -EINTR, 0, 0, "not sent: stopping");
-    cc = curl_easy_perform(c->curl);
+    return s_result(c, method, curl_easy_perform(c->curl), st);
+}
+
+/* What a transfer's end (cc) means: 0 for 2xx, else the error with its reason in st. */
+static int s_result(s_conn_t *c, const char *method, CURLcode cc, sc_imds_status_t *st)
+{
+    long http = 0, os_errno = 0;
+    char snip[S_SNIPPET + 8];
+    int64_t ra;
+
     curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &http);
     ra = c->retry_after_ms;
     if (c->oom || cc == CURLE_OUT_OF_MEMORY)
@@ -648,6 +666,81 @@ int sc_imds_post_events(sc_imds_t *imds, const char *body, sc_imds_status_t *st)
     /* The handle is shared with GET: do not keep a pointer to the caller's body. */
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, NULL);
     curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
+    return rc;
+}
+
+int sc_imds_post_begin(sc_imds_t *imds, const char *body)
+{
+    s_conn_t *c = &imds->events;
+    size_t n = body ? strlen(body) : 0;
+    int running = 0;
+
+    if (imds->post_body || n == 0 || n > (size_t)SC_IMDS_MAX_BODY)
+        return -EINVAL;
+    if (!imds->multi && !(imds->multi = curl_multi_init()))
+        return -ENOMEM;
+    if (!(imds->post_body = strdup(body)))
+        return -ENOMEM;
+    s_reset(c);
+    if (curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, imds->total_timeout_ms) != CURLE_OK ||
+        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, imds->post_body) != CURLE_OK ||
+        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n) != CURLE_OK ||
+        curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, imds->hdr_post) != CURLE_OK ||
+        curl_multi_add_handle(imds->multi, c->curl) != CURLM_OK) {
+        free(imds->post_body);
+        imds->post_body = NULL;
+        return SC_E_NET;
+    }
+    /* as far as non-blocking calls take it: on a kept connection, the request is sent */
+    curl_multi_perform(imds->multi, &running);
+    return 0;
+}
+
+int sc_imds_post_end(sc_imds_t *imds, sc_imds_status_t *st)
+{
+    sc_imds_status_t dummy;
+    s_conn_t *c = &imds->events;
+    CURLcode cc = CURLE_OK;
+    bool done = false;
+    long http = 0;
+    int rc, running = 1;
+
+    if (!st)
+        st = &dummy;
+    if (!imds->post_body)
+        return s_fail(st, "POST", c, -EINVAL, 0, S_HINT_BUG_MS, "no POST begun");
+    while (!done) {
+        CURLMsg *m;
+        int left;
+
+        if (imds->abort && *imds->abort) {
+            cc = CURLE_ABORTED_BY_CALLBACK;
+            break;
+        }
+        if (curl_multi_perform(imds->multi, &running) != CURLM_OK) {
+            cc = CURLE_RECV_ERROR;
+            break;
+        }
+        while ((m = curl_multi_info_read(imds->multi, &left)))
+            if (m->msg == CURLMSG_DONE && m->easy_handle == c->curl) {
+                cc = m->data.result;
+                done = true;
+            }
+        /* CURLOPT_TIMEOUT_MS ends it; the 100 ms wake-ups only look at the abort flag */
+        if (!done && curl_multi_poll(imds->multi, NULL, 0, 100, NULL) != CURLM_OK) {
+            cc = CURLE_RECV_ERROR;
+            break;
+        }
+    }
+    curl_multi_remove_handle(imds->multi, c->curl);
+    if ((rc = s_result(c, "POST", cc, st)) == 0) {
+        curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &http);
+        rc = s_fail(st, "POST", c, 0, http, 0, "HTTP %ld", http);
+    }
+    curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, NULL);
+    curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
+    free(imds->post_body);
+    imds->post_body = NULL;
     return rc;
 }
 

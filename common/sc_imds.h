@@ -92,6 +92,14 @@ int sc_imds_get_events(sc_imds_t *imds, char **ret_body, size_t *ret_len, sc_imd
  * with Content-Type application/json. 2xx is success (the answer body is ignored). Returns
  * st->rc; st may be NULL. */
 int sc_imds_post_events(sc_imds_t *imds, const char *body, sc_imds_status_t *st);
+/* The same POST in two halves, so that it leaves from the caller's thread and its answer is
+ * waited for in another: sc_imds_post_begin starts it (non-blocking: on a connection kept
+ * alive the request is written at once; body is copied) — 0, -EINVAL (one begun already, or a
+ * bad body), -ENOMEM, SC_E_NET; then sc_imds_post_end, from any one thread, waits for the end
+ * (the total timeout, or the abort flag) and returns what sc_imds_post_events would. The
+ * handle is used by nothing else in between. */
+int sc_imds_post_begin(sc_imds_t *imds, const char *body);
+int sc_imds_post_end(sc_imds_t *imds, sc_imds_status_t *st);
 
 /* GET .../metadata/instance/compute?api-version=V and parse it (json-c). Returns st->rc
  * (SC_E_NOT_JSON when the answer is not a JSON object); st may be NULL. *ret_compute is

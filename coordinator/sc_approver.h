@@ -63,10 +63,13 @@ json_object *sc_approver_answer_data(int64_t intent, int rc, long http_status, c
 /* One POST of body through our own IMDS; the outcome (intent_index 0) in *ret_outcome.
  * Blocks up to the IMDS client's timeout: a loop uses sc_approver_post_async. */
 int sc_approver_post(sc_approver_t *a, const char *body, sc_approval_outcome_t *ret_outcome);
-/* The same POST made by the approver's worker thread (started on first use), in the order
- * asked: returns at once. Its outcome, with intent_index = intent, is taken later with
- * sc_approver_take; sc_approver_fd becomes readable when one waits (poll it). What is still
- * queued when the approver is destroyed is not POSTed. 0, -EINVAL, -ENOMEM or pthread's error. */
+/* The same POST, in the order asked, its answer waited for by the approver's worker thread
+ * (started on first use): returns at once. When the worker is idle the request is sent from
+ * the caller's thread (non-blocking: sc_imds_post_begin), else the worker sends it in its
+ * turn. Its outcome, with intent_index = intent, is taken later with sc_approver_take;
+ * sc_approver_fd becomes readable when one waits (poll it). What is queued when the approver
+ * is destroyed is not waited for (nor sent, unless it was begun). 0, -EINVAL, -ENOMEM or
+ * pthread's error. */
 int sc_approver_post_async(sc_approver_t *a, int64_t intent, const char *body);
 /* The eventfd readable while an outcome waits (-1 for NULL). */
 int sc_approver_fd(const sc_approver_t *a);

@@ -544,6 +544,49 @@ SC_TEST(post_approval)
     sc_ts_set(s_ts, NULL);
 }
 
+/* The POST in two halves (sc_imds_post_begin in one thread, sc_imds_post_end in another: the
+ * approver's): the same request, the same answers as sc_imds_post_events, one at a time, and
+ * the handle GETs after it. */
+SC_TEST(post_in_two_halves)
+{
+    static const char approval[] =
+        "{\"StartRequests\": [{\"EventId\": \"f020ba2e-3bc0-4c40-a10b-86575a9eabd5\"}]}";
+    sc_imds_t *c = s_client(NULL, 0);
+    sc_imds_status_t st;
+    sc_ts_cfg_t cfg = {.status = 429, .retry_after = "7"};
+    char *body = NULL;
+
+    SC_REQUIRE(c);
+    sc_ts_set(s_ts, NULL);
+    SC_CHECK_INT(sc_imds_post_begin(c, approval), 0);
+    SC_CHECK_INT(sc_imds_post_begin(c, approval), -EINVAL); /* one at a time */
+    SC_CHECK_INT(sc_imds_post_end(c, &st), 0);
+    SC_CHECK_INT(st.http_status, 200);
+    sc_ts_lock(s_ts);
+    SC_CHECK_STR(s_ts->last.method, "POST");
+    SC_CHECK_STR(s_ts->last.content_type, "application/json");
+    SC_CHECK_STR(s_ts->last.body, approval);
+    sc_ts_unlock(s_ts);
+    SC_CHECK_INT(sc_imds_post_end(c, &st), -EINVAL); /* none begun */
+    sc_ts_set(s_ts, &cfg);
+    SC_CHECK_INT(sc_imds_post_begin(c, approval), 0);
+    SC_CHECK_INT(sc_imds_post_end(c, &st), SC_E_HTTP_429);
+    SC_CHECK_INT(st.http_status, 429);
+    SC_CHECK(st.retry_after_ms >= 7000);
+    sc_ts_set(s_ts, NULL);
+    SC_CHECK_INT(sc_imds_get_events(c, &body, NULL, &st), 0);
+    free(body);
+    sc_ts_lock(s_ts);
+    SC_CHECK_STR(s_ts->last.method, "GET");
+    SC_CHECK_INT(s_ts->last.body_len, 0);
+    sc_ts_unlock(s_ts);
+    SC_CHECK_INT(sc_imds_post_begin(c, ""), -EINVAL);
+    /* begun and never ended: destroy cleans up */
+    SC_CHECK_INT(sc_imds_post_begin(c, approval), 0);
+    sc_imds_destroy(&c);
+    sc_ts_set(s_ts, NULL);
+}
+
 SC_TEST(compute_parse)
 {
     static const char ok[] = "{\"name\": \"vm_3\", \"platformFaultDomain\": \"1\", "
@@ -856,6 +899,7 @@ int main(void)
     SC_RUN(body_cut_short);
     SC_RUN(body_too_big);
     SC_RUN(post_approval);
+    SC_RUN(post_in_two_halves);
     SC_RUN(compute_parse);
     SC_RUN(compute);
     SC_RUN(proxy_env_ignored);
