@@ -127,6 +127,26 @@ static int s_log_simple(sc_coord_t *c, sc_dlog_kind_t kind, const char *id, cons
 }
 
 /* Records what the registry changed. */
+/* An eviction seen to start is noted in our own store (sc_store_eviction_note): a follower
+ * restarted before a leader decided it would forget that its member is gone (nemesis seeds 62
+ * and 99: the member stayed, dead, owing recovers, its fault domain busy for good). Best
+ * effort: a failure is logged. */
+static void s_note_eviction(sc_coord_t *c, const sc_reg_event_t *re)
+{
+    json_object *j = NULL;
+    int rc;
+
+    if (sc_plan_event_class(&re->ev, &c->o.policy) != SC_CLASS_EVICT ||
+        sc_coord_exec_cs(c, re->ev.id))
+        return; /* not an eviction, or decided already: the state has it */
+    if ((rc = sc_event_to_json(&re->ev, &j)) >= 0)
+        rc = sc_store_eviction_note(c->store, re->ev.id, json_object_to_json_string(j),
+                                    sc_wall_ms());
+    json_object_put(j);
+    if (rc < 0)
+        sc_log_warn("eviction not noted", "event=%s rc=%s", re->ev.id, sc_errname(rc));
+}
+
 int sc_coord_exec_handle_changes(sc_coord_t *c, sc_registry_changes_t *ch)
 {
     int rc = 0;
@@ -147,6 +167,8 @@ int sc_coord_exec_handle_changes(sc_coord_t *c, sc_registry_changes_t *ch)
             break;
         case SC_CHG_NEW_STARTED:
         case SC_CHG_STARTED:
+            if (re && !sc_coord_rehearse_owns(c, re->ev.id))
+                s_note_eviction(c, re);
             if (re)
                 rc = s_log_event_seen(c, re, "event started");
             if (rc >= 0)

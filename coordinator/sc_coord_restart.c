@@ -309,8 +309,81 @@ int sc_coord_restart_reconcile_registry(sc_coord_t *c)
     return rc < 0 ? rc : 0;
 }
 
+#define S_EVICTION_KEEP_MS (3600 * 1000) /* an eviction noted is restored this long at most */
+
+typedef struct s_evict_ctx {
+    sc_coord_t *c;
+    int64_t wall, now;
+    char **forget; /* ids to forget (the state has them, too old, unreadable) */
+    size_t n_forget, n_restored;
+} s_evict_ctx_t;
+
+/* One eviction noted before the restart (sc_store_eviction_note): unless the state or the
+ * registry knows it, into the registry as started and over — the member goes, as the
+ * take-over decides it (sc_coord_exec_sync_registry). */
+static int s_restore_eviction(void *arg, const char *id, const char *event_json,
+                              int64_t started_wall_ms)
+{
+    s_evict_ctx_t *x = arg;
+    sc_coord_t *c = x->c;
+    json_object *j = NULL;
+    sc_event_t ev = {0};
+    char err[160] = "";
+    char **nv;
+    bool drop = x->wall - started_wall_ms > S_EVICTION_KEEP_MS || sc_coord_exec_cs(c, id) ||
+                sc_registry_find(c->reg, id) || sc_registry_is_tombstoned(c->reg, id, x->now);
+    int rc = 0;
+
+    if (!drop) {
+        if (!(j = json_tokener_parse(event_json)) ||
+            sc_event_from_json(j, &ev, err, sizeof(err)) < 0) {
+            sc_log_warn("eviction noted before the restart unreadable: dropped",
+                        "event=\"%s\" why=\"%s\"", sc_log_q(id), sc_log_q(err));
+            drop = true;
+        } else {
+            sc_reg_restore_t r = {.ev = &ev,
+                                  .phase = SC_REG_ENDED,
+                                  .start_kind = SC_START_DIRECT,
+                                  .first_seen_ms = x->now - (x->wall - started_wall_ms),
+                                  .last_seen_ms = x->now,
+                                  .started_ms = x->now - (x->wall - started_wall_ms),
+                                  .ended_ms = x->now};
+            if ((rc = sc_registry_restore_event(c->reg, &r)) >= 0) {
+                x->n_restored++;
+                sc_log_notice("eviction seen before the restart: restored, its member leaves",
+                              "event=%s type=%s", ev.id, sc_event_type_name(ev.type));
+            } else {
+                sc_log_warn("eviction not restored", "event=%s rc=%s", id, sc_errname(rc));
+                rc = rc == -ENOMEM ? rc : 0;
+            }
+        }
+        sc_event_clear(&ev);
+        json_object_put(j);
+    }
+    if (drop && (nv = realloc(x->forget, (x->n_forget + 1) * sizeof(*nv)))) {
+        x->forget = nv;
+        if ((x->forget[x->n_forget] = strdup(id)))
+            x->n_forget++;
+    }
+    return rc;
+}
+
+static int s_restore_evictions(sc_coord_t *c, int64_t wall, int64_t now)
+{
+    s_evict_ctx_t x = {.c = c, .wall = wall, .now = now};
+    int rc = sc_store_evictions_each(c->store, s_restore_eviction, &x);
+
+    for (size_t i = 0; i < x.n_forget; i++) {
+        sc_store_eviction_forget(c->store, x.forget[i]);
+        free(x.forget[i]);
+    }
+    free(x.forget);
+    return rc == -ENOMEM ? rc : 0;
+}
+
 /* The registry holds what the state decided: events still owing something, tombstones for the
- * others. ids_closing gets the events to close (the caller's, n_closing of them). */
+ * others; and the evictions we saw start that no leader decided yet. ids_closing gets the
+ * events to close (the caller's, n_closing of them). */
 static int s_rebuild_registry(sc_coord_t *c, int64_t wall, int64_t now, char ***ret_closing,
                               size_t *ret_n)
 {
@@ -336,6 +409,8 @@ static int s_rebuild_registry(sc_coord_t *c, int64_t wall, int64_t now, char ***
         if ((rc = s_restore_one(c, e, wall, now)) < 0)
             break;
     }
+    if (rc >= 0)
+        rc = s_restore_evictions(c, wall, now);
     if (rc < 0) {
         sc_strv_free(closing, n_closing);
         return rc;

@@ -1246,6 +1246,74 @@ int sc_store_boots_each(sc_store_t *store, int (*fn)(void *arg, const sc_store_b
     return rc < 0 ? rc : 0;
 }
 
+int sc_store_eviction_note(sc_store_t *store, const char *id, const char *event_json,
+                           int64_t started_wall_ms)
+{
+    char head[32];
+    bool own, lazy;
+    int rc;
+
+    if (!store || !id || !event_json)
+        return -EINVAL;
+    snprintf(head, sizeof(head), "%lld ", (long long)started_wall_ms);
+    lazy = s_lazy_begin(store);
+    if ((rc = sc_store_txn_begin(store, &own)) >= 0) {
+        rc = sc_db_run(store->db, NULL,
+                       "INSERT INTO meta(key, value) VALUES ('eviction:' || ?, ? || ?) "
+                       "ON CONFLICT(key) DO NOTHING",
+                       "sss", id, head, event_json);
+        rc = sc_store_txn_end(store, own, rc);
+    }
+    rc = s_lazy_end(store, lazy, rc);
+    return rc < 0 ? rc : 0;
+}
+
+int sc_store_evictions_each(sc_store_t *store,
+                            int (*fn)(void *arg, const char *id, const char *event_json,
+                                      int64_t started_wall_ms),
+                            void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if (!store || !fn)
+        return -EINVAL;
+    if ((rc = sc_db_prepare(store->db, &st,
+                            "SELECT substr(key, length('eviction:') + 1), value FROM meta "
+                            "WHERE key LIKE 'eviction:%' ORDER BY key",
+                            NULL)) < 0)
+        return rc;
+    while ((rc = sc_db_step(store->db, st)) == 1) {
+        const char *id = (const char *)sqlite3_column_text(st, 0);
+        const char *val = (const char *)sqlite3_column_text(st, 1);
+        long long at;
+        int off = 0;
+
+        if (!id || !val || sscanf(val, "%lld %n", &at, &off) != 1 || !val[off])
+            continue; /* not ours to read: skipped */
+        if ((rc = fn(arg, id, val + off, at)) < 0)
+            break;
+    }
+    sqlite3_finalize(st);
+    return rc < 0 ? rc : 0;
+}
+
+int sc_store_eviction_forget(sc_store_t *store, const char *id)
+{
+    bool own, lazy;
+    int rc;
+
+    if (!store || !id)
+        return -EINVAL;
+    lazy = s_lazy_begin(store);
+    if ((rc = sc_store_txn_begin(store, &own)) >= 0) {
+        rc = sc_db_run(store->db, NULL, "DELETE FROM meta WHERE key = 'eviction:' || ?", "s", id);
+        rc = sc_store_txn_end(store, own, rc);
+    }
+    rc = s_lazy_end(store, lazy, rc);
+    return rc < 0 ? rc : 0;
+}
+
 int sc_store_save_snapshot(sc_store_t *store, int64_t index, int64_t term, int64_t wall_ms,
                            const char *state)
 {

@@ -152,6 +152,22 @@ int sc_store_save_boots(sc_store_t *store, const sc_store_boot_t *v, size_t n);
 int sc_store_boots_each(sc_store_t *store, int (*fn)(void *arg, const sc_store_boot_t *b),
                         void *arg);
 
+/* The evictions (Preempt/Terminate) this coordinator saw start: its own (meta, key
+ * "eviction:ID", the event as IMDS JSON and when it was seen to start; not in a snapshot).
+ * The replicated state has one only once a leader decided it; a follower restarted before
+ * that would forget the member is gone (nemesis seeds 62, 99), so it restores them into its
+ * registry. Written without an fsync. 0 or an SC_E_* code. */
+int sc_store_eviction_note(sc_store_t *store, const char *id, const char *event_json,
+                           int64_t started_wall_ms);
+/* Calls fn for each eviction noted (strings valid during the call); fn's negative value stops
+ * the walk and is returned. */
+int sc_store_evictions_each(sc_store_t *store,
+                            int (*fn)(void *arg, const char *id, const char *event_json,
+                                      int64_t started_wall_ms),
+                            void *arg);
+/* Forgets the eviction id (decided by then, or too old). 0 or an SC_E_* code. */
+int sc_store_eviction_forget(sc_store_t *store, const char *id);
+
 /* Saves a snapshot of the coordinator's state (state: sc_cstate_to_json's text) that includes
  * the log up to index (of term); the two newest are kept. 0 or an SC_E_* code. */
 int sc_store_save_snapshot(sc_store_t *store, int64_t index, int64_t term, int64_t wall_ms,

@@ -616,6 +616,67 @@ SC_TEST(eviction_over_while_nobody_led_takes_its_member)
     s_stop();
 }
 
+/* nemesis seeds 62 and 99: the same, but the follower that heard the Preempt start was
+ * restarted before it led (the members roll): the eviction was only in its registry's memory,
+ * and vm_2 stayed a member, dead, owing recovers, its fault domain busy for good. It notes an
+ * eviction it sees start in its own store and restores it at its start. Seen failing without
+ * it: vm_2 not gone. */
+SC_TEST(eviction_seen_then_restarted_takes_its_member)
+{
+    int l = s_elect(), f = 1 - l;
+    void *z = zmq_ctx_new(), *d2, *dl;
+    char buf[64], doc[1024], self[8];
+    json_object *st, *ms = NULL;
+    bool gone = false;
+    uint64_t term;
+
+    SC_REQUIRE(s_until(l, "may_act", "true", 15000));
+    term = (uint64_t)s_int(s_c[l], "term");
+    /* vm_2's agent, heard by the follower alone: the Preempt started */
+    d2 = sc_tp_dealer(z, s_port[f]);
+    sc_tp_hello(d2, "vm_2", "boot-2", 2, 2, term);
+    sc_tp_doc(d2, "vm_2", term, 2,
+              "{\"DocumentIncarnation\":3,\"Events\":[{\"EventId\":\"P-gone2\",\"EventType\":"
+              "\"Preempt\",\"ResourceType\":\"VirtualMachine\",\"Resources\":[\"vm_2\"],"
+              "\"EventStatus\":\"Started\",\"NotBefore\":\"\",\"Description\":\"\","
+              "\"EventSource\":\"Platform\",\"DurationInSeconds\":-1}]}",
+              sc_wall_ms());
+    s_step(3, 300);
+    zmq_close(d2); /* the VM is deleted: its agent says nothing more */
+    SC_CHECK_STR(sc_tp_state_event(s_c[l], "P-gone2", "phase", buf, sizeof(buf)), "");
+    /* the follower restarted (its registry rebuilt from its store) */
+    sc_coord_destroy(&s_c[f]);
+    SC_REQUIRE((s_c[f] = s_start(f)) != NULL);
+    s_step(3, 300);
+    /* the leader's own VM drained for R: it hands the lead to the follower */
+    snprintf(self, sizeof(self), "vm_%d", l);
+    dl = sc_tp_dealer(z, s_port[l]);
+    sc_tp_hello(dl, self, l ? "boot-1" : "boot-0", l, l, term);
+    snprintf(doc, sizeof(doc),
+             "{\"DocumentIncarnation\":5,\"Events\":[{\"EventId\":\"R-self\",\"EventType\":"
+             "\"Reboot\",\"ResourceType\":\"VirtualMachine\",\"Resources\":[\"%s\"],"
+             "\"EventStatus\":\"Scheduled\",\"NotBefore\":\"Mon, 01 Jan 2046 00:00:00 GMT\","
+             "\"Description\":\"\",\"EventSource\":\"Platform\",\"DurationInSeconds\":-1}]}",
+             self);
+    sc_tp_doc(dl, self, term, 2, doc, sc_wall_ms());
+    SC_REQUIRE(s_until(f, "may_act", "true", 15000));
+    for (int64_t end = sc_mono_ms() + 5000; sc_mono_ms() < end && !gone;) {
+        s_step(3, 20);
+        st = sc_coord_state_json(s_c[f]);
+        if (st && json_object_object_get_ex(st, "members", &ms))
+            for (size_t i = 0; i < json_object_array_length(ms); i++) {
+                json_object *m = json_object_array_get_idx(ms, i);
+                if (strcmp(json_object_get_string(json_object_object_get(m, "name")), "vm_2") == 0)
+                    gone = json_object_get_boolean(json_object_object_get(m, "gone"));
+            }
+        json_object_put(st);
+    }
+    SC_CHECK(gone);
+    zmq_close(dl);
+    zmq_ctx_term(z);
+    s_stop();
+}
+
 static const char *s_doc4 =
     "{\"DocumentIncarnation\":4,\"Events\":["
     "{\"EventId\":\"E4-pipe\",\"EventType\":\"Reboot\",\"ResourceType\":\"VirtualMachine\","
@@ -828,6 +889,7 @@ int main(void)
     SC_RUN(rollback_recover_held_while_its_event_runs);
     SC_RUN(prepare_order_carries_until_and_is_held_after);
     SC_RUN(eviction_over_while_nobody_led_takes_its_member);
+    SC_RUN(eviction_seen_then_restarted_takes_its_member);
     SC_RUN(closed_event_timers_go_with_its_close);
     return sc_test_done();
 }
