@@ -74,10 +74,13 @@ pid_of() { if [ "$1" = c ]; then coord_pid "vm_$2"; else echo "${AGENT_PIDS[$2]}
 d_kill() {
     local p
     p=$(pid_of "$1" "$2")
-    [ "$1" = a ] || echo "vm_$2 $(date +%s.%N)" >>"$KILLED"
     flt kill "$1" "$2"
     kill -9 "$p" 2>/dev/null || true
     wait "$p" 2>/dev/null || true
+    # the moment it was dead by, not before the kill: a process still logs for some ms after
+    # the kill is decided (seed 75: "may act" 9 ms after the time written before the kill, its
+    # interval then ran to its next death, 14 s later, for one_leader.py)
+    [ "$1" = a ] || echo "vm_$2 $(date +%s.%N)" >>"$KILLED"
     STATE[$1$2]=dead
 }
 d_start() {
@@ -96,7 +99,7 @@ d_start() {
 }
 d_stop() {
     kill -STOP "$(coord_pid "vm_$1")"
-    echo "vm_$1 $(date +%s.%N)" >>"$KILLED" # it cannot act while stopped
+    echo "vm_$1 $(date +%s.%N)" >>"$KILLED" # it cannot act while stopped (written after it)
     flt stop c "$1"
     STATE[c$1]=stopped
 }
