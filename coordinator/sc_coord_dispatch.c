@@ -56,7 +56,8 @@ int sc_coord_dispatch_send(sc_coord_t *c, sc_cmember_t *m, sc_msg_t *msg)
 /* The moment (unix ms, 0: none) after which member mi must not start a prepare for event id:
  * the earliest NotBefore (or start) of a real event other than id that Azure may start without
  * our approval (none asked, or it failed or is unknown) and that names a VM outside mi's domain
- * whose drain is not done, less a guard (the deadline margin, at most S_UNTIL_GUARD_MS). Azure
+ * whose drain is not done — or, once such an event started and is over, a VM of it outside mi's
+ * domain not recovered yet —, less a guard (the deadline margin, at most S_UNTIL_GUARD_MS). Azure
  * may then take that domain down undrained, and a prepare begun after that would drain a
  * second domain while it is down (rule 2). The planner reserves such a domain once its event
  * is past NotBefore - margin; this covers an order that arrives late: sent
@@ -76,9 +77,13 @@ static int64_t s_prepare_until(sc_coord_t *c, size_t mi, const char *id)
     for (size_t i = 0; i < sc_cstate_n_events(c->cs); i++) {
         const sc_cs_event_t *ce = sc_cstate_event_at(c->cs, i);
         int64_t at = ce->ev.has_not_before ? ce->ev.not_before * 1000 : 0;
-        bool other = false;
+        bool other = false, over = ce->phase != SC_REG_ACTIVE;
 
-        if (ce->phase != SC_REG_ACTIVE || ce->rehearsal || sc_event_id_equal(ce->ev.id, id) ||
+        /* one that is over holds prepares while the VMs it took down without our approval are
+         * not recovered yet (nemesis seed 82 of the campaign on c8a6ed2: an order refused as
+         * too late was sent again the moment FD 2's forced event ended, and its prepare began
+         * while FD 2's VMs, impacted undrained, were still recovering: rule 2) */
+        if ((over && !ce->started_ms) || ce->rehearsal || sc_event_id_equal(ce->ev.id, id) ||
             ce->approval == SC_APPROVAL_INTENT || ce->approval == SC_APPROVAL_APPROVED)
             continue;
         if (ce->started_ms && (!at || ce->started_ms < at))
@@ -87,7 +92,7 @@ static int64_t s_prepare_until(sc_coord_t *c, size_t mi, const char *id)
             size_t k = sc_coord_members_find(c, ce->ev.resources[r]);
 
             other = k != SC_PLAN_NONE && k != mi && !sc_cstate_member(c->cs, k)->gone &&
-                    ce->drain[k] != SC_DRAIN_PREPARED &&
+                    ce->drain[k] != (over ? SC_DRAIN_RECOVERED : SC_DRAIN_PREPARED) &&
                     (dom < 0 || sc_coord_members_domain(c, k) != dom);
         }
         if (other && (!until || at < until))
