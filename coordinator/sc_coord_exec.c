@@ -136,9 +136,11 @@ static void s_note_eviction(sc_coord_t *c, const sc_reg_event_t *re)
     json_object *j = NULL;
     int rc;
 
+    const sc_cs_event_t *ce = sc_coord_exec_cs(c, re->ev.id);
+
     if (sc_plan_event_class(&re->ev, &c->o.policy) != SC_CLASS_EVICT ||
-        sc_coord_exec_cs(c, re->ev.id))
-        return; /* not an eviction, or decided already: the state has it */
+        (ce && (ce->started_ms || ce->phase != SC_REG_ACTIVE)))
+        return; /* not an eviction, or its start (or end) decided already: the state has it */
     if ((rc = sc_event_to_json(&re->ev, &j)) >= 0)
         rc = sc_store_eviction_note(c->store, re->ev.id, json_object_to_json_string(j),
                                     sc_wall_ms());

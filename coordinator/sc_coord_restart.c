@@ -330,8 +330,14 @@ static int s_restore_eviction(void *arg, const char *id, const char *event_json,
     sc_event_t ev = {0};
     char err[160] = "";
     char **nv;
-    bool drop = x->wall - started_wall_ms > S_EVICTION_KEEP_MS || sc_coord_exec_cs(c, id) ||
-                sc_registry_find(c->reg, id) || sc_registry_is_tombstoned(c->reg, id, x->now);
+    const sc_cs_event_t *ce = sc_coord_exec_cs(c, id);
+    /* the state decided its start or its end: nothing to add; the state has it as not started
+     * (its drain decided, its start seen only by us: nemesis seed 93 of the campaign on
+     * c8a6ed2, where it was then taken for cancelled): the registry's copy is replaced */
+    bool drop = x->wall - started_wall_ms > S_EVICTION_KEEP_MS ||
+                (ce && (ce->started_ms || ce->phase != SC_REG_ACTIVE)) ||
+                (!ce && sc_registry_find(c->reg, id)) ||
+                sc_registry_is_tombstoned(c->reg, id, x->now);
     int rc = 0;
 
     if (!drop) {
