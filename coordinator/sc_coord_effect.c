@@ -152,7 +152,8 @@ static void s_approval_effect(sc_coord_t *c, const sc_dlog_entry_t *en, json_obj
     c->last_post_ms = now;
     return;
 no_post:
-    /* nothing was POSTed: a definite failure, retried as one */
+    /* nothing was POSTed, but with no HTTP status the answer is "unknown" (rollback stays
+     * blocked, as for a POST that may land): retried with backoff */
     out = (sc_approval_outcome_t){.intent_index = en->index, .rc = -ENOMEM, .http_status = 0};
     snprintf(out.message, sizeof(out.message), "approval not handed to the worker: out of memory");
     s_answer(c, ids, en->reason, &out);

@@ -612,14 +612,11 @@ static bool s_platform_not_before_passed(const s_plan_t *pl, size_t i)
 
 /* Whether member m's own document says event i is not coming for it: m is alive, its IMDS
  * answers (not blind), and its latest document does not hold i. */
+static bool s_seen_by(const sc_plan_event_t *e, size_t m);
+
 static bool s_unseen_by_live(const sc_plan_event_t *e, const sc_plan_member_t *mm, size_t m)
 {
-    if (!mm->alive || mm->gone || mm->blind)
-        return false;
-    for (size_t j = 0; j < e->n_seen_by; j++)
-        if (e->seen_by[j] == m)
-            return false;
-    return true;
+    return mm->alive && !mm->gone && !mm->blind && !s_seen_by(e, m);
 }
 
 /* Whether a live member sees event i (its latest document holds it). */

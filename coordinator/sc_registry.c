@@ -51,6 +51,7 @@ struct sc_registry {
     size_t n_events;      /* entries in events */
     s_member_t **members; /* known members */
     size_t n_members;     /* entries in members */
+    size_t n_evicted;     /* members marked evicted by the last s_mark_evicted */
     int64_t confirm_ms;   /* PENDING -> ABSENT delay */
     s_tomb_t *tombs;      /* tombstones, sorted by id (case-insensitive) */
     size_t n_tombs;       /* entries in tombs */
@@ -330,8 +331,11 @@ static int s_make_final(s_event_t *e, int64_t now_ms, sc_registry_changes_t *ch)
  * VM's vote kept another event, and its fault domain, 15 s past its end). */
 static void s_mark_evicted(sc_registry_t *reg)
 {
-    for (size_t k = 0; k < reg->n_members; k++)
-        reg->members[k]->evicted = false;
+    /* per document applied (1,000 members): the marks are cleared only when some are set */
+    if (reg->n_evicted)
+        for (size_t k = 0; k < reg->n_members; k++)
+            reg->members[k]->evicted = false;
+    reg->n_evicted = 0;
     for (size_t i = 0; i < reg->n_events; i++) {
         const sc_event_t *ev = &reg->events[i]->pub.ev;
 
@@ -341,8 +345,10 @@ static void s_mark_evicted(sc_registry_t *reg)
             continue;
         for (size_t r = 0; r < ev->n_resources; r++) {
             s_member_t *m = s_member_find(reg, ev->resources[r]);
-            if (m)
+            if (m) {
                 m->evicted = true;
+                reg->n_evicted++;
+            }
         }
     }
 }

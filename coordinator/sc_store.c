@@ -1246,26 +1246,32 @@ int sc_store_boots_each(sc_store_t *store, int (*fn)(void *arg, const sc_store_b
     return rc < 0 ? rc : 0;
 }
 
+/* One statement on meta (up to three string parameters, as types says), in the caller's
+ * transaction or one of its own without an fsync (the coordinator's own, not replicated). */
+static int s_meta_write(sc_store_t *store, const char *sql, const char *types, const char *a,
+                        const char *b, const char *c)
+{
+    bool own, lazy = s_lazy_begin(store);
+    int rc;
+
+    if ((rc = sc_store_txn_begin(store, &own)) >= 0)
+        rc = sc_store_txn_end(store, own, sc_db_run(store->db, NULL, sql, types, a, b, c));
+    rc = s_lazy_end(store, lazy, rc);
+    return rc < 0 ? rc : 0;
+}
+
 int sc_store_eviction_note(sc_store_t *store, const char *id, const char *event_json,
                            int64_t started_wall_ms)
 {
     char head[32];
-    bool own, lazy;
-    int rc;
 
     if (!store || !id || !event_json)
         return -EINVAL;
     snprintf(head, sizeof(head), "%lld ", (long long)started_wall_ms);
-    lazy = s_lazy_begin(store);
-    if ((rc = sc_store_txn_begin(store, &own)) >= 0) {
-        rc = sc_db_run(store->db, NULL,
-                       "INSERT INTO meta(key, value) VALUES ('eviction:' || ?, ? || ?) "
-                       "ON CONFLICT(key) DO NOTHING",
-                       "sss", id, head, event_json);
-        rc = sc_store_txn_end(store, own, rc);
-    }
-    rc = s_lazy_end(store, lazy, rc);
-    return rc < 0 ? rc : 0;
+    return s_meta_write(store,
+                        "INSERT INTO meta(key, value) VALUES ('eviction:' || ?, ? || ?) "
+                        "ON CONFLICT(key) DO NOTHING",
+                        "sss", id, head, event_json);
 }
 
 int sc_store_evictions_each(sc_store_t *store,
@@ -1300,18 +1306,10 @@ int sc_store_evictions_each(sc_store_t *store,
 
 int sc_store_eviction_forget(sc_store_t *store, const char *id)
 {
-    bool own, lazy;
-    int rc;
-
     if (!store || !id)
         return -EINVAL;
-    lazy = s_lazy_begin(store);
-    if ((rc = sc_store_txn_begin(store, &own)) >= 0) {
-        rc = sc_db_run(store->db, NULL, "DELETE FROM meta WHERE key = 'eviction:' || ?", "s", id);
-        rc = sc_store_txn_end(store, own, rc);
-    }
-    rc = s_lazy_end(store, lazy, rc);
-    return rc < 0 ? rc : 0;
+    return s_meta_write(store, "DELETE FROM meta WHERE key = 'eviction:' || ?", "s", id, NULL,
+                        NULL);
 }
 
 int sc_store_save_snapshot(sc_store_t *store, int64_t index, int64_t term, int64_t wall_ms,
