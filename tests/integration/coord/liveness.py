@@ -23,9 +23,13 @@ kept it from being approved, instant by instant, first match wins:
               are never queued); or one of its own VMs out so for another event: drained for
               this one once recovered from that one. Other VMs of its own domains never queue
               it.
+  voters replaced
+              the same, behind a VM out for an event that was open across a roll that
+              changed the voters: the new voters' log never had what the old ones decided
+              (configuration entries are issue 21), so the VM is out until it recovered.
   held        the same, but the other VM stays out although its event is over and the
-              leaders had --need seconds (outside faults, its agent up) to recover it —
-              unexplained.
+              leaders had --need seconds (outside faults, its agent up, every VM reachable
+              or dead for --dead-after) to recover it — unexplained.
   VM cut off  a leader acting, the domain free, but one of the event's VMs unreachable: its
               agent killed (until started again, plus --vm-settle), in a partition, its IMDS
               failing (3 s), restarted by the roll.
@@ -241,6 +245,8 @@ def main():
                     help="after a fault on the coordinators: an election and a start grace (s)")
     ap.add_argument("--vm-settle", type=float, default=2.0,
                     help="after a VM is reachable again: its agent's hello and document (s)")
+    ap.add_argument("--dead-after", type=float, default=15.0,
+                    help="the coordinators' --dead-after: a member unheard so long is dead (s)")
     ap.add_argument("--retry", type=float, default=30.0,
                     help="the coordinators' prepare-retry-s: the wait after a rollback (s)")
     ap.add_argument("logs", nargs="+", help="the coordinators' logs (coord*.err)")
@@ -337,7 +343,7 @@ def main():
     # voters running with another list: a coordinator that hears a voter of its list with
     # another members digest does not lead (issue 20), so during a roll that changes the
     # voters neither list leads until every voter of one of them agrees.
-    ok = []
+    ok, ok_by = [], []  # ok_by: (since, until, voter set)
     for vs in voter_sets:
         pts = []  # (time, +1/-1 a voter of vs up on vs, +1/-1 ... up on another list)
         for n, s0, e0, vs2 in procs:
@@ -357,9 +363,29 @@ def main():
                 since = t
             elif not good and since is not None:
                 ok.append([since, t])
+                ok_by.append((since, t, vs))
                 since = None
         if since is not None:
             ok.append([since, INF])
+            ok_by.append((since, INF, vs))
+    # Voters replaced: a roll that changes the voters hands the lead to a group whose log
+    # never had what the old voters decided (no configuration entries: issue 21). An event open
+    # from the roll's start until the new group's quorum (its "switch") may be unknown, or known
+    # as it was before, to the new group: a VM out for it is rightly out from the switch until
+    # it recovered, however long (seeds 7, 41, 78 of the campaign on c8a6ed2).
+    switches, prev = [], None
+    for since, _, vs in sorted(ok_by, key=lambda x: x[0]):
+        if prev is not None and vs != prev:
+            switches.append(since)
+        prev = vs
+    roll_t = [t for t, what, _ in faults if what == "roll"]
+    switch_win = [[min((r for r in roll_t if r <= ts), default=ts), ts] for ts in switches]
+
+    def caught(ev):
+        """the switch (time) of a roll the event was open across, or None"""
+        c0, c1 = created.get(ev, INF), over.get(ev, INF)
+        return next((ts for (ws, ts) in switch_win if c0 < ts and c1 > ws), None)
+
     first = min((s0 for _, s0, _, _ in procs), default=0.0)
     lost = norm([[s0, e0 + a.settle] for s0, e0 in minus([[first, INF]], norm(ok))])
     dist = norm(dist + lost)
@@ -405,9 +431,19 @@ def main():
         if not any(o[0] == vm and o[1] == ev for o in outs):
             outs.append((vm, ev, t, deleted_at.get(vm, INF)))
 
+    # A witness cut off: an event's end is known once every live member that saw it reports it
+    # gone; a member cut off (not yet dead: --dead-after) keeps its last "present" vote, so the
+    # VMs held out for the event cannot be recovered meanwhile (seed 73 of the campaign on
+    # c8a6ed2: vm_8 partitioned 70 ms after the event ended, the end known at the heal)
+    witness_cut = norm([[s, min(e, s + a.dead_after)] for sp in vmdown.values() for s, e in sp])
+
     def chance(vm_i):
         """when a leader acted, outside faults, with vm_i reachable"""
         return minus(minus(planning, dist), vmdown.get(vm_i, []))
+
+    def chance_after_end(vm_i):
+        """the same, and every witness of an event's end able to report it"""
+        return minus(chance(vm_i), witness_cut)
 
     def legit_until(vm, ev, s):
         """the end of the time an out VM is rightly out: its event over, then --need s of
@@ -416,7 +452,7 @@ def main():
         if o is None:
             return INF
         acc, t0 = 0.0, max(o, s)
-        for cs, ce in chance(idx(vm)):
+        for cs, ce in chance_after_end(idx(vm)):
             if ce <= t0:
                 continue
             cs = max(cs, t0)
@@ -451,16 +487,20 @@ def main():
         w = [[c0, c1]] if c1 > c0 else []
         if ev in over and over[ev] < t_start:
             continue
-        queue_legit, queue_held, theirs = [], [], []
+        queue_legit, queue_held, queue_lost, theirs = [], [], [], []
         if not evict(events, ev) and not no_drain(e):
             for vm, ev2, s, end, legit in outs:
                 if ev2 == ev or (fd(vm) in fds and vm not in vms):
                     continue
                 queue_legit.append([s, legit])
                 if legit < end:
+                    ts = caught(ev2)
+                    if ts is not None and end > ts:
+                        queue_lost.append([max(legit, ts), end])
+                        end = max(legit, ts)
                     queue_held.append([legit, end])
                 theirs.append((f"{vm} for {ev2[:8]}", [[s, legit]], [[legit, end]]))
-        queue_legit, queue_held = norm(queue_legit), norm(queue_held)
+        queue_legit, queue_held, queue_lost = norm(queue_legit), norm(queue_held), norm(queue_lost)
         vm_cut = norm([iv for v in vms for iv in vmdown.get(idx(v), [])])
 
         b_fault = inter(w, dist)
@@ -469,8 +509,10 @@ def main():
         b_noleader = minus(rest, planning)
         p = inter(rest, planning)
         b_queued = inter(p, queue_legit)
-        b_held = inter(minus(p, queue_legit), queue_held)
-        f0 = minus(minus(p, queue_legit), queue_held)
+        b_replaced = inter(minus(p, queue_legit), queue_lost)
+        p_rest = minus(minus(p, queue_legit), queue_lost)
+        b_held = inter(p_rest, queue_held)
+        f0 = minus(p_rest, queue_held)
         b_vm = inter(f0, vm_cut)
         rolled = norm([[t, t + a.retry] for t, e2, al, why in alerts
                        if e2 == ev and al == "prepare_failed" and "interrupted" in why])
@@ -478,7 +520,7 @@ def main():
         b_free = minus(minus(f0, vm_cut), rolled)
         m = {k: size(v) for k, v in (("faults", b_fault), ("quorum lost", b_lost),
                                      ("no leader", b_noleader), ("queued", b_queued),
-                                     ("held", b_held), ("VM cut off", b_vm),
+                                     ("voters replaced", b_replaced), ("held", b_held), ("VM cut off", b_vm),
                                      ("rolled back", b_rolled), ("free", b_free))}
         def blockers(part, held):
             """the other domains' VMs out in part (held: their held time), longest first"""
@@ -514,6 +556,7 @@ def main():
             cause = max((("quorum lost", m["quorum lost"]),
                          ("faults on the coordinators", m["faults"] - m["quorum lost"]),
                          ("queued behind another domain", m["queued"]),
+                         ("voters replaced by a roll (issue 21)", m["voters replaced"]),
                          ("its VM cut off", m["VM cut off"]),
                          ("a prepare interrupted: rolled back, retried later", m["rolled back"])),
                         key=lambda x: x[1])[0]
