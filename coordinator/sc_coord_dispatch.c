@@ -65,19 +65,39 @@ int sc_coord_dispatch_send(sc_coord_t *c, sc_cmember_t *m, sc_msg_t *msg)
  * (nemesis open-seed-14). */
 #define S_UNTIL_GUARD_MS 2000 /* a prepare's until_ms comes this long before the NotBefore */
 
+/* Whether member k's own latest document says event re (NULL: no member's document holds it)
+ * is not there: k alive, its IMDS answering, a document from it since we started, and the
+ * event not in that document. */
+static bool s_sees_not(const sc_coord_t *c, const sc_reg_event_t *re, size_t k)
+{
+    const sc_cmember_t *m = &c->members[k];
+
+    return m->alive && !m->blind && m->have_doc && !sc_reg_event_seen_by(re, m->name);
+}
+
 static int64_t s_prepare_until(sc_coord_t *c, size_t mi, const char *id)
 {
     int dom = sc_coord_members_domain(c, mi);
     int64_t until = 0, applied = sc_cstate_applied(c->cs);
 
-    /* the VMs of one order entry share a domain: computed once for them (1,000 members) */
+    /* the VMs of one order entry share a domain: computed once for them in a turn (1,000
+     * members; the registry's views, read below, change between turns) */
     if (dom >= 0 && c->until_memo.cs == c->cs && c->until_memo.applied == applied &&
-        c->until_memo.dom == dom && sc_event_id_equal(c->until_memo.id, id))
+        c->until_memo.turn == c->turn_end_us && c->until_memo.dom == dom &&
+        sc_event_id_equal(c->until_memo.id, id))
         return c->until_memo.until;
     for (size_t i = 0; i < sc_cstate_n_events(c->cs); i++) {
         const sc_cs_event_t *ce = sc_cstate_event_at(c->cs, i);
         int64_t at = ce->ev.has_not_before ? ce->ev.not_before * 1000 : 0;
         bool other = false, over = ce->phase != SC_REG_ACTIVE;
+        /* past NotBefore and not started: a VM alive whose own latest document no longer holds
+         * the event is not going down for it (over, or cancelled; the registry not yet sure),
+         * as the planner reads it (sc_plan.c, s_reserve). Nemesis seed 65 of the campaign on
+         * c8a6ed2: a restarted leader's registry kept an FD 2 event that had run and ended as
+         * Scheduled; it held FD 1's prepare, which the planner counted as FD 1's turn, so FD 2's
+         * later events waited behind an order never sent until Azure started them. */
+        bool past = !ce->started_ms && at && sc_wall_ms() >= at;
+        const sc_reg_event_t *re = past ? sc_registry_find(c->reg, ce->ev.id) : NULL;
 
         /* one that is over holds prepares while the VMs it took down without our approval are
          * not recovered yet (nemesis seed 82 of the campaign on c8a6ed2: an order refused as
@@ -93,7 +113,8 @@ static int64_t s_prepare_until(sc_coord_t *c, size_t mi, const char *id)
 
             other = k != SC_PLAN_NONE && k != mi && !sc_cstate_member(c->cs, k)->gone &&
                     ce->drain[k] != (over ? SC_DRAIN_RECOVERED : SC_DRAIN_PREPARED) &&
-                    (dom < 0 || sc_coord_members_domain(c, k) != dom);
+                    (dom < 0 || sc_coord_members_domain(c, k) != dom) &&
+                    !(past && s_sees_not(c, re, k));
         }
         if (other && (!until || at < until))
             until = at;
@@ -109,6 +130,7 @@ static int64_t s_prepare_until(sc_coord_t *c, size_t mi, const char *id)
     if (dom >= 0) {
         c->until_memo.cs = c->cs;
         c->until_memo.applied = applied;
+        c->until_memo.turn = c->turn_end_us;
         c->until_memo.dom = dom;
         c->until_memo.until = until;
         snprintf(c->until_memo.id, sizeof(c->until_memo.id), "%s", id);

@@ -127,9 +127,9 @@ struct sc_coord {
     sc_registry_t *reg;      /* merged events */
     sc_cstate_t *cs;         /* the replicated state: changed only by applying entries */
     struct {                 /* the last prepare moment computed (sc_coord_dispatch.c): valid
-                                while the state, the event and the domain are the same */
+                                while the state, the turn, the event and the domain are the same */
         const sc_cstate_t *cs;
-        int64_t applied;
+        int64_t applied, turn; /* turn: its turn_end_us */
         char id[SC_EVENT_ID_MAX + 1];
         int dom;
         int64_t until;

@@ -501,7 +501,7 @@ static const char *s_doc_ab(char *buf, size_t len, int inc, int b_in_s, int64_t 
 SC_TEST(prepare_order_carries_until_and_is_held_after)
 {
     int l;
-    void *z = zmq_ctx_new(), *d;
+    void *z = zmq_ctx_new(), *d, *d0;
     sc_msg_t *order;
     char doc[2048], buf[64];
     int64_t nb_ms;
@@ -548,6 +548,34 @@ SC_TEST(prepare_order_carries_until_and_is_held_after)
     order = s_agent_wait(d, SC_MSG_ORDER, 3, 1500);
     SC_CHECK(order == NULL);
     sc_msg_destroy(&order);
+    /* vm_0's own agent reports, its document without E-B: past NotBefore, not started, a live
+     * VM whose own document no longer holds the event is not going down for it (over, or
+     * cancelled: the registry keeps it while vm_2's view holds it), and the order goes again,
+     * as the planner reads it (nemesis seed 65 of the campaign on c8a6ed2: a restarted
+     * leader's registry kept an event that had ended as Scheduled; FD 1's prepare was held
+     * behind it, which the planner counted as FD 1's turn: FD 2's events went at NotBefore).
+     * Seen failing without the fix: no order in 3 s. */
+    d0 = sc_tp_dealer(z, s_port[l]);
+    sc_tp_hello(d0, "vm_0", "boot-0", 0, 0, term);
+    sc_tp_doc(d0, "vm_0", term, 2, s_doc_ab(doc, sizeof(doc), 10, 0, &nb_ms), sc_wall_ms());
+    order = s_agent_wait(d, SC_MSG_ORDER, 3, 3000);
+    SC_REQUIRE(order != NULL);
+    SC_CHECK_STR(order->order.event, "EA-until");
+    SC_CHECK(order->order.until_ms == 0);
+    sc_msg_destroy(&order);
+    /* vm_0's view holds E-B again: held again */
+    sc_tp_doc(d0, "vm_0", term, 3, s_doc_ab(doc, sizeof(doc), 10, -5, &nb_ms), sc_wall_ms());
+    s_step(3, 200);
+    while ((order = sc_tp_recv(d)))
+        sc_msg_destroy(&order); /* re-sends before that document was applied */
+    order = s_agent_wait(d, SC_MSG_ORDER, 3, 1500);
+    SC_CHECK(order == NULL);
+    sc_msg_destroy(&order);
+    /* and without it once more: vm_0's agent then stops (alive for --dead-after yet), its view
+     * without E-B, so that E-B's end below is its end for every live view */
+    sc_tp_doc(d0, "vm_0", term, 4, s_doc_ab(doc, sizeof(doc), 10, 0, &nb_ms), sc_wall_ms());
+    s_step(3, 200);
+    zmq_close(d0);
     /* E-B started without our approval (vm_0 down undrained), then over: vm_0 is not
      * recovered (it has no agent), so the order is still held (nemesis seed 82: sent again the
      * moment the event ended, the prepare began while the other domain was recovering) */
