@@ -8,14 +8,17 @@
 # domains at once) where schedcoord had 1; then the leader's coordinator killed (kill -9): a new
 # leader approves the next event, the old one started again follows; then where to
 # look next; nothing left running.
-# About 30 s alone; its bound (180 s) only catches a hang: beside the suite's other tests at
-# -j3 on 2 cores it took 63 s, and over 120 s once beside a real Patroni cluster.
+# About 30 s alone; its bound (270 s, under ctest's 300) only catches a hang: beside the suite's
+# other tests at -j3 on 2 cores it took 63 s, over 120 s once beside a real Patroni cluster, and
+# over 180 s twice on a clean clone with a sanitizer build and a three-coordinator unit test
+# running beside the suite (2026-11-28: the demo had reached its last step, the old leader's
+# restart, each time).
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
 start=$(date +%s)
 rc=0
 SC_DEMO_BUILD=$(cd "$SC_BIN/.." && pwd) SC_DEMO_LO=$SC_LO \
-    timeout 180 "$SC_SRC/deploy/demo.sh" </dev/null >"$TMP/demo.out" 2>"$TMP/demo.err" || rc=$?
+    timeout 270 "$SC_SRC/deploy/demo.sh" </dev/null >"$TMP/demo.out" 2>"$TMP/demo.err" || rc=$?
 took=$(($(date +%s) - start))
 [ "$rc" -eq 0 ] || fail "demo.sh exited $rc after $took s: $(tail -n 20 "$TMP/demo.out" "$TMP/demo.err")"
 ok "demo.sh ran to completion in $took s"
