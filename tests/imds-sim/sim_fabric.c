@@ -43,6 +43,7 @@
 #include <strings.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- tables */
@@ -288,6 +289,15 @@ static json_object *s_wall_json(int64_t wall_ms)
 }
 
 /* A timeline entry for now with its kind; the caller adds fields and calls s_emit. */
+/* CLOCK_MONOTONIC in µs: the same clock in every process of the machine. */
+static int64_t s_mono_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 static json_object *s_fact(sim_fabric_t *f, int64_t now, const char *kind)
 {
     json_object *o = json_object_new_object();
@@ -1122,6 +1132,7 @@ static void s_scheduled_post(sim_fabric_t *f, int vmi, const sim_request_t *req,
     s_add_str(o, "vm", f->vms[vmi].name);
     json_object_object_add(o, "events", ids);
     s_add_int(o, "status", 200);
+    s_add_int(o, "mono_us", s_mono_us()); /* when it arrived, for bench_coord_approve */
     s_emit(f, o);
     for (size_t i = 0; i < n; i++)
         if (found[i])
