@@ -223,7 +223,11 @@ bool sc_coord_effect_recover_held(const sc_coord_t *c, const sc_cs_event_t *ce, 
  * in this tenure (sent_ms 0: we took the lead since, or restarted) is asked about once: its
  * result may have been reported while nobody led, to followers, which decide nothing, and an
  * agent says it again only when it reconnects. It answers a repeated order with the result it
- * recorded (or not at all while the hook runs: its progress follows): nothing runs twice. */
+ * recorded (or not at all while the hook runs: its progress follows): nothing runs twice. An
+ * ask that did not go out (a prepare held past its moment, a recover held while its event
+ * runs, the agent not connected) is tried again every resend_ms until one does (nemesis seed
+ * 41 of the campaign on a08e4f5: the one ask of vm_7's finished prepare was held 10 ms before
+ * the other domain's event closed, and never made again: the event went at NotBefore). */
 void sc_coord_effect_resend_orders(sc_coord_t *c, int64_t now)
 {
     if (!sc_coord_may_act(c))
@@ -236,8 +240,12 @@ void sc_coord_effect_resend_orders(sc_coord_t *c, int64_t now)
             bool ordered = d == SC_DRAIN_PREPARE_ORDERED || d == SC_DRAIN_RECOVER_ORDERED;
             bool running = d == SC_DRAIN_PREPARING || d == SC_DRAIN_RECOVERING;
 
-            if (!c->members[k].alive || !((ordered && now - e->sent_ms[k] >= c->o.resend_ms) ||
-                                          (running && !e->sent_ms[k])))
+            bool ask = running && (!e->sent_ms[k] ||
+                                   (e->unasked_ms[k] && now - e->unasked_ms[k] >= c->o.resend_ms));
+            int rc;
+
+            if (!c->members[k].alive ||
+                !((ordered && now - e->sent_ms[k] >= c->o.resend_ms) || ask))
                 continue;
             /* a rollback's recover, ordered before its event started, is not sent again
              * while the event is under way on that VM: an agent that missed it (restarted)
@@ -249,6 +257,8 @@ void sc_coord_effect_resend_orders(sc_coord_t *c, int64_t now)
                     sc_log_notice("recover held: its event started", "event=%s vm=%s", e->id,
                                   c->members[k].name);
                 e->held_ms[k] = e->sent_ms[k] = now;
+                if (running)
+                    e->unasked_ms[k] = now;
                 continue;
             }
             e->sent_ms[k] = now;
@@ -257,11 +267,12 @@ void sc_coord_effect_resend_orders(sc_coord_t *c, int64_t now)
             else
                 sc_log_info("hook under way: asked again", "event=%s vm=%s", e->id,
                             c->members[k].name);
-            sc_coord_dispatch_send_order(c, k, e->id,
-                                         d == SC_DRAIN_PREPARE_ORDERED || d == SC_DRAIN_PREPARING
-                                             ? SC_MSG_PHASE_PREPARE
-                                             : SC_MSG_PHASE_RECOVER,
-                                         ce->attempt[k]);
+            rc = sc_coord_dispatch_send_order(
+                c, k, e->id,
+                d == SC_DRAIN_PREPARE_ORDERED || d == SC_DRAIN_PREPARING ? SC_MSG_PHASE_PREPARE
+                                                                         : SC_MSG_PHASE_RECOVER,
+                ce->attempt[k]);
+            e->unasked_ms[k] = running && rc < 0 ? now : 0;
         }
     }
 }

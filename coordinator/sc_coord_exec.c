@@ -35,6 +35,7 @@ void sc_coord_exec_ev_free(sc_cevstate_t *e)
         return;
     free(e->sent_ms);
     free(e->held_ms);
+    free(e->unasked_ms);
     free(e->drain_retry_ms);
     free(e->waiting_for);
     free(e);
@@ -49,6 +50,7 @@ sc_cevstate_t *sc_coord_exec_ev_get(sc_coord_t *c, const char *id)
         return NULL;
     if (!(e = calloc(1, sizeof(*e))) || !(e->sent_ms = calloc(c->n_members, sizeof(*e->sent_ms))) ||
         !(e->held_ms = calloc(c->n_members, sizeof(*e->held_ms))) ||
+        !(e->unasked_ms = calloc(c->n_members, sizeof(*e->unasked_ms))) ||
         !(e->drain_retry_ms = calloc(c->n_members, sizeof(*e->drain_retry_ms))) ||
         !(nv = realloc(c->ev, (c->n_ev + 1) * sizeof(*nv)))) {
         sc_coord_exec_ev_free(e);

@@ -92,6 +92,8 @@ typedef struct sc_cevstate {
     int64_t *sent_ms;             /* per member: last order sent */
     int64_t *held_ms;             /* per member: a rollback's recover held since (its event
                                      started: sc_coord_effect_recover_held), 0: not held */
+    int64_t *unasked_ms;          /* per member: a hook under way whose ask in this tenure did
+                                     not go out (held, not connected), when; 0: none */
     int64_t *drain_retry_ms;      /* per member, ROLLED_BACK: not drained again before */
     char *waiting_for;            /* from the last plan */
     bool touched;                 /* referred to by an action (not an alert) this round */

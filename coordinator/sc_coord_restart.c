@@ -548,8 +548,10 @@ int sc_coord_restart_take_lead(sc_coord_t *c)
         rc = s_record_members(c);
     if (rc >= 0)
         rc = sc_coord_exec_sync_registry(c);
-    for (size_t i = 0; rc >= 0 && i < c->n_ev; i++) /* a new tenure: no order sent in it yet */
+    for (size_t i = 0; rc >= 0 && i < c->n_ev; i++) { /* a new tenure: no order sent in it yet */
         memset(c->ev[i]->sent_ms, 0, c->n_members * sizeof(*c->ev[i]->sent_ms));
+        memset(c->ev[i]->unasked_ms, 0, c->n_members * sizeof(*c->ev[i]->unasked_ms));
+    }
     return rc < 0 ? rc : sc_coord_restart_resolve_intents(c);
 }
 

@@ -1197,6 +1197,80 @@ SC_TEST(malformed_events_counted_and_alerted_once)
     zmq_ctx_term(zctx);
 }
 
+/* nemesis seed 41 of the campaign on a08e4f5: a new leader asks once about a hook under way
+ * whose order it did not send (vm_7's prepare, done while nobody led); that ask was held (a
+ * prepare past its moment: another domain's event due undrained) and never made again once
+ * the hold was lifted, 10 ms later: the event went at NotBefore. Here vm_1's prepare of E-A is
+ * under way (started, from before the restart) and E-B, vm_2's, is past its NotBefore,
+ * undrained: the ask is held. Once vm_2's own document no longer holds E-B, the ask goes out
+ * (within resend_ms). Seen failing without the fix: no order in 5 s. */
+SC_TEST(held_ask_of_a_hook_under_way_is_made_once_free)
+{
+    sc_store_t *st = NULL;
+    sc_coord_t *c;
+    void *zctx = zmq_ctx_new(), *d1, *d2;
+    sc_msg_t *m = NULL;
+    char path[128], err[256], d[1024], nb[64];
+    int64_t wall = sc_wall_ms(), end;
+    bool got = false;
+
+    snprintf(path, sizeof(path), "%s/coordinator.db", s_dir);
+    SC_REQUIRE(sc_store_open(path, &st, err, sizeof(err)) == 0);
+    s_decide(st, SC_DLOG_EVENT_SEEN,
+             "{\"event\":{\"EventId\":\"E-A\",\"EventType\":\"Reboot\",\"ResourceType\":"
+             "\"VirtualMachine\",\"Resources\":[\"vm_1\"],\"EventStatus\":\"Scheduled\","
+             "\"NotBefore\":\"Mon, 01 Jan 2046 00:00:00 GMT\",\"Description\":\"\","
+             "\"EventSource\":\"Platform\",\"DurationInSeconds\":-1},"
+             "\"seen_by\":[\"vm_0\",\"vm_1\",\"vm_2\"]}",
+             wall - 20000);
+    s_decide(st, SC_DLOG_PREPARE_ORDERED, "{\"event_id\":\"E-A\",\"vms\":[\"vm_1\"]}",
+             wall - 15000);
+    s_decide(st, SC_DLOG_HOOK_PROGRESS,
+             "{\"event_id\":\"E-A\",\"vm\":\"vm_1\",\"phase\":\"prepare\",\"state\":\"started\","
+             "\"exit_status\":-1,\"origin\":\"order\"}",
+             wall - 14000);
+    sc_time_rfc1123(wall / 1000 - 10, nb, sizeof(nb));
+    snprintf(d, sizeof(d),
+             "{\"event\":{\"EventId\":\"E-B\",\"EventType\":\"Reboot\",\"ResourceType\":"
+             "\"VirtualMachine\",\"Resources\":[\"vm_2\"],\"EventStatus\":\"Scheduled\","
+             "\"NotBefore\":\"%s\",\"Description\":\"\",\"EventSource\":\"Platform\","
+             "\"DurationInSeconds\":-1},\"seen_by\":[\"vm_0\",\"vm_1\",\"vm_2\"]}",
+             nb);
+    s_decide(st, SC_DLOG_EVENT_SEEN, d, wall - 12000);
+    sc_store_close(&st);
+
+    c = s_start();
+    SC_REQUIRE(c && zctx);
+    d1 = sc_tp_dealer(zctx, s_port0);
+    sc_tp_hello(d1, "vm_1", "boot-1", 1, 1, 1);
+    /* held: no ask while E-B may go down undrained */
+    for (end = sc_mono_ms() + 1500; sc_mono_ms() < end && !got;) {
+        sc_coord_step(c, 20);
+        while (!got && (m = sc_tp_recv(d1))) {
+            got = m->type == SC_MSG_ORDER;
+            sc_msg_destroy(&m);
+        }
+    }
+    SC_CHECK(!got);
+    /* vm_2's own document no longer holds E-B: the ask goes out */
+    d2 = sc_tp_dealer(zctx, s_port0);
+    sc_tp_hello(d2, "vm_2", "boot-2", 2, 2, 1);
+    sc_tp_doc(d2, "vm_2", 1, 2, "{\"DocumentIncarnation\":3,\"Events\":[]}", sc_wall_ms());
+    for (end = sc_mono_ms() + 5000; sc_mono_ms() < end && !got;) {
+        sc_coord_step(c, 20);
+        while (!got && (m = sc_tp_recv(d1))) {
+            got = m->type == SC_MSG_ORDER && m->order.action == SC_MSG_PHASE_PREPARE &&
+                  strcmp(m->order.event, "E-A") == 0;
+            sc_msg_destroy(&m);
+        }
+    }
+    SC_CHECK(got);
+    zmq_close(d1);
+    zmq_close(d2);
+    sc_coord_destroy(&c);
+    zmq_ctx_term(zctx);
+}
+
 int main(void)
 {
     snprintf(s_dir, sizeof(s_dir), "/tmp/sc_coord_restore_XXXXXX");
@@ -1266,6 +1340,10 @@ int main(void)
     if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
         return 1;
     SC_RUN(rehearsal_asked_before_its_start_applies);
+    s_cleanup();
+    if (!mkdtemp(strcpy(s_dir, "/tmp/sc_coord_restore_XXXXXX")))
+        return 1;
+    SC_RUN(held_ask_of_a_hook_under_way_is_made_once_free);
     s_cleanup();
     return sc_test_done();
 }
