@@ -298,6 +298,7 @@ void sc_coord_destroy(sc_coord_t **coord)
     sc_dirlock_release(&c->lock);
     free(c->members);
     free(c->by_name);
+    free(c->name_slots);
     free(c->name);
     free(c->state_dir);
     free(c);

@@ -117,7 +117,12 @@ struct sc_coord {
     uint64_t seq;                                 /* our message sequence */
     sc_cmember_t *members;                        /* --members, in order */
     size_t n_members;                             /* entries */
-    size_t *by_name;         /* member indexes sorted by name (case-insensitive) */
+    size_t *by_name;                              /* member indexes sorted by name */
+    struct sc_name_slot { /* members by name, hashed (sc_coord_members_find) */
+        uint32_t hash;    /* FNV-1a of the name (without Azure's leading '_') */
+        uint32_t member;  /* its index + 1; 0: an empty slot */
+    } * name_slots;
+    size_t name_mask;        /* slots - 1 (a power of two, at least twice the members) */
     size_t self;             /* our index */
     void *zctx;              /* ZMQ context */
     void *router;            /* ROUTER bound to our endpoint */

@@ -26,23 +26,36 @@ static int s_cmp_idx(const void *a, const void *b)
     return strcmp(s_strip(ma->name), s_strip(mb->name));
 }
 
+static uint32_t s_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 16777619u;
+    }
+    return h;
+}
+
 /* The member named n (exactly as Azure writes it; tolerant of api 2017-03-01's leading '_'),
- * or SC_PLAN_NONE. */
+ * or SC_PLAN_NONE. Hashed: a plan round looks up every name of every event's Resources and
+ * views (1,334 a round for one event at 1,000 members), and a binary search's ten probes into
+ * the members' large records cost most of the round's input (2026-11-28: 0.4-0.7 ms). */
 size_t sc_coord_members_find(const sc_coord_t *c, const char *n)
 {
-    size_t lo = 0, hi = c->n_members;
     const char *k = s_strip(n);
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int r = strcmp(k, s_strip(c->members[c->by_name[mid]].name));
-        if (r == 0)
-            return c->by_name[mid];
-        if (r < 0)
-            hi = mid;
-        else
-            lo = mid + 1;
+    uint32_t h = s_hash(k);
+
+    if (!c->name_slots)
+        return SC_PLAN_NONE;
+    for (size_t i = h & c->name_mask;; i = (i + 1) & c->name_mask) {
+        const struct sc_name_slot *s = &c->name_slots[i];
+
+        if (!s->member)
+            return SC_PLAN_NONE;
+        if (s->hash == h && strcmp(k, s_strip(c->members[s->member - 1].name)) == 0)
+            return s->member - 1;
     }
-    return SC_PLAN_NONE;
 }
 
 /* Parses "NAME=HOST:PORT,..." into c->members. */
@@ -98,6 +111,19 @@ int sc_coord_members_parse(sc_coord_t *c, const char *spec, char *err, size_t er
             snprintf(err, errlen, "--members: %s listed twice", c->members[c->by_name[i]].name);
             return SC_E_CONFIG;
         }
+    for (c->name_mask = 1; c->name_mask < 2 * c->n_members;)
+        c->name_mask <<= 1;
+    if (!(c->name_slots = calloc(c->name_mask, sizeof(*c->name_slots))))
+        return -ENOMEM;
+    c->name_mask--;
+    for (size_t i = 0; i < c->n_members; i++) {
+        uint32_t h = s_hash(s_strip(c->members[i].name));
+        size_t j = h & c->name_mask;
+
+        while (c->name_slots[j].member)
+            j = (j + 1) & c->name_mask;
+        c->name_slots[j] = (struct sc_name_slot){.hash = h, .member = (uint32_t)i + 1};
+    }
     return 0;
 }
 
