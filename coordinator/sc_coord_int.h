@@ -148,6 +148,7 @@ struct sc_coord {
     bool dirty;             /* something changed: plan now */
     bool domains_hidden;    /* every member (2 or more) reports the same fault domain */
     int64_t last_plan_ms;   /* last plan round */
+    int64_t view_ms;        /* the plan's view built (sc_coord_forecast_note) */
     int64_t last_leader_ms; /* last leader broadcast */
     int64_t last_tick_ms;   /* last registry tick / liveness check */
     uint64_t rejected;      /* messages refused */
