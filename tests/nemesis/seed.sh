@@ -153,6 +153,16 @@ PENDING=()
 later() { PENDING+=("$(($(el) + $1)) ${*:2}"); } # later MS ACTION ARGS
 busy() { [ "${STATE[$1]:-up}" != up ]; } # a daemon already down or stopped is left alone
 cut_until=0
+# When each VM's agent was last cut off from the coordinators (a partition healed: ms since
+# t0), and which VMs a partition holds now. Its heartbeat (every 5 s) may come up to 5 s after
+# a heal; a second partition within 6 s, or its agent killed (up to 4 s) while it is cut off or
+# just after, could add up to the 15 s (--dead-after) after which its member is dead, and a dead
+# member's VM is skipped undrained (ALERT member_down, docs/planner.md): what this run checks is
+# that every VM is drained (seed 59 of the campaign on a08e4f5: vm_7 cut off twice, 1.4 s
+# apart, was declared dead and its event approved without it). Such a VM is left out of the
+# fault instead; the draws stay the seed's.
+declare -A HEALED=()
+CUT=()
 evicted=()
 ev_post() {
     local id
@@ -180,7 +190,11 @@ nemesis_step() {
     if ((what < 18)); then
         busy "c$v" || { say "kill -9 coordinator vm_$v"; d_kill c "$v"; later $((1000 + (r[1] % 30) * 100)) start c "$v"; }
     elif ((what < 26)); then
-        busy "a$v" || { say "kill -9 agent vm_$v"; d_kill a "$v"; later $((1000 + (r[2] % 30) * 100)) start a "$v"; }
+        if [[ " ${CUT[*]} " == *" $v "* ]] || ((now - ${HEALED[$v]:--100000} < 6000)); then
+            say "kill -9 agent vm_$v: left out (cut off now or lately: --dead-after)"
+        else
+            busy "a$v" || { say "kill -9 agent vm_$v"; d_kill a "$v"; later $((1000 + (r[2] % 30) * 100)) start a "$v"; }
+        fi
     elif ((what < 40)); then
         d=$((500 + (r[3] % 35) * 100))
         busy "c$v" || { say "SIGSTOP coordinator vm_$v for $d ms"; d_stop "$v"; later "$d" cont "$v"; }
@@ -191,11 +205,20 @@ nemesis_step() {
             for ((j = 0; j < k; j++)); do members+=($(((r[5] >> (4 * j)) % N))); done
             mapfile -t members < <(printf '%s\n' "${members[@]}" | sort -un)
             d=$((2 + (r[6] % 5)))
-            say "partition: {${members[*]/#/vm_}} cut off for $d s"
-            flt partition "${members[@]}"
-            ns_partition "${members[@]}"
-            cut_until=$((now + d * 1000 + 1000))
-            later $((d * 1000)) heal
+            k=()
+            for j in "${members[@]}"; do
+                ((now - ${HEALED[$j]:--100000} < 6000)) || [ "${STATE[a$j]:-up}" != up ] || k+=("$j")
+            done
+            [ ${#k[@]} -eq ${#members[@]} ] || say "partition: {${members[*]/#/vm_}} less those cut off lately or with their agent down"
+            members=("${k[@]}")
+            if [ ${#members[@]} -gt 0 ]; then
+                say "partition: {${members[*]/#/vm_}} cut off for $d s"
+                flt partition "${members[@]}"
+                ns_partition "${members[@]}"
+                CUT=("${members[@]}")
+                cut_until=$((now + d * 1000 + 1000))
+                later $((d * 1000)) heal
+            fi
         fi
     elif ((what < 60)); then
         case $((r[7] % 3)) in
@@ -382,7 +405,7 @@ housekeeping() {
             case $a in
             start) [ "${STATE[vm$c]:-}" = gone ] || { say "start $([ "$b" = c ] && echo coordinator || echo agent) vm_$c"; d_start "$b" "$c"; } ;;
             cont) [ "${STATE[c$b]}" != stopped ] || { say "SIGCONT coordinator vm_$b"; d_cont "$b"; } ;;
-            heal) say "partition healed"; flt heal; ns_heal ;;
+            heal) say "partition healed"; flt heal; ns_heal; for j in "${CUT[@]}"; do HEALED[$j]=$(el); done; CUT=() ;;
             fastlinks) say "slow links over"; flt slowlink 0; ns_slow 0; slow_links=0 ;;
             fastdisk) say "slow disks over: {${b//,/ }}"; flt slowdisk 0 ${b//,/ }; for i in ${b//,/ }; do echo 0 >"$TMP/slowdisk.vm_$i"; done; slow_disk=0 ;;
             esac
