@@ -1218,32 +1218,55 @@ int sc_store_save_boots(sc_store_t *store, const sc_store_boot_t *v, size_t n)
     return rc < 0 ? rc : 0;
 }
 
-int sc_store_boots_each(sc_store_t *store, int (*fn)(void *arg, const sc_store_boot_t *b),
-                        void *arg)
+/* Each meta row whose key starts with prefix (a LIKE pattern, '\\' escaping): fn(arg, the key
+ * after the prefix, the value) until it returns < 0. 0 or the first error. */
+static int s_meta_each(sc_store_t *store, const char *prefix, size_t prefix_len,
+                       int (*fn)(void *arg, const char *key, const char *value), void *arg)
 {
     sqlite3_stmt *st = NULL;
+    char len[24];
     int rc;
 
-    if (!store || !fn)
-        return -EINVAL;
+    snprintf(len, sizeof(len), "%zu", prefix_len + 1);
     if ((rc = sc_db_prepare(store->db, &st,
-                            "SELECT substr(key, length('agent_boot:') + 1), value FROM meta "
-                            "WHERE key LIKE 'agent\\_boot:%' ESCAPE '\\' ORDER BY key",
-                            NULL)) < 0)
+                            "SELECT substr(key, CAST(?1 AS INTEGER)), value FROM meta "
+                            "WHERE key LIKE ?2 || '%' ESCAPE '\\' ORDER BY key",
+                            "ss", len, prefix)) < 0)
         return rc;
     while ((rc = sc_db_step(store->db, st)) == 1) {
-        const char *name = (const char *)sqlite3_column_text(st, 0);
+        const char *key = (const char *)sqlite3_column_text(st, 0);
         const char *val = (const char *)sqlite3_column_text(st, 1);
-        long long inc, obs;
-        int off = 0;
 
-        if (!name || !val || sscanf(val, "%lld %lld %n", &inc, &obs, &off) != 2 || !val[off])
-            continue; /* not ours to read: skipped */
-        if ((rc = fn(arg, &(sc_store_boot_t){name, val + off, inc, obs})) < 0)
+        if (key && val && (rc = fn(arg, key, val)) < 0)
             break;
     }
     sqlite3_finalize(st);
     return rc < 0 ? rc : 0;
+}
+
+struct s_boots_arg {
+    int (*fn)(void *arg, const sc_store_boot_t *b);
+    void *arg;
+};
+
+static int s_boot_row(void *arg, const char *name, const char *val)
+{
+    struct s_boots_arg *a = arg;
+    long long inc, obs;
+    int off = 0;
+
+    if (sscanf(val, "%lld %lld %n", &inc, &obs, &off) != 2 || !val[off])
+        return 0; /* not ours to read: skipped */
+    return a->fn(a->arg, &(sc_store_boot_t){name, val + off, inc, obs});
+}
+
+int sc_store_boots_each(sc_store_t *store, int (*fn)(void *arg, const sc_store_boot_t *b),
+                        void *arg)
+{
+    if (!store || !fn)
+        return -EINVAL;
+    return s_meta_each(store, "agent\\_boot:", strlen("agent_boot:"), s_boot_row,
+                       &(struct s_boots_arg){fn, arg});
 }
 
 /* One statement on meta (up to three string parameters, as types says), in the caller's
@@ -1274,34 +1297,31 @@ int sc_store_eviction_note(sc_store_t *store, const char *id, const char *event_
                         "sss", id, head, event_json);
 }
 
+struct s_evictions_arg {
+    int (*fn)(void *arg, const char *id, const char *event_json, int64_t started_wall_ms);
+    void *arg;
+};
+
+static int s_eviction_row(void *arg, const char *id, const char *val)
+{
+    struct s_evictions_arg *a = arg;
+    long long at;
+    int off = 0;
+
+    if (sscanf(val, "%lld %n", &at, &off) != 1 || !val[off])
+        return 0; /* not ours to read: skipped */
+    return a->fn(a->arg, id, val + off, at);
+}
+
 int sc_store_evictions_each(sc_store_t *store,
                             int (*fn)(void *arg, const char *id, const char *event_json,
                                       int64_t started_wall_ms),
                             void *arg)
 {
-    sqlite3_stmt *st = NULL;
-    int rc;
-
     if (!store || !fn)
         return -EINVAL;
-    if ((rc = sc_db_prepare(store->db, &st,
-                            "SELECT substr(key, length('eviction:') + 1), value FROM meta "
-                            "WHERE key LIKE 'eviction:%' ORDER BY key",
-                            NULL)) < 0)
-        return rc;
-    while ((rc = sc_db_step(store->db, st)) == 1) {
-        const char *id = (const char *)sqlite3_column_text(st, 0);
-        const char *val = (const char *)sqlite3_column_text(st, 1);
-        long long at;
-        int off = 0;
-
-        if (!id || !val || sscanf(val, "%lld %n", &at, &off) != 1 || !val[off])
-            continue; /* not ours to read: skipped */
-        if ((rc = fn(arg, id, val + off, at)) < 0)
-            break;
-    }
-    sqlite3_finalize(st);
-    return rc < 0 ? rc : 0;
+    return s_meta_each(store, "eviction:", strlen("eviction:"), s_eviction_row,
+                       &(struct s_evictions_arg){fn, arg});
 }
 
 int sc_store_eviction_forget(sc_store_t *store, const char *id)

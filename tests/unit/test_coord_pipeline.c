@@ -498,6 +498,21 @@ static const char *s_doc_ab(char *buf, size_t len, int inc, int b_in_s, int64_t 
  * after that: test_agent_core late_prepare_refused), and the leader holds its re-sends once
  * that moment has passed. Seen failing without it: until_ms 0 in every order, the re-send
  * sent. */
+/* After a document that should hold the order: the re-sends from before it was applied are
+ * dropped, then whether no order came in 1.5 s. */
+static bool s_held(void *d)
+{
+    sc_msg_t *order;
+
+    s_step(3, 200);
+    while ((order = sc_tp_recv(d)))
+        sc_msg_destroy(&order); /* re-sends before that document was applied */
+    order = s_agent_wait(d, SC_MSG_ORDER, 3, 1500);
+    bool none = order == NULL;
+    sc_msg_destroy(&order); /* sets order to NULL: read before */
+    return none;
+}
+
 SC_TEST(prepare_order_carries_until_and_is_held_after)
 {
     int l;
@@ -534,20 +549,10 @@ SC_TEST(prepare_order_carries_until_and_is_held_after)
     sc_msg_destroy(&order);
     /* E-B due in 1 s, inside the guard: held, not sent again (sent before the guard) */
     sc_tp_doc(d, "vm_2", term, 4, s_doc_ab(doc, sizeof(doc), 9, 1, &nb_ms), sc_wall_ms());
-    s_step(3, 200);
-    while ((order = sc_tp_recv(d)))
-        sc_msg_destroy(&order); /* re-sends before that document was applied */
-    order = s_agent_wait(d, SC_MSG_ORDER, 3, 1500);
-    SC_CHECK(order == NULL);
-    sc_msg_destroy(&order);
+    SC_CHECK(s_held(d));
     /* E-B's NotBefore moved into the past, not started: held, not sent again */
     sc_tp_doc(d, "vm_2", term, 5, s_doc_ab(doc, sizeof(doc), 10, -5, &nb_ms), sc_wall_ms());
-    s_step(3, 200);
-    while ((order = sc_tp_recv(d)))
-        sc_msg_destroy(&order); /* re-sends before that document was applied */
-    order = s_agent_wait(d, SC_MSG_ORDER, 3, 1500);
-    SC_CHECK(order == NULL);
-    sc_msg_destroy(&order);
+    SC_CHECK(s_held(d));
     /* vm_0's own agent reports, its document without E-B: past NotBefore, not started, a live
      * VM whose own document no longer holds the event is not going down for it (over, or
      * cancelled: the registry keeps it while vm_2's view holds it), and the order goes again,
@@ -565,12 +570,7 @@ SC_TEST(prepare_order_carries_until_and_is_held_after)
     sc_msg_destroy(&order);
     /* vm_0's view holds E-B again: held again */
     sc_tp_doc(d0, "vm_0", term, 3, s_doc_ab(doc, sizeof(doc), 10, -5, &nb_ms), sc_wall_ms());
-    s_step(3, 200);
-    while ((order = sc_tp_recv(d)))
-        sc_msg_destroy(&order); /* re-sends before that document was applied */
-    order = s_agent_wait(d, SC_MSG_ORDER, 3, 1500);
-    SC_CHECK(order == NULL);
-    sc_msg_destroy(&order);
+    SC_CHECK(s_held(d));
     /* and without it once more: vm_0's agent then stops (alive for --dead-after yet), its view
      * without E-B, so that E-B's end below is its end for every live view */
     sc_tp_doc(d0, "vm_0", term, 4, s_doc_ab(doc, sizeof(doc), 10, 0, &nb_ms), sc_wall_ms());
